@@ -1,0 +1,1 @@
+"""cp-annotator: check an LLM judge's context-precision verdicts against people."""

@@ -1,0 +1,29 @@
+"""Errors that reach a person: each one reads as a sentence and says what to do next."""
+
+from __future__ import annotations
+
+
+class AnnotatorError(Exception):
+    """Base for every error the CLI shows as a sentence instead of a traceback."""
+
+
+class InputError(AnnotatorError):
+    """A file that cannot be imported, naming the file, the line and the field that are wrong."""
+
+    def __init__(
+        self, path: str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+        where = path
+        if line is not None:
+            where += f", line {line}"
+        if field is not None:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+class SessionError(AnnotatorError):
+    """A session file that cannot be used as asked (wrong judge, unknown golden, ...)."""

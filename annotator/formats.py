@@ -1,0 +1,506 @@
+"""Read and validate goldens from JSONL, JSON and CSV; write session JSONL and CSV.
+
+Reading yields one validated :class:`GoldenRecord` per golden, or raises :class:`InputError`
+naming the file, the line and the field. Nothing here touches a session file.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, TypeGuard
+
+from annotator.errors import InputError
+from annotator.models import GoldenRecord, JudgeVerdict, stable_golden_id
+
+ALIASES = {
+    "question": "user_input",
+    "contexts": "retrieved_contexts",
+    "answer": "response",
+    "ground_truth": "reference",
+}
+"""RAGAS v1 column names and the v0.4 names they stand for."""
+
+KNOWN_FIELDS = (
+    "id",
+    "user_input",
+    "reference",
+    "response",
+    "retrieved_contexts",
+    "judge",
+    "judge_verdicts",
+    "judges",
+    "human_labels",
+    "human_notes",
+    "metadata",
+)
+"""Fields with a meaning of their own; any other field is kept in the golden's metadata."""
+
+CSV_JSON_COLUMNS = ("retrieved_contexts", "judge_verdicts", "judges", "human_labels",
+                    "human_notes", "metadata")
+"""CSV columns whose cells hold JSON (lists or objects)."""
+
+IMPORTED_JUDGE = "imported"
+"""The judge name given to ``judge_verdicts`` that come without a ``judge``."""
+
+csv.field_size_limit(2**31 - 1)  # chunks may be megabytes long; csv's 128 KiB default is too small
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def read_goldens(path: str | Path) -> Iterator[GoldenRecord]:
+    """Yield the validated goldens of a JSONL, JSON-array or CSV file, in file order."""
+    path = Path(path)
+    name = str(path)
+    if not path.exists():
+        raise InputError(name, "there is no such file. Check the path and try again.")
+    if path.is_dir():
+        raise InputError(name, "this is a folder; give the path of a .jsonl or .csv file.")
+    if path.stat().st_size == 0:
+        raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        yield from _read_csv(path)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        yield from _read_json_lines(path)
+    else:
+        raise InputError(
+            name,
+            f"'{suffix or path.name}' is not a format this tool reads; use .jsonl (one golden per "
+            "line, RAGAS EvaluationDataset style), .json (a list of goldens) or .csv.",
+        )
+
+
+def _decode(raw: bytes, name: str, line: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            name,
+            f"the file is not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
+            f"{error.start + 1}). Save it as UTF-8 and import it again.",
+            line=line,
+        ) from None
+
+
+def _read_json_lines(path: Path) -> Iterator[GoldenRecord]:
+    name = str(path)
+    ids: dict[str, tuple[str, int]] = {}
+    seen_any = False
+    with path.open("rb") as handle:
+        first = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+        handle.seek(0)
+        if first.startswith(b"["):
+            yield from _read_json_array(path, handle, ids)
+            return
+        for line_no, raw in enumerate(handle, 1):
+            text = _decode(raw, name, line_no)
+            if line_no == 1:
+                text = text.removeprefix("\ufeff")
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    name,
+                    f"this line is not valid JSON ({error.msg} at column {error.colno}). Each line "
+                    "must hold one golden as a JSON object.",
+                    line=line_no,
+                ) from None
+            seen_any = True
+            yield _checked_unique(validate_golden(obj, name, line_no), name, ids)
+    if not seen_any:
+        raise InputError(name, "the file holds only blank lines: there is no golden to import.")
+
+
+def _read_json_array(
+    path: Path, handle: IO[bytes], ids: dict[str, tuple[str, int]]
+) -> Iterator[GoldenRecord]:
+    name = str(path)
+    raw = handle.read()
+    text = _decode_whole(raw, name)
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            name, f"the file is not valid JSON ({error.msg} at column {error.colno}).",
+            line=error.lineno,
+        ) from None
+    if not isinstance(items, list) or not items:
+        raise InputError(name, "a .json file must hold a non-empty list of goldens.")
+    for index, obj in enumerate(items, 1):
+        # A JSON array has no useful line numbers; name the item instead.
+        yield _checked_unique(validate_golden(obj, f"{name}, item {index}", None), name, ids)
+
+
+def _decode_whole(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(
+            name,
+            f"the file is not UTF-8 text (byte 0x{raw[error.start]:02x}). Save it as UTF-8 and "
+            "import it again.",
+            line=line,
+        ) from None
+
+
+def _read_csv(path: Path) -> Iterator[GoldenRecord]:
+    name = str(path)
+    # Check the encoding line by line first, so the error can name the line.
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, 1):
+            _decode(raw.removeprefix(b"\xef\xbb\xbf") if line_no == 1 else raw, name, line_no)
+    ids: dict[str, tuple[str, int]] = {}
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames
+        if not header:
+            raise InputError(name, "the file has no header row.", line=1)
+        canonical = {ALIASES.get(column, column) for column in header}
+        for required in ("user_input", "retrieved_contexts"):
+            if required not in canonical:
+                alias = next(a for a, c in ALIASES.items() if c == required)
+                raise InputError(
+                    name,
+                    f"the header has no '{required}' column (nor its RAGAS v1 name '{alias}'). "
+                    f"The columns found are: {', '.join(header)}.",
+                    line=1,
+                    field=required,
+                )
+        if len(set(header)) != len(header):
+            raise InputError(name, "the header names a column twice.", line=1)
+        count = 0
+        start = 2
+        for row in reader:
+            line_no = start
+            start = reader.line_num + 1
+            if None in row:
+                raise InputError(
+                    name, "this row has more cells than the header has columns.", line=line_no
+                )
+            obj = _csv_row_to_object(row, name, line_no)
+            count += 1
+            yield _checked_unique(validate_golden(obj, name, line_no), name, ids)
+        if count == 0:
+            raise InputError(name, "the file has a header but no rows: there is no golden to import.")
+
+
+def _csv_row_to_object(row: dict[str, str | None], name: str, line: int) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for column, cell in row.items():
+        if cell is None or cell == "":
+            continue  # an empty cell is an absent field
+        canonical = ALIASES.get(column, column)
+        if canonical in CSV_JSON_COLUMNS:
+            obj[column] = _parse_csv_json_cell(cell, name, line, column)
+        else:
+            obj[column] = cell
+    return obj
+
+
+def _parse_csv_json_cell(cell: str, name: str, line: int, column: str) -> Any:
+    try:
+        return json.loads(cell)
+    except json.JSONDecodeError:
+        pass
+    # RAGAS's own to_csv writes list columns as Python reprs (['a', 'b']); read those too.
+    if cell.lstrip().startswith(("[", "{")):
+        try:
+            return ast.literal_eval(cell)
+        except (ValueError, SyntaxError):
+            pass
+    raise InputError(
+        name,
+        "this cell must hold a JSON array or object, e.g. [\"first chunk\", \"second chunk\"].",
+        line=line,
+        field=column,
+    )
+
+
+def _checked_unique(
+    record: GoldenRecord, name: str, ids: dict[str, tuple[str, int]]
+) -> GoldenRecord:
+    """Refuse a second golden with the same id but other content within one file."""
+    key = record.content_sha256()
+    seen = ids.setdefault(record.id, (key, record.line))
+    if seen[0] != key:
+        raise InputError(
+            name,
+            f"the id '{record.id}' was already used on line {seen[1]} for a different golden. "
+            "Give each golden its own id.",
+            line=record.line or None,
+            field="id",
+        )
+    return record
+
+
+def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
+    """Check one golden's JSON object and turn it into a GoldenRecord, or raise InputError."""
+
+    def fail(message: str, field: str | None = None) -> InputError:
+        return InputError(name, message, line=line, field=field)
+
+    if not isinstance(obj, dict):
+        raise fail(f"a golden must be a JSON object, not {_kind(obj)}.")
+    obj = dict(obj)
+    for alias, canonical in ALIASES.items():
+        if alias in obj:
+            if canonical in obj and obj[canonical] != obj[alias]:
+                raise fail(
+                    f"both '{alias}' and '{canonical}' are given with different values; keep one "
+                    f"('{alias}' is the RAGAS v1 name of '{canonical}').",
+                    alias,
+                )
+            obj[canonical] = obj.pop(alias)
+
+    user_input = obj.get("user_input")
+    if user_input is None:
+        raise fail("the question is missing; every golden needs a 'user_input'.", "user_input")
+    if not isinstance(user_input, str) or not user_input.strip():
+        raise fail(f"must be a non-empty string, not {_kind(user_input)}.", "user_input")
+
+    reference = _optional_text(obj, "reference", fail)
+    response = _optional_text(obj, "response", fail)
+    if reference is None and response is None:
+        raise fail(
+            "a golden needs a 'reference' answer (or a 'response') to judge its chunks against.",
+            "reference",
+        )
+
+    contexts = obj.get("retrieved_contexts")
+    if contexts is None:
+        raise fail("the ranked chunks are missing; give them as a list of strings.",
+                   "retrieved_contexts")
+    if not isinstance(contexts, list):
+        raise fail(f"must be a list of strings (the ranked chunks), not {_kind(contexts)}.",
+                   "retrieved_contexts")
+    if not contexts:
+        raise fail("the list is empty; a golden needs at least one ranked chunk.",
+                   "retrieved_contexts")
+    for rank, chunk in enumerate(contexts, 1):
+        if not isinstance(chunk, str):
+            raise fail(f"the chunk at rank {rank} must be a string, not {_kind(chunk)}.",
+                       "retrieved_contexts")
+
+    golden_id = obj.get("id")
+    if golden_id is None or golden_id == "":
+        golden_id = stable_golden_id(user_input, reference, response, contexts)
+    elif isinstance(golden_id, bool) or not isinstance(golden_id, str | int):
+        raise fail(f"must be a string, not {_kind(golden_id)}.", "id")
+    golden_id = str(golden_id)
+
+    metadata = obj.get("metadata", {})
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise fail(f"must be a JSON object, not {_kind(metadata)}.", "metadata")
+    metadata = dict(metadata)
+    for key, value in obj.items():
+        if key not in KNOWN_FIELDS and key not in ALIASES:
+            if key in metadata and metadata[key] != value:
+                raise fail(f"'{key}' is given both at the top level and in metadata, differently.",
+                           key)
+            metadata[key] = value  # keep what we don't use (e.g. reference_contexts)
+
+    k = len(contexts)
+    judge_verdicts: dict[str, list[JudgeVerdict | None]] = {}
+    if "judge_verdicts" in obj:
+        judge_name = obj.get("judge", IMPORTED_JUDGE)
+        if not isinstance(judge_name, str) or not judge_name.strip():
+            raise fail(f"must be the judge's name as a string, not {_kind(judge_name)}.", "judge")
+        judge_verdicts[judge_name] = _judge_list(obj["judge_verdicts"], k, "judge_verdicts", fail)
+    elif "judge" in obj:
+        raise fail("'judge' is given but 'judge_verdicts' is missing.", "judge_verdicts")
+    judges = obj.get("judges")
+    if judges is not None:
+        if not isinstance(judges, dict):
+            raise fail("must be an object from judge name to a list of verdicts.", "judges")
+        for judge_name, verdicts in judges.items():
+            if judge_name in judge_verdicts:
+                raise fail(f"the judge '{judge_name}' is given twice.", "judges")
+            judge_verdicts[judge_name] = _judge_list(verdicts, k, f"judges.{judge_name}", fail)
+
+    human_labels: dict[str, list[int | None]] = {}
+    raw_labels = obj.get("human_labels")
+    if raw_labels is not None:
+        if not isinstance(raw_labels, dict):
+            raise fail('must be an object from annotator name to a list of 0/1/null, e.g. '
+                       '{"alice": [1, 0, null]}.', "human_labels")
+        for annotator, labels in raw_labels.items():
+            where = f"human_labels.{annotator}"
+            if not isinstance(labels, list):
+                raise fail(f"must be a list of 0, 1 or null, not {_kind(labels)}.", where)
+            if len(labels) > k:
+                raise fail(f"has {len(labels)} labels but the golden has only {k} chunks.", where)
+            for rank, label in enumerate(labels, 1):
+                if label is not None and not _is_binary(label):
+                    raise fail(f"the label at rank {rank} is {json.dumps(label)}; use 0, 1 or null.",
+                               where)
+            human_labels[annotator] = labels + [None] * (k - len(labels))
+
+    human_notes: dict[str, list[str | None]] = {}
+    raw_notes = obj.get("human_notes")
+    if raw_notes is not None:
+        if not isinstance(raw_notes, dict):
+            raise fail("must be an object from annotator name to a list of notes.", "human_notes")
+        for annotator, notes in raw_notes.items():
+            where = f"human_notes.{annotator}"
+            if not isinstance(notes, list) or len(notes) > k:
+                raise fail(f"must be a list of at most {k} strings or nulls.", where)
+            if any(note is not None and not isinstance(note, str) for note in notes):
+                raise fail("every note must be a string or null.", where)
+            human_notes[annotator] = notes + [None] * (k - len(notes))
+
+    return GoldenRecord(
+        id=golden_id,
+        user_input=user_input,
+        reference=reference,
+        response=response,
+        retrieved_contexts=contexts,
+        metadata=metadata,
+        judge_verdicts=judge_verdicts,
+        human_labels=human_labels,
+        human_notes=human_notes,
+        line=line or 0,
+    )
+
+
+def _optional_text(obj: dict[str, Any], key: str, fail: Any) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise fail(f"must be a string, not {_kind(value)}.", key)
+    return value
+
+
+def _judge_list(raw: Any, k: int, where: str, fail: Any) -> list[JudgeVerdict | None]:
+    if not isinstance(raw, list):
+        raise fail(f"must be a list with one verdict per chunk, not {_kind(raw)}.", where)
+    if len(raw) > k:
+        raise fail(f"has {len(raw)} verdicts but 'retrieved_contexts' has only {k} chunks; give "
+                   "one verdict per ranked chunk.", where)
+    out: list[JudgeVerdict | None] = []
+    for rank, item in enumerate(raw, 1):
+        if item is None:
+            out.append(None)
+            continue
+        if _is_binary(item):  # a bare 0 or 1 is a verdict without a reason
+            out.append(JudgeVerdict(verdict=item))
+            continue
+        if not isinstance(item, dict):
+            raise fail(f"the verdict at rank {rank} must be an object like "
+                       f'{{"verdict": 1, "reason": "..."}}, not {_kind(item)}.', where)
+        verdict = item.get("verdict")
+        if not _is_binary(verdict):
+            raise fail(f"the verdict at rank {rank} is {json.dumps(verdict)}; a verdict must be the "
+                       "number 0 (noise) or 1 (useful).", where)
+        reason = item.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise fail(f"the reason at rank {rank} must be a string.", where)
+        p = item.get("p_relevant")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float)
+                              or not 0.0 <= p <= 1.0 or math.isnan(p)):
+            raise fail(f"p_relevant at rank {rank} must be a number from 0 to 1.", where)
+        out.append(JudgeVerdict(verdict=verdict, reason=reason,
+                                p_relevant=None if p is None else float(p)))
+    return out + [None] * (k - len(out))
+
+
+def _is_binary(value: object) -> TypeGuard[int]:
+    return type(value) is int and value in (0, 1)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {json.dumps(value)}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 20 else value[:17] + "..."
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def golden_to_object(record: GoldenRecord) -> dict[str, Any]:
+    """The session-JSONL object of a golden: the input format, with every judge and label."""
+    obj: dict[str, Any] = {"id": record.id, "user_input": record.user_input}
+    if record.reference is not None:
+        obj["reference"] = record.reference
+    if record.response is not None:
+        obj["response"] = record.response
+    obj["retrieved_contexts"] = record.retrieved_contexts
+    if len(record.judge_verdicts) == 1:
+        [(name, verdicts)] = record.judge_verdicts.items()
+        obj["judge"] = name
+        obj["judge_verdicts"] = [_verdict_object(v) for v in verdicts]
+    elif record.judge_verdicts:
+        obj["judges"] = {
+            name: [_verdict_object(v) for v in verdicts]
+            for name, verdicts in sorted(record.judge_verdicts.items())
+        }
+    if record.human_labels:
+        obj["human_labels"] = dict(sorted(record.human_labels.items()))
+    if record.human_notes:
+        obj["human_notes"] = dict(sorted(record.human_notes.items()))
+    if record.metadata:
+        obj["metadata"] = record.metadata
+    return obj
+
+
+def _verdict_object(verdict: JudgeVerdict | None) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    obj: dict[str, Any] = {"verdict": verdict.verdict, "reason": verdict.reason}
+    if verdict.p_relevant is not None:
+        obj["p_relevant"] = verdict.p_relevant
+    return obj
+
+
+def write_jsonl(records: Iterable[GoldenRecord], out: IO[str]) -> int:
+    """Write goldens as session JSONL (UTF-8, one object per line); return how many."""
+    count = 0
+    for record in records:
+        out.write(json.dumps(golden_to_object(record), ensure_ascii=False))
+        out.write("\n")
+        count += 1
+    return count
+
+
+CSV_COLUMNS = ("id", "user_input", "reference", "response", "retrieved_contexts", "judge",
+               "judge_verdicts", "judges", "human_labels", "human_notes", "metadata")
+
+
+def write_csv(records: Iterable[GoldenRecord], out: IO[str]) -> int:
+    """Write goldens as CSV, one row per golden, list and object columns as JSON; return how many."""
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    for record in records:
+        obj = golden_to_object(record)
+        writer.writerow({
+            column: (json.dumps(obj[column], ensure_ascii=False)
+                     if column in CSV_JSON_COLUMNS else obj[column])
+            for column in CSV_COLUMNS if column in obj
+        })
+        count += 1
+    return count

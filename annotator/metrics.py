@@ -1,0 +1,62 @@
+"""Context precision, RAGAS-compatible, and precision@k.
+
+CP = sum over ranks k holding a relevant chunk of precision@k, divided by the number of
+relevant chunks. RAGAS 0.4 adds 1e-10 to that denominator, so a perfect ranking scores
+0.9999999999; ``ragas_compatible=False`` gives the exact value instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+RAGAS_EPSILON = 1e-10
+"""What RAGAS 0.4 adds to the number of relevant chunks before dividing."""
+
+CONVENTION_RAGAS = "ragas-0.4 (denominator + 1e-10; no relevant chunk gives 0.0)"
+CONVENTION_EXACT = "exact (no relevant chunk gives 0.0)"
+
+
+def _checked(verdicts: Sequence[int]) -> list[int]:
+    """Return the verdicts as a list, or raise ValueError saying what is wrong with them."""
+    if len(verdicts) == 0:
+        raise ValueError("context precision needs at least one ranked chunk; the list is empty")
+    out = list(verdicts)
+    for rank, verdict in enumerate(out, 1):
+        # bool is an int subclass, and True/False would be a silent 1/0: refuse them too.
+        if type(verdict) is not int or verdict not in (0, 1):
+            raise ValueError(
+                f"the verdict at rank {rank} is {verdict!r}; every verdict must be the integer 0 or 1"
+            )
+    return out
+
+
+def precision_at_k(verdicts: Sequence[int]) -> list[float]:
+    """Precision@k for every rank k: the share of relevant chunks among the first k."""
+    hits = 0
+    out = []
+    for k, verdict in enumerate(_checked(verdicts), 1):
+        hits += verdict
+        out.append(hits / k)
+    return out
+
+
+def context_precision(verdicts: Sequence[int], *, ragas_compatible: bool = True) -> float:
+    """Mean of precision@k over the ranks holding a relevant chunk; 0.0 when none is relevant.
+
+    With ``ragas_compatible`` (the default) the value equals RAGAS 0.4's to the last bit on the
+    same interpreter: the same expression, the same summation order, the same epsilon.
+    """
+    v = _checked(verdicts)
+    if ragas_compatible:
+        # The exact expression of ragas' _calculate_average_precision, so the floats agree.
+        numerator = sum([(sum(v[: i + 1]) / (i + 1)) * v[i] for i in range(len(v))])
+        return numerator / (sum(v) + RAGAS_EPSILON)
+    relevant = sum(v)
+    if relevant == 0:
+        return 0.0
+    return sum(p for p, verdict in zip(precision_at_k(v), v, strict=True) if verdict) / relevant
+
+
+def passes(score: float, pass_mark: float) -> bool:
+    """Whether a context-precision score reaches the pass mark (RAGAS's epsilon forgiven)."""
+    return score >= pass_mark - 1e-9

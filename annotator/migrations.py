@@ -1,0 +1,118 @@
+"""The session file's schema, as append-only migrations: add m002_..., never edit one that shipped.
+
+Inspect a file with ``sqlite-utils migrate SESSION.db annotator/migrations.py --list``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("cp-annotator")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    """Goldens, chunks, judges, verdicts, labels, the event log and session settings."""
+    # Plain DDL rather than Table.create: CHECK constraints keep a verdict of 2 out for good.
+    db.execute(
+        """
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE goldens (
+            id TEXT PRIMARY KEY,
+            position INTEGER NOT NULL,
+            user_input TEXT NOT NULL,
+            reference TEXT,
+            response TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            content_sha256 TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX goldens_position ON goldens(position)")
+    db.execute(
+        """
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            golden_id TEXT NOT NULL REFERENCES goldens(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL CHECK (rank >= 1),
+            text TEXT NOT NULL,
+            UNIQUE (golden_id, rank)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE judges (
+            name TEXT PRIMARY KEY,
+            model TEXT,
+            base_url TEXT,
+            prompt_id TEXT NOT NULL,
+            prompt_sha256 TEXT,
+            parameters TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name),
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            reason TEXT,
+            p_relevant REAL CHECK (p_relevant BETWEEN 0 AND 1),
+            error TEXT,
+            raw_reply TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            latency_ms REAL,
+            request_sha256 TEXT,
+            created_at TEXT NOT NULL,
+            CHECK ((verdict IS NULL) <> (error IS NULL))
+        )"""
+    )
+    db.execute("CREATE INDEX verdicts_judge_chunk ON verdicts(judge, chunk_id)")
+    db.execute("CREATE INDEX verdicts_request ON verdicts(request_sha256)")
+    db.execute(
+        """
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY,
+            annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            judge TEXT,
+            action TEXT CHECK (action IN ('accept', 'flip', 'set', 'import')),
+            note TEXT,
+            decision_ms REAL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (annotator, chunk_id)
+        )"""
+    )
+    db.execute("CREATE INDEX labels_chunk ON labels(chunk_id)")
+    db.execute(
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            annotator TEXT,
+            kind TEXT NOT NULL,
+            chunk_id INTEGER,
+            golden_id TEXT,
+            payload TEXT NOT NULL DEFAULT '{}',
+            undoes INTEGER REFERENCES events(id)
+        )"""
+    )
+    db.execute("CREATE INDEX events_annotator ON events(annotator, kind, id)")
+    db.execute("CREATE UNIQUE INDEX events_undoes ON events(undoes)")
+    # The session's own identity seeds anything reproducible per session (blind sampling).
+    db.execute("INSERT INTO settings(key, value) VALUES ('session_id', ?)", [uuid.uuid4().hex])

@@ -1,0 +1,154 @@
+"""Plain data types shared by the core, the CLI and the TUI (no I/O here)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Action = Literal["accept", "flip", "set", "import"]
+"""How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """A judge's verdict on one chunk, with its reason and optional P(relevant)."""
+
+    verdict: int
+    reason: str | None = None
+    p_relevant: float | None = None
+
+
+@dataclass(slots=True)
+class GoldenRecord:
+    """One golden as read from (or written to) a file, already validated."""
+
+    id: str
+    user_input: str
+    retrieved_contexts: list[str]
+    reference: str | None = None
+    response: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    judge_verdicts: dict[str, list[JudgeVerdict | None]] = field(default_factory=dict)
+    """Judge name -> one entry per rank (None where that judge gave no verdict)."""
+    human_labels: dict[str, list[int | None]] = field(default_factory=dict)
+    """Annotator -> one entry per rank (None where that person has not decided)."""
+    human_notes: dict[str, list[str | None]] = field(default_factory=dict)
+    """Annotator -> one comment per rank (None where there is none)."""
+    line: int = 0
+    """Where the golden came from, for error messages (0 when it came from a session)."""
+
+    def content_sha256(self) -> str:
+        """A hash of what makes the golden itself (not verdicts or labels)."""
+        return content_sha256(
+            self.user_input, self.reference, self.response, self.retrieved_contexts, self.metadata
+        )
+
+
+def content_sha256(
+    user_input: str,
+    reference: str | None,
+    response: str | None,
+    retrieved_contexts: list[str],
+    metadata: dict[str, Any] | None = None,
+) -> str:
+    """sha256 of a golden's content in a canonical JSON form."""
+    payload: dict[str, Any] = {
+        "user_input": user_input,
+        "reference": reference,
+        "response": response,
+        "retrieved_contexts": retrieved_contexts,
+    }
+    if metadata is not None:
+        payload["metadata"] = metadata
+    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def stable_golden_id(
+    user_input: str, reference: str | None, response: str | None, retrieved_contexts: list[str]
+) -> str:
+    """The id of a golden that came without one: a short hash of its question, answers and chunks."""
+    return "g-" + content_sha256(user_input, reference, response, retrieved_contexts)[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieved context at a 1-based rank."""
+
+    id: int
+    golden_id: str
+    rank: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Golden:
+    """A golden as stored in a session, with its ranked chunks."""
+
+    id: str
+    position: int
+    user_input: str
+    reference: str | None
+    response: str | None
+    metadata: dict[str, Any]
+    chunks: tuple[Chunk, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """A named model + prompt + parameters combination."""
+
+    name: str
+    model: str | None
+    base_url: str | None
+    prompt_id: str
+    prompt_sha256: str | None
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    """The judge verdict in force for one chunk (the latest one without an error)."""
+
+    chunk_id: int
+    judge: str
+    verdict: int
+    reason: str | None
+    p_relevant: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One annotator's label on one chunk. ``verdict`` is None while only a note exists."""
+
+    chunk_id: int
+    annotator: str
+    verdict: int | None
+    action: Action | None
+    blind_verdict: int | None
+    shown_verdict: int | None
+    judge: str | None
+    note: str | None
+    decision_ms: float | None
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    """What importing one file changed."""
+
+    path: str
+    goldens_read: int
+    goldens_added: int
+    goldens_replaced: int
+    verdicts_added: int
+    labels_added: int
+
+    @property
+    def changed_nothing(self) -> bool:
+        """True when the file was already in the session exactly."""
+        return not (
+            self.goldens_added or self.goldens_replaced or self.verdicts_added or self.labels_added
+        )

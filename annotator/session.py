@@ -1,0 +1,630 @@
+"""Session: the one facade over a session file, and the only module that writes SQL.
+
+A session is one SQLite file (WAL mode, foreign keys on) holding the goldens, every judge's
+verdicts, every annotator's labels and an append-only event log. Every write happens in a
+``BEGIN IMMEDIATE`` transaction that is committed before the method returns, so two people
+(two processes) can label the same file at once and a decision is on disk when a caller sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from annotator.errors import InputError, SessionError
+from annotator.migrations import migrations
+from annotator.models import (
+    Action,
+    Chunk,
+    Golden,
+    GoldenRecord,
+    ImportSummary,
+    Judge,
+    JudgeVerdict,
+    Label,
+    StoredVerdict,
+)
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another process's write to finish before giving up."""
+
+_LABEL_COLUMNS = (
+    "chunk_id, annotator, verdict, action, blind_verdict, shown_verdict, judge, note, "
+    "decision_ms, updated_at"
+)
+_DECISION_FIELDS = ("verdict", "action", "blind_verdict", "shown_verdict", "judge", "decision_ms")
+"""The label fields a decision sets and an undo restores (a note is not a decision)."""
+
+
+def now() -> str:
+    """The current UTC time as an ISO 8601 string with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Session:
+    """One session file. Open it, use it, close it (or use it as a context manager)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise SessionError(
+                f"There is no session file at {self.path}. Create one with "
+                f"'annotator import GOLDENS.jsonl --session {self.path}'."
+            )
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
+            self.db = Database(conn)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                self.db.enable_wal()
+            if migrations.pending(self.db):
+                with self._write():
+                    migrations.apply(self.db)
+        except sqlite3.DatabaseError as error:
+            raise SessionError(
+                f"{self.path} is not a session file this tool can open ({error}). A session file "
+                "is made by 'annotator import'."
+            ) from None
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the file."""
+        self.db.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock at once (no deadlock on upgrade)."""
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        cursor = self.db.conn.execute(sql, params)
+        cursor.row_factory = sqlite3.Row
+        return cursor.fetchall()
+
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.db.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def _event(
+        self,
+        kind: str,
+        *,
+        annotator: str | None = None,
+        chunk_id: int | None = None,
+        golden_id: str | None = None,
+        payload: dict[str, Any] | None = None,
+        undoes: int | None = None,
+    ) -> int:
+        cursor = self.db.conn.execute(
+            "INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (now(), annotator, kind, chunk_id, golden_id,
+             json.dumps(payload or {}, ensure_ascii=False), undoes),
+        )
+        return int(cursor.lastrowid or 0)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """A random id given to the session when its file was created."""
+        return str(self._scalar("SELECT value FROM settings WHERE key = 'session_id'"))
+
+    def count_goldens(self) -> int:
+        """How many goldens the session holds."""
+        return int(self._scalar("SELECT count(*) FROM goldens"))
+
+    def count_chunks(self) -> int:
+        """How many chunks the session holds."""
+        return int(self._scalar("SELECT count(*) FROM chunks"))
+
+    def golden_ids(self) -> list[str]:
+        """Every golden id, in import order."""
+        return [row[0] for row in self.db.conn.execute("SELECT id FROM goldens ORDER BY position")]
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Golden id -> number of chunks, for every golden."""
+        rows = self.db.conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id")
+        return dict(rows)
+
+    def golden(self, golden_id: str) -> Golden:
+        """One golden with its ranked chunks."""
+        goldens = self.goldens([golden_id])
+        if not goldens:
+            raise SessionError(f"The session has no golden with the id '{golden_id}'.")
+        return goldens[0]
+
+    def goldens(self, golden_ids: Sequence[str] | None = None) -> list[Golden]:
+        """The given goldens (or all of them) with their chunks, in import order."""
+        if golden_ids is None:
+            where, params = "", []
+        else:
+            if not golden_ids:
+                return []
+            where = f"WHERE g.id IN ({','.join('?' * len(golden_ids))})"
+            params = list(golden_ids)
+        rows = self._rows(
+            f"""SELECT g.id AS golden_id, g.position, g.user_input, g.reference, g.response,
+                       g.metadata, c.id AS chunk_id, c.rank, c.text
+                FROM goldens g JOIN chunks c ON c.golden_id = g.id {where}
+                ORDER BY g.position, c.rank""",
+            params,
+        )
+        out: list[Golden] = []
+        chunks: list[Chunk] = []
+        for index, row in enumerate(rows):
+            chunks.append(Chunk(row["chunk_id"], row["golden_id"], row["rank"], row["text"]))
+            last = index + 1 == len(rows) or rows[index + 1]["golden_id"] != row["golden_id"]
+            if last:
+                out.append(Golden(
+                    id=row["golden_id"], position=row["position"], user_input=row["user_input"],
+                    reference=row["reference"], response=row["response"],
+                    metadata=json.loads(row["metadata"]), chunks=tuple(chunks),
+                ))
+                chunks = []
+        return out
+
+    def judges(self) -> list[Judge]:
+        """Every judge defined in the session, by name."""
+        return [
+            Judge(row["name"], row["model"], row["base_url"], row["prompt_id"],
+                  row["prompt_sha256"], json.loads(row["parameters"]))
+            for row in self._rows("SELECT * FROM judges ORDER BY name")
+        ]
+
+    def annotators(self) -> list[str]:
+        """Everyone with at least one label or note in the session."""
+        return [row[0] for row in
+                self.db.conn.execute("SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
+
+    def verdicts(self, judge: str, golden_ids: Sequence[str] | None = None
+                 ) -> dict[int, StoredVerdict]:
+        """Chunk id -> the judge's verdict in force: its latest one that is not an error."""
+        where, params = self._golden_filter(golden_ids)
+        # For a few goldens, walk their chunks and look each verdict up (CROSS JOIN fixes that
+        # loop order in SQLite); for all of them, scan the judge's verdicts. SQLite takes the
+        # bare columns from the row holding max(v.id): the latest verdict.
+        join = ("chunks c CROSS JOIN verdicts v ON v.chunk_id = c.id" if golden_ids is not None
+                else "verdicts v JOIN chunks c ON c.id = v.chunk_id")
+        rows = self.db.conn.execute(
+            f"""SELECT v.chunk_id, v.verdict, v.reason, v.p_relevant, max(v.id)
+                FROM {join}
+                WHERE v.judge = ? AND v.error IS NULL {where}
+                GROUP BY v.chunk_id""",
+            [judge, *params],
+        )
+        return {
+            chunk_id: StoredVerdict(chunk_id, judge, verdict, reason, p_relevant)
+            for chunk_id, verdict, reason, p_relevant, _ in rows
+        }
+
+    def labels(self, annotator: str, golden_ids: Sequence[str] | None = None) -> dict[int, Label]:
+        """Chunk id -> this annotator's label (decided or note-only)."""
+        where, params = self._golden_filter(golden_ids)
+        rows = self._rows(
+            f"""SELECT {_LABEL_COLUMNS} FROM labels
+                WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
+            [annotator, *params],
+        )
+        return {row["chunk_id"]: _label(row) for row in rows}
+
+    @staticmethod
+    def _golden_filter(golden_ids: Sequence[str] | None) -> tuple[str, list[str]]:
+        if golden_ids is None:
+            return "", []
+        return f"AND c.golden_id IN ({','.join('?' * len(golden_ids))})", list(golden_ids)
+
+    def label_counts(self, annotator: str) -> dict[str, int]:
+        """Golden id -> how many of its chunks this annotator has decided."""
+        rows = self.db.conn.execute(
+            """SELECT c.golden_id, count(*) FROM labels l JOIN chunks c ON c.id = l.chunk_id
+               WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY c.golden_id""",
+            [annotator],
+        )
+        return dict(rows)
+
+    def events(self, annotator: str | None = None) -> list[dict[str, Any]]:
+        """The event log (optionally one person's), oldest first, payloads decoded."""
+        sql = "SELECT * FROM events"
+        params: list[Any] = []
+        if annotator is not None:
+            sql += " WHERE annotator = ?"
+            params.append(annotator)
+        return [{**dict(row), "payload": json.loads(row["payload"])}
+                for row in self._rows(sql + " ORDER BY id", params)]
+
+    # -- annotating -----------------------------------------------------------------------------
+
+    def decide(
+        self,
+        annotator: str,
+        chunk_id: int,
+        verdict: int,
+        action: Action,
+        *,
+        judge: str | None = None,
+        shown_verdict: int | None = None,
+        blind_verdict: int | None = None,
+        decision_ms: float | None = None,
+    ) -> Label:
+        """Record one person's decision on one chunk, with its event, and commit it.
+
+        A blind answer is kept once given: a later decision on the same chunk leaves it alone.
+        """
+        if type(verdict) is not int or verdict not in (0, 1):
+            raise ValueError(f"a label must be 0 or 1, not {verdict!r}")
+        with self._write():
+            before = self._label_row(annotator, chunk_id)
+            if before is not None and before["blind_verdict"] is not None:
+                blind_verdict = before["blind_verdict"]
+            stamp = now()
+            self.db.conn.execute(
+                """INSERT INTO labels(annotator, chunk_id, verdict, blind_verdict, shown_verdict,
+                                      judge, action, decision_ms, created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(annotator, chunk_id) DO UPDATE SET
+                     verdict = excluded.verdict, blind_verdict = excluded.blind_verdict,
+                     shown_verdict = excluded.shown_verdict, judge = excluded.judge,
+                     action = excluded.action, decision_ms = excluded.decision_ms,
+                     updated_at = excluded.updated_at""",
+                (annotator, chunk_id, verdict, blind_verdict, shown_verdict, judge, action,
+                 decision_ms, stamp, stamp),
+            )
+            after = self._label_row(annotator, chunk_id)
+            assert after is not None
+            self._event(
+                "decide", annotator=annotator, chunk_id=chunk_id,
+                golden_id=self._golden_of(chunk_id),
+                payload={"before": _decision_state(before), "after": _decision_state(after)},
+            )
+        return _label(after)
+
+    def undo(self, annotator: str) -> int | None:
+        """Revert this person's latest decision not yet undone; return its chunk id (or None)."""
+        with self._write():
+            row = self.db.conn.execute(
+                """SELECT e.id, e.chunk_id, e.payload FROM events e
+                   WHERE e.annotator = ? AND e.kind = 'decide'
+                     AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)
+                   ORDER BY e.id DESC LIMIT 1""",
+                [annotator],
+            ).fetchone()
+            if row is None:
+                return None
+            event_id, chunk_id, payload = row
+            before = json.loads(payload)["before"]
+            if before is None or (before["verdict"] is None and before["blind_verdict"] is None):
+                # Nothing was decided before: back to pending (keeping any note).
+                self.db.conn.execute(
+                    f"UPDATE labels SET {', '.join(f'{f} = NULL' for f in _DECISION_FIELDS)}, "
+                    "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
+                    (now(), annotator, chunk_id),
+                )
+            else:
+                self.db.conn.execute(
+                    f"UPDATE labels SET {', '.join(f'{f} = ?' for f in _DECISION_FIELDS)}, "
+                    "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
+                    (*(before[f] for f in _DECISION_FIELDS), now(), annotator, chunk_id),
+                )
+            self._event("undo", annotator=annotator, chunk_id=chunk_id,
+                        golden_id=self._golden_of(chunk_id), undoes=event_id)
+        return int(chunk_id)
+
+    def set_note(self, annotator: str, chunk_id: int, note: str | None) -> None:
+        """Set (or clear, with None or "") this person's comment on a chunk, and commit it."""
+        note = note or None
+        with self._write():
+            stamp = now()
+            self.db.conn.execute(
+                """INSERT INTO labels(annotator, chunk_id, note, created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT(annotator, chunk_id) DO UPDATE SET
+                     note = excluded.note, updated_at = excluded.updated_at""",
+                (annotator, chunk_id, note, stamp, stamp),
+            )
+            self._event("comment", annotator=annotator, chunk_id=chunk_id,
+                        golden_id=self._golden_of(chunk_id), payload={"note": note})
+
+    def _label_row(self, annotator: str, chunk_id: int) -> sqlite3.Row | None:
+        rows = self._rows(f"SELECT {_LABEL_COLUMNS} FROM labels WHERE annotator = ? AND chunk_id = ?",
+                          (annotator, chunk_id))
+        return rows[0] if rows else None
+
+    def _golden_of(self, chunk_id: int) -> str:
+        golden_id = self._scalar("SELECT golden_id FROM chunks WHERE id = ?", [chunk_id])
+        if golden_id is None:
+            raise SessionError(f"The session has no chunk with the id {chunk_id}.")
+        return str(golden_id)
+
+    # -- judges and verdicts --------------------------------------------------------------------
+
+    def define_judge(self, judge: Judge) -> None:
+        """Store a judge's definition, or check it matches the one stored under its name."""
+        with self._write():
+            self._define_judge(judge)
+
+    def _define_judge(self, judge: Judge) -> None:
+        existing = self._rows("SELECT * FROM judges WHERE name = ?", [judge.name])
+        if existing:
+            stored = existing[0]
+            mine = (judge.model, judge.base_url, judge.prompt_id, judge.prompt_sha256,
+                    judge.parameters)
+            theirs = (stored["model"], stored["base_url"], stored["prompt_id"],
+                      stored["prompt_sha256"], json.loads(stored["parameters"]))
+            if judge.prompt_id != "imported" and mine != theirs:
+                raise SessionError(
+                    f"A judge named '{judge.name}' is already defined in this session with other "
+                    f"settings (model {stored['model']!r}, prompt {stored['prompt_id']!r}, "
+                    f"parameters {stored['parameters']}). Choose another --name for this judge."
+                )
+            return
+        self.db.conn.execute(
+            "INSERT INTO judges(name, model, base_url, prompt_id, prompt_sha256, parameters, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (judge.name, judge.model, judge.base_url, judge.prompt_id, judge.prompt_sha256,
+             json.dumps(judge.parameters, sort_keys=True), now()),
+        )
+
+    # -- import and export ----------------------------------------------------------------------
+
+    def import_goldens(
+        self,
+        records: Iterable[GoldenRecord],
+        *,
+        path: str,
+        replace: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportSummary:
+        """Import goldens (with any verdicts and labels) in one transaction: all or nothing.
+
+        A golden whose id is already in the session with the same content changes nothing;
+        with other content it is an error unless ``replace``. Verdicts and labels already in
+        the session are kept; a different one for the same chunk is an error unless ``replace``.
+        """
+        with self._write():
+            importer = _Importer(self, path, replace)
+            for count, record in enumerate(records, 1):
+                importer.add(record)
+                if progress is not None and count % 1000 == 0:
+                    progress(count)
+            importer.flush()
+            summary = importer.summary()
+            if not summary.changed_nothing:
+                self._event("import", payload=asdict(summary))
+        if progress is not None:
+            progress(summary.goldens_read)
+        return summary
+
+    def export_records(self, batch: int = 500) -> Iterator[GoldenRecord]:
+        """Every golden with every judge's verdicts and every person's labels and notes."""
+        ids = self.golden_ids()
+        judges = [judge.name for judge in self.judges()]
+        annotators = self.annotators()
+        for start in range(0, len(ids), batch):
+            page = ids[start:start + batch]
+            verdicts = {name: self.verdicts(name, page) for name in judges}
+            labels = {name: self.labels(name, page) for name in annotators}
+            for golden in self.goldens(page):
+                record = GoldenRecord(
+                    id=golden.id, user_input=golden.user_input,
+                    retrieved_contexts=[chunk.text for chunk in golden.chunks],
+                    reference=golden.reference, response=golden.response,
+                    metadata=golden.metadata,
+                )
+                for name in judges:
+                    given = [verdicts[name].get(chunk.id) for chunk in golden.chunks]
+                    if any(given):
+                        record.judge_verdicts[name] = [
+                            None if v is None else JudgeVerdict(v.verdict, v.reason, v.p_relevant)
+                            for v in given
+                        ]
+                for name in annotators:
+                    mine = [labels[name].get(chunk.id) for chunk in golden.chunks]
+                    if any(label is not None and label.verdict is not None for label in mine):
+                        record.human_labels[name] = [
+                            None if label is None else label.verdict for label in mine
+                        ]
+                    if any(label is not None and label.note for label in mine):
+                        record.human_notes[name] = [
+                            None if label is None else label.note for label in mine
+                        ]
+                yield record
+
+
+class _Importer:
+    """The state of one file's import, inside the session's open write transaction."""
+
+    def __init__(self, session: Session, path: str, replace: bool) -> None:
+        self.session = session
+        self.conn = session.db.conn
+        self.path = path
+        self.replace = replace
+        self.next_position = int(session._scalar("SELECT coalesce(max(position), 0) + 1 "
+                                                 "FROM goldens"))
+        # Chunk ids are assigned here so verdicts and labels can be batched with them;
+        # safe because this transaction holds the write lock.
+        self.next_chunk_id = int(session._scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks"))
+        self.known_judges = {row[0] for row in self.conn.execute("SELECT name FROM judges")}
+        self.seen: set[str] = set()
+        self.goldens: list[tuple[Any, ...]] = []
+        self.chunks: list[tuple[Any, ...]] = []
+        self.verdicts: list[tuple[Any, ...]] = []
+        self.labels: list[tuple[Any, ...]] = []
+        self.read = self.added = self.replaced = self.verdicts_added = self.labels_added = 0
+        self.stamp = now()
+
+    def add(self, record: GoldenRecord) -> None:
+        self.read += 1
+        if record.id in self.seen:
+            return  # the same golden again in this file (formats checked it is identical)
+        self.seen.add(record.id)
+        content = record.content_sha256()
+        row = self.conn.execute("SELECT content_sha256, position FROM goldens WHERE id = ?",
+                                [record.id]).fetchone()
+        if row is None:
+            self._insert(record, content, self.next_position)
+            self.next_position += 1
+            self.added += 1
+            if len(self.chunks) + len(self.verdicts) + len(self.labels) > 20_000:
+                self.flush()
+            return
+        stored_content, position = row
+        if stored_content != content:
+            if not self.replace:
+                raise InputError(
+                    self.path,
+                    f"the session already holds a different golden with the id '{record.id}'. "
+                    "Give this golden a new id, or import with --replace to overwrite the stored "
+                    "one (its labels and verdicts are dropped).",
+                    line=record.line or None, field="id",
+                )
+            self.flush()  # the cascade below must see every row queued so far
+            self.conn.execute("DELETE FROM goldens WHERE id = ?", [record.id])
+            self._insert(record, content, position)
+            self.replaced += 1
+            return
+        self._merge(record)
+
+    def _insert(self, record: GoldenRecord, content: str, position: int) -> None:
+        self.goldens.append((record.id, position, record.user_input, record.reference,
+                             record.response, json.dumps(record.metadata, ensure_ascii=False),
+                             content, self.stamp))
+        chunk_ids = []
+        for rank, text in enumerate(record.retrieved_contexts, 1):
+            self.chunks.append((self.next_chunk_id, record.id, rank, text))
+            chunk_ids.append(self.next_chunk_id)
+            self.next_chunk_id += 1
+        for judge, verdicts in record.judge_verdicts.items():
+            self._ensure_judge(judge)
+            for chunk_id, verdict in zip(chunk_ids, verdicts, strict=True):
+                if verdict is not None:
+                    self._queue_verdict(judge, chunk_id, verdict)
+        for annotator, labels in record.human_labels.items():
+            notes = record.human_notes.get(annotator, [None] * len(labels))
+            for chunk_id, label, note in zip(chunk_ids, labels, notes, strict=True):
+                if label is not None or note is not None:
+                    self._queue_label(annotator, chunk_id, label, note)
+        for annotator, notes in record.human_notes.items():
+            if annotator not in record.human_labels:
+                for chunk_id, note in zip(chunk_ids, notes, strict=True):
+                    if note is not None:
+                        self._queue_label(annotator, chunk_id, None, note)
+
+    def _merge(self, record: GoldenRecord) -> None:
+        """Add the verdicts and labels of a golden the session already holds."""
+        self.flush()
+        chunk_ids = [row[0] for row in self.conn.execute(
+            "SELECT id FROM chunks WHERE golden_id = ? ORDER BY rank", [record.id])]
+        for judge, verdicts in record.judge_verdicts.items():
+            self._ensure_judge(judge)
+            stored = self.session.verdicts(judge, [record.id])
+            for rank, (chunk_id, verdict) in enumerate(zip(chunk_ids, verdicts, strict=True), 1):
+                if verdict is None:
+                    continue
+                old = stored.get(chunk_id)
+                if old is None or (old.verdict, old.reason, old.p_relevant) != (
+                        verdict.verdict, verdict.reason, verdict.p_relevant):
+                    if old is not None and not self.replace:
+                        raise self._conflict(record, f"judge '{judge}'", rank)
+                    self._queue_verdict(judge, chunk_id, verdict)
+        annotators = set(record.human_labels) | set(record.human_notes)
+        for annotator in sorted(annotators):
+            stored_labels = self.session.labels(annotator, [record.id])
+            labels = record.human_labels.get(annotator, [None] * len(chunk_ids))
+            notes = record.human_notes.get(annotator, [None] * len(chunk_ids))
+            for rank, (chunk_id, label, note) in enumerate(
+                    zip(chunk_ids, labels, notes, strict=True), 1):
+                if label is None and note is None:
+                    continue
+                old_label = stored_labels.get(chunk_id)
+                if old_label is None:
+                    self._queue_label(annotator, chunk_id, label, note)
+                elif (old_label.verdict, old_label.note) != (label, note):
+                    if not self.replace:
+                        raise self._conflict(record, f"annotator '{annotator}'", rank)
+                    self.conn.execute("DELETE FROM labels WHERE annotator = ? AND chunk_id = ?",
+                                      (annotator, chunk_id))
+                    self._queue_label(annotator, chunk_id, label, note)
+        self.flush()
+
+    def _conflict(self, record: GoldenRecord, who: str, rank: int) -> InputError:
+        return InputError(
+            self.path,
+            f"the session already holds a different verdict or label from {who} on rank {rank} "
+            f"of golden '{record.id}'. Import with --replace to overwrite it, or leave it out of "
+            "the file.",
+            line=record.line or None,
+        )
+
+    def _ensure_judge(self, name: str) -> None:
+        if name not in self.known_judges:
+            self.session._define_judge(Judge(name, None, None, "imported", None, {}))
+            self.known_judges.add(name)
+
+    def _queue_verdict(self, judge: str, chunk_id: int, verdict: JudgeVerdict) -> None:
+        self.verdicts.append((judge, chunk_id, verdict.verdict, verdict.reason,
+                              verdict.p_relevant, self.stamp))
+        self.verdicts_added += 1
+
+    def _queue_label(self, annotator: str, chunk_id: int, label: int | None,
+                     note: str | None) -> None:
+        self.labels.append((annotator, chunk_id, label, None if label is None else "import",
+                            note, self.stamp, self.stamp))
+        if label is not None:
+            self.labels_added += 1
+
+    def flush(self) -> None:
+        """Write every queued row."""
+        execute = self.conn.executemany
+        if self.goldens:
+            execute("INSERT INTO goldens(id, position, user_input, reference, response, metadata, "
+                    "content_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.goldens)
+        if self.chunks:
+            execute("INSERT INTO chunks(id, golden_id, rank, text) VALUES (?, ?, ?, ?)",
+                    self.chunks)
+        if self.verdicts:
+            execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", self.verdicts)
+        if self.labels:
+            execute("INSERT INTO labels(annotator, chunk_id, verdict, action, note, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.labels)
+        self.goldens, self.chunks, self.verdicts, self.labels = [], [], [], []
+
+    def summary(self) -> ImportSummary:
+        return ImportSummary(self.path, self.read, self.added, self.replaced,
+                             self.verdicts_added, self.labels_added)
+
+
+def _label(row: sqlite3.Row) -> Label:
+    return Label(
+        chunk_id=row["chunk_id"], annotator=row["annotator"], verdict=row["verdict"],
+        action=row["action"], blind_verdict=row["blind_verdict"],
+        shown_verdict=row["shown_verdict"], judge=row["judge"], note=row["note"],
+        decision_ms=row["decision_ms"], updated_at=row["updated_at"],
+    )
+
+
+def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    return None if row is None else {field: row[field] for field in _DECISION_FIELDS}

@@ -1,0 +1,66 @@
+"""Shared fixtures: real session files in tmp_path, the bundled samples, small input writers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotator.formats import read_goldens
+from annotator.session import Session
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
+
+
+def write_lines(path: Path, objects: list[Any]) -> Path:
+    """Write objects as JSONL (a str item is written as the raw line)."""
+    lines = [o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in objects]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def golden(**overrides: Any) -> dict[str, Any]:
+    """A valid golden object, with fields overridden."""
+    obj: dict[str, Any] = {
+        "id": "g1",
+        "user_input": "What is the minimum balance?",
+        "reference": "₹10,000 in urban branches.",
+        "retrieved_contexts": ["Minimum balance is ₹10,000.", "KYC every 8 years.", "Rural ₹2,500."],
+    }
+    obj.update(overrides)
+    return {k: v for k, v in obj.items() if v is not ...}
+
+
+def dump(session_path: Path) -> list[str]:
+    """Every row of a session file as SQL text, to compare a file before and after."""
+    import sqlite3
+
+    conn = sqlite3.connect(session_path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def session_path(tmp_path: Path) -> Path:
+    return tmp_path / "session.db"
+
+
+@pytest.fixture
+def session(session_path: Path) -> Iterator[Session]:
+    with Session(session_path) as s:
+        yield s
+
+
+@pytest.fixture
+def banking(tmp_path: Path) -> Iterator[Session]:
+    """A session holding the banking sample."""
+    path = ROOT / "sample_sessions" / "banking.jsonl"
+    with Session(tmp_path / "banking.db") as s:
+        s.import_goldens(read_goldens(path), path=str(path))
+        yield s

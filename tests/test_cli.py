@@ -1,0 +1,67 @@
+"""The command line: each command end to end on real files, errors as sentences, fast help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from tests.conftest import ROOT, SAMPLES, golden, write_lines
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_import_export_info(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    code, out, _ = run("import", *map(str, SAMPLES), "--session", db)
+    assert code == 0 and out.count("goldens added") == len(SAMPLES)
+    code, out, _ = run("import", str(SAMPLES[0]), "--session", db)
+    assert code == 0 and "nothing changed" in out
+    code, out, _ = run("export", db, "--format", "jsonl")
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 46 and rows[0]["id"] == "savings-min-balance"
+    target = tmp_path / "out.csv"
+    code, _, err = run("export", db, "--format", "csv", "--output", str(target))
+    assert code == 0 and "Wrote 46 goldens" in err and target.read_text().startswith("id,")
+    code, out, _ = run("info", db)
+    assert code == 0 and "46 goldens" in out and "sample-reviewer" in out
+
+
+def test_bad_input_is_a_sentence_with_exit_status_2(tmp_path: Path) -> None:
+    bad = write_lines(tmp_path / "bad.jsonl", [golden(), golden(id="x", retrieved_contexts=[])])
+    code, out, err = run("import", str(bad), "--session", str(tmp_path / "s.db"))
+    assert code == 2
+    assert err.startswith(f"Error: {bad}, line 2, field 'retrieved_contexts':")
+    assert "Traceback" not in out + err
+
+
+def test_help_is_instant_and_imports_nothing_heavy() -> None:
+    code = ("import sys, annotator.cli; "
+            "heavy = [m for m in ('textual', 'numpy', 'sqlite_utils', 'openai') if m in sys.modules]; "
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    for args in (["--help"], ["import", "--help"], ["export", "--help"], ["info", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "annotator", *args], capture_output=True,
+                              text=True, check=True, cwd=ROOT)
+        assert "Usage:" in done.stdout
+
+
+def test_the_core_never_imports_textual() -> None:
+    import ast
+
+    for path in (ROOT / "annotator").rglob("*.py"):
+        if "tui" in path.relative_to(ROOT / "annotator").parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] == "textual" for n in names), path

@@ -1,0 +1,257 @@
+"""Import and export on real session files: formats, round trips, re-import, and bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from annotator.errors import InputError
+from annotator.formats import read_goldens, write_csv, write_jsonl
+from annotator.session import Session
+from tests.conftest import SAMPLES, dump, golden, write_lines
+
+
+def import_file(session: Session, path: Path, **kwargs: bool):  # type: ignore[no-untyped-def]
+    return session.import_goldens(read_goldens(path), path=str(path), **kwargs)
+
+
+def export_text(session: Session, writer=write_jsonl) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    buffer = io.StringIO()
+    writer(session.export_records(), buffer)
+    return buffer.getvalue()
+
+
+def test_there_are_three_samples() -> None:
+    assert {p.name for p in SAMPLES} >= {"banking.jsonl", "software_docs.jsonl", "insurance.jsonl"}
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_every_sample_imports_and_is_realistic(sample: Path, tmp_path: Path) -> None:
+    with Session(tmp_path / "s.db") as session:
+        summary = import_file(session, sample)
+        goldens = session.goldens()
+        assert 15 <= len(goldens) <= 30
+        assert all(4 <= len(g.chunks) <= 10 for g in goldens)
+        assert summary.goldens_added == len(goldens)
+        [judge] = session.judges()
+        verdicts = session.verdicts(judge.name)
+        assert len(verdicts) == session.count_chunks()  # a verdict on every chunk
+        assert all(v.reason for v in verdicts.values())
+        truth = session.labels("sample-reviewer")
+        looser = sum(1 for c, v in verdicts.items() if v.verdict == 1 and truth[c].verdict == 0)
+        stricter = sum(1 for c, v in verdicts.items() if v.verdict == 0 and truth[c].verdict == 1)
+        assert looser >= 3 and stricter >= 3  # mistakes of both kinds
+        assert all("no model produced them" in g.metadata["sample_note"] for g in goldens)
+    assert "savings-min-balance" in sample.read_text(encoding="utf-8") or sample.stem != "banking"
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_session_jsonl_round_trips_byte_for_byte(sample: Path, tmp_path: Path) -> None:
+    with Session(tmp_path / "a.db") as a:
+        import_file(a, sample)
+        first = export_text(a)
+    exported = tmp_path / "exported.jsonl"
+    exported.write_text(first, encoding="utf-8")
+    with Session(tmp_path / "b.db") as b:
+        import_file(b, exported)
+        assert export_text(b) == first
+
+
+def test_csv_round_trips_and_reads_like_jsonl(tmp_path: Path) -> None:
+    sample = SAMPLES[0]
+    with Session(tmp_path / "a.db") as a:
+        import_file(a, sample)
+        as_jsonl, as_csv = export_text(a), export_text(a, write_csv)
+    path = tmp_path / "exported.csv"
+    path.write_text(as_csv, encoding="utf-8")
+    with Session(tmp_path / "b.db") as b:
+        import_file(b, path)
+        assert export_text(b) == as_jsonl
+        assert export_text(b, write_csv) == as_csv
+
+
+def test_reimporting_the_same_file_changes_nothing(session: Session, session_path: Path) -> None:
+    import_file(session, SAMPLES[0])
+    before = dump(session_path)
+    summary = import_file(session, SAMPLES[0])
+    assert summary.changed_nothing
+    assert dump(session_path) == before
+
+
+def test_labels_made_after_import_survive_a_reimport(banking: Session) -> None:
+    chunk = banking.goldens()[0].chunks[1]
+    banking.decide("alice", chunk.id, 1, "flip", judge="sample-judge", shown_verdict=0)
+    import_file(banking, Path(SAMPLES[0]).parent / "banking.jsonl")
+    assert banking.labels("alice")[chunk.id].verdict == 1
+
+
+def test_ragas_v1_aliases_and_unknown_fields(tmp_path: Path, session: Session) -> None:
+    path = write_lines(tmp_path / "v1.jsonl", [
+        {"question": "Q?", "ground_truth": "R", "answer": "A", "contexts": ["c1", "c2"],
+         "reference_contexts": ["c1"]},
+    ])
+    import_file(session, path)
+    [g] = session.goldens()
+    assert (g.user_input, g.reference, g.response) == ("Q?", "R", "A")
+    assert [c.text for c in g.chunks] == ["c1", "c2"]
+    assert g.metadata == {"reference_contexts": ["c1"]}  # kept, not lost
+    assert g.id.startswith("g-")
+
+
+def test_a_missing_id_is_a_stable_content_hash(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "noid.jsonl", [golden(id=...)])
+    ids = []
+    for name in ("a.db", "b.db"):
+        with Session(tmp_path / name) as s:
+            import_file(s, path)
+            ids.append(s.golden_ids())
+    assert ids[0] == ids[1] and len(ids[0]) == 1
+    with Session(tmp_path / "a.db") as s:
+        assert import_file(s, path).changed_nothing
+
+
+def test_csv_with_ragas_python_reprs_and_extra_columns(tmp_path: Path, session: Session) -> None:
+    path = tmp_path / "ragas.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["user_input", "retrieved_contexts", "reference", "retriever"])
+        writer.writerow(["Q?", str(['it\'s "quoted"', "b"]), "R", "bm25"])
+        writer.writerow(["Q2?", json.dumps(["x"]), "R2", "dense"])
+    import_file(session, path)
+    first, second = session.goldens()
+    assert [c.text for c in first.chunks] == ['it\'s "quoted"', "b"]
+    assert first.metadata == {"retriever": "bm25"} and second.metadata == {"retriever": "dense"}
+
+
+def test_a_json_array_file(tmp_path: Path, session: Session) -> None:
+    path = tmp_path / "goldens.json"
+    path.write_text(json.dumps([golden(), golden(id="g2")]), encoding="utf-8")
+    import_file(session, path)
+    assert session.golden_ids() == ["g1", "g2"]
+
+
+def test_odd_text_is_stored_literally(tmp_path: Path, session: Session) -> None:
+    odd = ["[/b] list[int] [link=x]y[/link]", "<s>[INST] hi [/INST]", "emoji 🧪👩‍🔬", "עברית RTL",
+           "tab\tand\nnewline", ""]
+    path = write_lines(tmp_path / "odd.jsonl", [golden(retrieved_contexts=odd, user_input="[b]?")])
+    import_file(session, path)
+    [g] = session.goldens()
+    assert [c.text for c in g.chunks] == odd and g.user_input == "[b]?"
+
+
+def test_a_5_mb_chunk_imports(tmp_path: Path, session: Session) -> None:
+    big = "relevant text " * (5 * 1024 * 1024 // 14)
+    path = write_lines(tmp_path / "big.jsonl", [golden(retrieved_contexts=[big, "small"])])
+    import_file(session, path)
+    assert session.goldens()[0].chunks[0].text == big
+    csv_path = tmp_path / "big.csv"
+    csv_path.write_text(export_text(session, write_csv), encoding="utf-8")
+    with Session(tmp_path / "csv.db") as other:
+        import_file(other, csv_path)
+        assert other.goldens()[0].chunks[0].text == big
+
+
+GOOD = json.dumps(golden(id="ok-1"))
+
+BAD_JSONL = {
+    "malformed JSON": ([GOOD, '{"user_input": "q", oops}'], 2, None, "not valid JSON"),
+    "missing user_input": ([GOOD, json.dumps(golden(user_input=...))], 2, "user_input",
+                           "question is missing"),
+    "contexts not a list": ([json.dumps(golden(retrieved_contexts="chunk"))], 1,
+                            "retrieved_contexts", "must be a list"),
+    "contexts empty": ([json.dumps(golden(retrieved_contexts=[]))], 1, "retrieved_contexts",
+                       "empty"),
+    "verdict 2": ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": 2, "reason": "r"}]))],
+                  1, "judge_verdicts", "rank 1 is 2"),
+    'verdict "1"': ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": "1"}]))], 1,
+                    "judge_verdicts", 'rank 1 is "1"'),
+    "too many verdicts": ([json.dumps(golden(judge="j", judge_verdicts=[1, 0, 1, 1]))], 1,
+                          "judge_verdicts", "4 verdicts but .* only 3 chunks"),
+    "duplicate id, other content": ([GOOD, json.dumps(golden(id="ok-1", reference="other"))], 2,
+                                    "id", "already used on line 1"),
+    "human label 2": ([json.dumps(golden(human_labels={"al": [2]}))], 1, "human_labels.al",
+                      "use 0, 1 or null"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_JSONL), ids=list(BAD_JSONL))
+def test_bad_jsonl_names_line_and_field_and_changes_nothing(
+    case: str, tmp_path: Path, session: Session, session_path: Path
+) -> None:
+    import_file(session, SAMPLES[0])
+    before = dump(session_path)
+    lines, line, field, message = BAD_JSONL[case]
+    path = write_lines(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(InputError, match=message) as caught:
+        import_file(session, path)
+    assert caught.value.line == line and caught.value.field == field
+    assert str(caught.value).startswith(f"{path}, line {line}")
+    assert dump(session_path) == before  # not half-imported
+
+
+def test_a_different_golden_under_a_stored_id_needs_replace(
+    tmp_path: Path, session: Session, session_path: Path
+) -> None:
+    import_file(session, write_lines(tmp_path / "a.jsonl", [golden()]))
+    before = dump(session_path)
+    changed = write_lines(tmp_path / "b.jsonl", [golden(reference="A different answer.")])
+    with pytest.raises(InputError, match=r"already holds a different golden .*--replace"):
+        import_file(session, changed)
+    assert dump(session_path) == before
+    summary = import_file(session, changed, replace=True)
+    assert summary.goldens_replaced == 1
+    assert session.golden("g1").reference == "A different answer."
+    assert session.golden_ids() == ["g1"]
+
+
+def test_a_conflicting_verdict_needs_replace(tmp_path: Path, session: Session) -> None:
+    import_file(session, write_lines(tmp_path / "a.jsonl",
+                                     [golden(judge="j", judge_verdicts=[1, 0, 0])]))
+    other = write_lines(tmp_path / "b.jsonl", [golden(judge="j", judge_verdicts=[1, 1, 0])])
+    with pytest.raises(InputError, match="rank 2"):
+        import_file(session, other)
+    import_file(session, other, replace=True)
+    chunk = session.golden("g1").chunks[1]
+    assert session.verdicts("j")[chunk.id].verdict == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "message"),
+    [
+        ("bytes.jsonl", GOOD.encode() + b"\n" + b'{"user_input": "caf\xe9"}\n', 2, "not UTF-8"),
+        ("empty.jsonl", b"", None, "empty"),
+        ("blank.jsonl", b"\n \n", None, "only blank lines"),
+        ("missing.csv", b"user_input,reference\nq,r\n", 1, "no 'retrieved_contexts' column"),
+        ("bytes.csv", b'user_input,reference,retrieved_contexts\nq,r,"[""a""]"\nq2,\xff,[]\n', 3,
+         "not UTF-8"),
+        ("cell.csv", b"user_input,reference,retrieved_contexts\nq,r,not json\n", 2,
+         "JSON array"),
+        ("goldens.txt", b"hello", None, "not a format"),
+    ],
+)
+def test_bad_files(tmp_path: Path, session: Session, session_path: Path, name: str,
+                   content: bytes, line: int | None, message: str) -> None:
+    before = dump(session_path)
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message) as caught:
+        import_file(session, path)
+    assert caught.value.line == line
+    assert dump(session_path) == before
+
+
+def test_partial_labels_and_notes_round_trip(tmp_path: Path, session: Session) -> None:
+    obj = golden(judge="j", judge_verdicts=[{"verdict": 1, "reason": "r", "p_relevant": 0.8}, None],
+                 human_labels={"alice": [1, None, 0]}, human_notes={"bob": [None, "hmm", None]})
+    path = write_lines(tmp_path / "a.jsonl", [obj])
+    import_file(session, path)
+    [exported] = [json.loads(line) for line in export_text(session).splitlines()]
+    assert exported["judge_verdicts"] == [{"verdict": 1, "reason": "r", "p_relevant": 0.8},
+                                          None, None]
+    assert exported["human_labels"] == {"alice": [1, None, 0]}
+    assert exported["human_notes"] == {"bob": [None, "hmm", None]}
