@@ -126,6 +126,84 @@ def export_command(session_path: str, fmt: str, output: str | None) -> None:
     click.echo(f"Wrote {count} goldens to {output}.", err=True)
 
 
+INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+
+
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in some containers
+        return "annotator"
+
+
+@cli.command("annotate")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--annotator", "-a", default=_login_name, show_default="your login name",
+              help="Whose labels these are; several people can share one session file.")
+@click.option("--judge", "-j", help="Whose verdicts to review (default: the only judge, or ask).")
+@click.option("--pass-mark", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="The context precision a golden must reach.")
+@click.option("--blind-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of chunks labelled blind (judge hidden until you answer), drawn "
+              "reproducibly per session and annotator; measures anchoring.")
+def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
+                     blind_rate: float) -> None:
+    """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
+
+    A goldens file is imported into a session file beside it (same name, .db) on first
+    open; opening it again continues where you stopped. Every decision is written to the
+    session file the moment you make it.
+
+    \b
+    Example:
+      annotator annotate sample_sessions/banking.jsonl
+      annotator annotate review.db --annotator alice --blind-rate 0.15
+    """
+    from annotator.formats import read_goldens
+    from annotator.session import Session
+
+    source = Path(session_path)
+    if source.suffix.lower() in INPUT_SUFFIXES:
+        db_path = source.with_suffix(".db")
+        if not db_path.exists():
+            with Session(db_path) as session:
+                summary = session.import_goldens(read_goldens(source), path=str(source))
+            click.echo(f"Imported {summary.goldens_added} goldens from {source} into {db_path}; "
+                       f"open it again with: annotator annotate {db_path}", err=True)
+    else:
+        db_path = source
+    with Session(db_path, create=False) as session:
+        judge = _choose_judge(session, judge)
+        from annotator.review import Review
+
+        review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark)
+        from annotator.tui.app import AnnotatorApp
+
+        AnnotatorApp(review, db_path.name).run()
+        click.echo(f"{review.chunks_decided} of {review.total_chunks} chunks decided by "
+                   f"{annotator}; every decision is in {db_path}.", err=True)
+
+
+def _choose_judge(session: Session, judge: str | None) -> str | None:
+    from annotator.errors import SessionError
+
+    names = [j.name for j in session.judges()]
+    if judge is not None:
+        if judge not in names:
+            raise SessionError(f"The session has no judge named '{judge}'; its judges are: "
+                               f"{', '.join(names) or 'none'}.")
+        return judge
+    if len(names) <= 1:
+        return names[0] if names else None
+    if not sys.stdin.isatty():
+        raise SessionError(f"The session has several judges ({', '.join(names)}); choose one "
+                           "with --judge NAME.")
+    return str(click.prompt("Which judge's verdicts do you want to review?",
+                            type=click.Choice(names), default=names[0]))
+
+
 @cli.command("info")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 def info_command(session_path: str) -> None:

@@ -136,6 +136,18 @@ class Label:
 
 
 @dataclass(frozen=True, slots=True)
+class Undone:
+    """What an undo reverted: the chunk, and its verdict before and after the undo."""
+
+    chunk_id: int
+    golden_id: str
+    undone: int | None
+    """The verdict that was taken back."""
+    restored: int | None
+    """The verdict in force again (None: the chunk is pending again)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ImportSummary:
     """What importing one file changed."""
 

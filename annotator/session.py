@@ -31,6 +31,7 @@ from annotator.models import (
     JudgeVerdict,
     Label,
     StoredVerdict,
+    Undone,
 )
 
 BUSY_TIMEOUT_S = 30.0
@@ -296,13 +297,13 @@ class Session:
             assert after is not None
             self._event(
                 "decide", annotator=annotator, chunk_id=chunk_id,
-                golden_id=self._golden_of(chunk_id),
+                golden_id=self.golden_id_of(chunk_id),
                 payload={"before": _decision_state(before), "after": _decision_state(after)},
             )
         return _label(after)
 
-    def undo(self, annotator: str) -> int | None:
-        """Revert this person's latest decision not yet undone; return its chunk id (or None)."""
+    def undo(self, annotator: str) -> Undone | None:
+        """Revert this person's latest decision not yet undone; say what changed (None: nothing)."""
         with self._write():
             row = self.db.conn.execute(
                 """SELECT e.id, e.chunk_id, e.payload FROM events e
@@ -314,7 +315,8 @@ class Session:
             if row is None:
                 return None
             event_id, chunk_id, payload = row
-            before = json.loads(payload)["before"]
+            decision = json.loads(payload)
+            before = decision["before"]
             if before is None or (before["verdict"] is None and before["blind_verdict"] is None):
                 # Nothing was decided before: back to pending (keeping any note).
                 self.db.conn.execute(
@@ -328,9 +330,12 @@ class Session:
                     "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
                     (*(before[f] for f in _DECISION_FIELDS), now(), annotator, chunk_id),
                 )
-            self._event("undo", annotator=annotator, chunk_id=chunk_id,
-                        golden_id=self._golden_of(chunk_id), undoes=event_id)
-        return int(chunk_id)
+            golden_id = self.golden_id_of(chunk_id)
+            self._event("undo", annotator=annotator, chunk_id=chunk_id, golden_id=golden_id,
+                        undoes=event_id)
+        return Undone(chunk_id=int(chunk_id), golden_id=golden_id,
+                      undone=decision["after"]["verdict"],
+                      restored=None if before is None else before["verdict"])
 
     def set_note(self, annotator: str, chunk_id: int, note: str | None) -> None:
         """Set (or clear, with None or "") this person's comment on a chunk, and commit it."""
@@ -345,14 +350,15 @@ class Session:
                 (annotator, chunk_id, note, stamp, stamp),
             )
             self._event("comment", annotator=annotator, chunk_id=chunk_id,
-                        golden_id=self._golden_of(chunk_id), payload={"note": note})
+                        golden_id=self.golden_id_of(chunk_id), payload={"note": note})
 
     def _label_row(self, annotator: str, chunk_id: int) -> sqlite3.Row | None:
         rows = self._rows(f"SELECT {_LABEL_COLUMNS} FROM labels WHERE annotator = ? AND chunk_id = ?",
                           (annotator, chunk_id))
         return rows[0] if rows else None
 
-    def _golden_of(self, chunk_id: int) -> str:
+    def golden_id_of(self, chunk_id: int) -> str:
+        """The id of the golden a chunk belongs to."""
         golden_id = self._scalar("SELECT golden_id FROM chunks WHERE id = ?", [chunk_id])
         if golden_id is None:
             raise SessionError(f"The session has no chunk with the id {chunk_id}.")

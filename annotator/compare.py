@@ -1,0 +1,166 @@
+"""Judge versus person, golden by golden: verdict pairs, CP under both label sets, summaries.
+
+The annotation screen and the report read the same numbers from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from annotator.agreement import ChunkAgreement, Confusion, Stat
+from annotator.metrics import context_precision, passes
+from annotator.models import Golden, Label, StoredVerdict
+from annotator.session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenComparison:
+    """One golden's verdicts, rank by rank, under the judge and under one person."""
+
+    golden_id: str
+    judge: tuple[int | None, ...]
+    human: tuple[int | None, ...]
+    blind: tuple[int | None, ...]
+    """The person's blind answers (None where the chunk was not labelled blind)."""
+    has_note: bool = False
+
+    @classmethod
+    def of(cls, golden: Golden, verdicts: dict[int, StoredVerdict],
+           labels: dict[int, Label]) -> GoldenComparison:
+        """Build from a golden and the judge's verdicts and person's labels on its chunks."""
+        judge = tuple(v.verdict if (v := verdicts.get(c.id)) else None for c in golden.chunks)
+        found = [labels.get(c.id) for c in golden.chunks]
+        return cls(
+            golden.id, judge,
+            tuple(label.verdict if label else None for label in found),
+            tuple(label.blind_verdict if label else None for label in found),
+            any(label is not None and label.note for label in found),
+        )
+
+    @property
+    def human_complete(self) -> bool:
+        """Every chunk has the person's verdict."""
+        return None not in self.human
+
+    @property
+    def judge_complete(self) -> bool:
+        """Every chunk has the judge's verdict."""
+        return None not in self.judge
+
+    @property
+    def decided(self) -> int:
+        """How many chunks the person has decided."""
+        return sum(v is not None for v in self.human)
+
+    def cp_human(self) -> float | None:
+        """Context precision under the person's labels, once every chunk is decided."""
+        return context_precision(self.human) if self.human_complete else None  # type: ignore[arg-type]
+
+    def cp_judge(self) -> float | None:
+        """Context precision under the judge's labels, once every chunk is judged."""
+        return context_precision(self.judge) if self.judge_complete else None  # type: ignore[arg-type]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """(human, judge) for every chunk both have a verdict on."""
+        return [(h, j) for h, j in zip(self.human, self.judge, strict=True)
+                if h is not None and j is not None]
+
+    def confusion(self) -> Confusion:
+        """Confusion of this golden's chunks decided by both."""
+        return Confusion.of(self.pairs())
+
+    @property
+    def disagreements(self) -> int:
+        """Chunks where the person's verdict differs from the judge's."""
+        return sum(h != j for h, j in self.pairs())
+
+
+def compare_session(session: Session, judge: str | None, annotator: str) -> list[GoldenComparison]:
+    """Every golden of the session compared, in import order (three queries in all)."""
+    verdicts = session.verdicts(judge) if judge else {}
+    labels = session.labels(annotator)
+    return [GoldenComparison.of(g, verdicts, labels) for g in session.goldens()]
+
+
+@dataclass(frozen=True, slots=True)
+class CpSummary:
+    """Context precision under both label sets over goldens complete under both."""
+
+    goldens: int
+    mean_human: Stat
+    mean_judge: Stat
+    mean_difference: Stat
+    """Mean of CP(judge) - CP(human): positive when the judge flatters the retriever."""
+    mean_absolute_difference: Stat
+    pass_rate_human: Stat
+    pass_rate_judge: Stat
+    verdict_changes: int
+    """Goldens that pass under one label set and fail under the other."""
+
+    @classmethod
+    def of(cls, comparisons: Iterable[GoldenComparison], pass_mark: float) -> CpSummary:
+        """Summarise the goldens complete under both label sets."""
+        scores = [(cp_h, cp_j) for c in comparisons
+                  if (cp_h := c.cp_human()) is not None and (cp_j := c.cp_judge()) is not None]
+        if not scores:
+            none = Stat.undefined("no golden is complete under both label sets")
+            return cls(0, none, none, none, none, none, none, 0)
+        n = len(scores)
+
+        def mean(values: Iterable[float]) -> Stat:
+            return Stat(sum(values) / n)
+
+        return cls(
+            goldens=n,
+            mean_human=mean(h for h, _ in scores),
+            mean_judge=mean(j for _, j in scores),
+            mean_difference=mean(j - h for h, j in scores),
+            mean_absolute_difference=mean(abs(j - h) for h, j in scores),
+            pass_rate_human=mean(float(passes(h, pass_mark)) for h, _ in scores),
+            pass_rate_judge=mean(float(passes(j, pass_mark)) for _, j in scores),
+            verdict_changes=sum(passes(h, pass_mark) != passes(j, pass_mark) for h, j in scores),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BlindSummary:
+    """Anchoring: agreement with the judge on blind versus pre-filled chunks, and reveal switches."""
+
+    blind_chunks: int
+    prefilled_chunks: int
+    blind_agreement: ChunkAgreement
+    """The person's blind answers against the judge."""
+    prefilled_agreement: ChunkAgreement
+    """Final labels against the judge on chunks whose verdict was shown first."""
+    disagreed_blind: int
+    """Blind answers that differed from the judge's verdict."""
+    switched_to_judge: int
+    """Of those, how many the person changed to the judge's verdict after the reveal."""
+
+    @property
+    def switch_rate(self) -> Stat:
+        """Share of blind disagreements the person switched toward the judge after the reveal."""
+        if self.disagreed_blind == 0:
+            return Stat.undefined("no blind answer disagreed with the judge")
+        return Stat(self.switched_to_judge / self.disagreed_blind)
+
+    @classmethod
+    def of(cls, comparisons: Sequence[GoldenComparison]) -> BlindSummary:
+        """Split every decided chunk into blind and pre-filled."""
+        blind: list[tuple[int, int]] = []
+        prefilled: list[tuple[int, int]] = []
+        disagreed = switched = 0
+        for c in comparisons:
+            for human, judge, answer in zip(c.human, c.judge, c.blind, strict=True):
+                if judge is None or human is None:
+                    continue
+                if answer is None:
+                    prefilled.append((human, judge))
+                    continue
+                blind.append((answer, judge))
+                if answer != judge:
+                    disagreed += 1
+                    switched += human == judge
+        return cls(len(blind), len(prefilled), ChunkAgreement.of(Confusion.of(blind)),
+                   ChunkAgreement.of(Confusion.of(prefilled)), disagreed, switched)

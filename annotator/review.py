@@ -1,0 +1,327 @@
+"""One person reviewing one judge's verdicts: the annotation logic, with no UI in it.
+
+The annotation screen is a thin shell over :class:`Review`: every key calls one method here,
+which writes the decision through the session (committed before it returns) and moves on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from annotator.agreement import Confusion
+from annotator.compare import GoldenComparison
+from annotator.errors import SessionError
+from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
+from annotator.session import Session
+
+ChunkState = Literal["pending", "accepted", "flipped", "set", "imported"]
+
+
+def is_blind(session_id: str, annotator: str, chunk_id: int, rate: float) -> bool:
+    """Whether a chunk is labelled blind: a reproducible draw seeded by session and annotator."""
+    if rate <= 0:
+        return False
+    digest = hashlib.sha256(f"{session_id}:{annotator}:{chunk_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkView:
+    """What the screen shows for one chunk."""
+
+    chunk: Chunk
+    verdict: StoredVerdict | None
+    label: Label | None
+    blind: bool
+
+    @property
+    def hidden(self) -> bool:
+        """The judge's verdict is hidden: a blind chunk not yet answered."""
+        return self.blind and (self.label is None or (
+            self.label.blind_verdict is None and self.label.verdict is None))
+
+    @property
+    def decision(self) -> int | None:
+        """The person's verdict, if decided."""
+        return None if self.label is None else self.label.verdict
+
+    @property
+    def state(self) -> ChunkState:
+        """pending, accepted, flipped, set or imported."""
+        if self.label is None or self.label.verdict is None or self.label.action is None:
+            return "pending"
+        return {"accept": "accepted", "flip": "flipped", "set": "set",
+                "import": "imported"}[self.label.action]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a key did, for the status line; ``ok`` is False when nothing was written."""
+
+    ok: bool
+    message: str = ""
+
+
+class Review:
+    """The state of one person's review: which golden and chunk, and the running totals."""
+
+    def __init__(self, session: Session, annotator: str, judge: str | None, *,
+                 blind_rate: float = 0.0, pass_mark: float = 0.7) -> None:
+        if not annotator.strip():
+            raise SessionError("The annotator's name is empty; pass --annotator NAME.")
+        if judge is not None and judge not in {j.name for j in session.judges()}:
+            names = ", ".join(j.name for j in session.judges()) or "none"
+            raise SessionError(f"The session has no judge named '{judge}' (judges: {names}).")
+        if not 0.0 <= blind_rate <= 1.0:
+            raise SessionError("--blind-rate must be between 0 and 1, e.g. 0.15.")
+        self.session = session
+        self.annotator = annotator
+        self.judge = judge
+        self.blind_rate = blind_rate
+        self.pass_mark = pass_mark
+        self.session_id = session.session_id
+        self.golden_ids = session.golden_ids()
+        if not self.golden_ids:
+            raise SessionError(f"{session.path} holds no goldens yet; import some with "
+                               f"'annotator import FILE --session {session.path}'.")
+        self.chunk_counts = session.chunk_counts()
+        self.decided_counts = session.label_counts(annotator)
+        self.total_chunks = sum(self.chunk_counts.values())
+        self.overall = self._overall_confusion()
+        self.index = 0
+        self.cursor = 0
+        self._selected_at = time.monotonic()
+        self.golden: Golden
+        self.verdicts: dict[int, StoredVerdict] = {}
+        self.labels: dict[int, Label] = {}
+        self.open(self._start_index())
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def _overall_confusion(self) -> Confusion:
+        if self.judge is None:
+            return Confusion()
+        verdicts = self.session.verdicts(self.judge)
+        labels = self.session.labels(self.annotator)
+        return Confusion.of((label.verdict, verdicts[chunk_id].verdict)
+                            for chunk_id, label in labels.items()
+                            if label.verdict is not None and chunk_id in verdicts)
+
+    def _start_index(self) -> int:
+        """Where the person stopped: the golden of their last decision if unfinished, else the
+        first unfinished golden."""
+        last = [e for e in self.session.events(self.annotator) if e["kind"] == "decide"][-1:]
+        if last and last[0]["golden_id"] in self.chunk_counts:
+            index = self.golden_ids.index(last[0]["golden_id"])
+            if not self.is_complete(self.golden_ids[index]):
+                return index
+        return self._next_unfinished(-1) if self.goldens_complete < len(self.golden_ids) else 0
+
+    def open(self, index: int, cursor: int | None = None) -> None:
+        """Show the golden at ``index``; the cursor goes to its first pending chunk."""
+        self.index = index % len(self.golden_ids)
+        golden_id = self.golden_ids[self.index]
+        self.golden = self.session.golden(golden_id)
+        self.reload()
+        if cursor is None:
+            pending = [i for i, view in enumerate(self.chunk_views()) if view.decision is None]
+            cursor = pending[0] if pending else 0
+        self.select(cursor)
+
+    def reload(self) -> None:
+        """Read the current golden's verdicts and labels again (a judge may be running)."""
+        ids = [self.golden.id]
+        self.verdicts = self.session.verdicts(self.judge, ids) if self.judge else {}
+        self.labels = self.session.labels(self.annotator, ids)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def chunk_views(self) -> list[ChunkView]:
+        """The current golden's chunks, as the screen shows them."""
+        return [ChunkView(c, self.verdicts.get(c.id), self.labels.get(c.id),
+                          is_blind(self.session_id, self.annotator, c.id, self.blind_rate))
+                for c in self.golden.chunks]
+
+    @property
+    def selected(self) -> ChunkView:
+        """The chunk under the cursor."""
+        return self.chunk_views()[self.cursor]
+
+    def comparison(self, *, reveal: bool = False) -> GoldenComparison:
+        """The current golden, judge versus person.
+
+        Verdicts on blind chunks not yet answered are left out (as if not judged) unless
+        ``reveal``: precision@k and CP under the judge would otherwise give them away.
+        """
+        verdicts = self.verdicts
+        if not reveal:
+            hidden = {v.chunk.id for v in self.chunk_views() if v.hidden}
+            verdicts = {c: v for c, v in verdicts.items() if c not in hidden}
+        return GoldenComparison.of(self.golden, verdicts, self.labels)
+
+    def is_complete(self, golden_id: str) -> bool:
+        """Whether the person has decided every chunk of a golden."""
+        return self.decided_counts.get(golden_id, 0) == self.chunk_counts[golden_id]
+
+    @property
+    def chunks_decided(self) -> int:
+        """Chunks decided by the person across the session."""
+        return sum(self.decided_counts.values())
+
+    @property
+    def goldens_complete(self) -> int:
+        """Goldens whose every chunk the person has decided."""
+        return sum(1 for g in self.golden_ids if self.is_complete(g))
+
+    # -- moving -----------------------------------------------------------------------------------
+
+    def select(self, cursor: int) -> None:
+        """Put the cursor on a chunk (clamped) and start timing the decision."""
+        self.cursor = max(0, min(cursor, len(self.golden.chunks) - 1))
+        self._selected_at = time.monotonic()
+
+    def move(self, delta: int) -> None:
+        """Move the cursor within the golden."""
+        self.select(self.cursor + delta)
+
+    def next_golden(self) -> None:
+        """The next golden in order (wrapping)."""
+        self.open(self.index + 1)
+
+    def previous_golden(self) -> None:
+        """The previous golden in order (wrapping)."""
+        self.open(self.index - 1)
+
+    def go_to(self, golden_id: str) -> None:
+        """Show the golden with this id."""
+        self.open(self.golden_ids.index(golden_id))
+
+    def _next_unfinished(self, after: int) -> int:
+        n = len(self.golden_ids)
+        for step in range(1, n + 1):
+            index = (after + step) % n
+            if not self.is_complete(self.golden_ids[index]):
+                return index
+        return after
+
+    # -- deciding ---------------------------------------------------------------------------------
+
+    def accept(self) -> Outcome:
+        """Take the judge's verdict on the selected chunk."""
+        view = self.selected
+        if (refused := self._needs_shown_verdict(view)) is not None:
+            return refused
+        assert view.verdict is not None
+        return self._decide(view, view.verdict.verdict, "accept")
+
+    def flip(self) -> Outcome:
+        """Take the opposite of the judge's verdict on the selected chunk."""
+        view = self.selected
+        if (refused := self._needs_shown_verdict(view)) is not None:
+            return refused
+        assert view.verdict is not None
+        return self._decide(view, 1 - view.verdict.verdict, "flip")
+
+    def set(self, verdict: int) -> Outcome:
+        """Set the verdict yourself: the only way on a blind chunk, which it then reveals."""
+        return self._decide(self.selected, verdict, "set")
+
+    def _needs_shown_verdict(self, view: ChunkView) -> Outcome | None:
+        if view.verdict is None:
+            return Outcome(False, "The judge has no verdict on this chunk yet: set yours with "
+                                  "1 (useful) or 0 (noise).")
+        if view.hidden:
+            return Outcome(False, "This chunk is blind: answer with 1 (useful) or 0 (noise) "
+                                  "first; the judge's verdict is shown after.")
+        return None
+
+    def _decide(self, view: ChunkView, verdict: int, action: Action) -> Outcome:
+        elapsed_ms = (time.monotonic() - self._selected_at) * 1000
+        blind_answer = view.hidden
+        judge_verdict = None if view.verdict is None else view.verdict.verdict
+        was_complete = self.is_complete(self.golden.id)
+        label = self.session.decide(
+            self.annotator, view.chunk.id, verdict, action, judge=self.judge,
+            shown_verdict=None if blind_answer else judge_verdict,
+            blind_verdict=verdict if blind_answer else None, decision_ms=round(elapsed_ms, 1),
+        )
+        self._account(view, label, judge_verdict)
+        if blind_answer:
+            # Stay: the person sees the judge's verdict now and may still change theirs.
+            self._selected_at = time.monotonic()
+            if judge_verdict is None:
+                return Outcome(True, "Answered. The judge has no verdict on this chunk yet.")
+            said = "useful" if judge_verdict else "noise"
+            agree = "agrees with you" if judge_verdict == verdict else "disagrees"
+            return Outcome(True, f"Revealed: the judge says {said} ({agree}). Keep yours with j, "
+                                 "or change it with a, f, 1 or 0.")
+        return self._move_on(was_complete)
+
+    def _account(self, view: ChunkView, label: Label, judge_verdict: int | None) -> None:
+        """Update the running totals by what this decision changed."""
+        old = view.decision
+        golden_id = self.golden.id
+        if old is None:
+            self.decided_counts[golden_id] = self.decided_counts.get(golden_id, 0) + 1
+        if judge_verdict is not None:
+            if old is not None:
+                self.overall = self.overall - Confusion.of([(old, judge_verdict)])
+            assert label.verdict is not None
+            self.overall = self.overall + Confusion.of([(label.verdict, judge_verdict)])
+        self.labels[view.chunk.id] = label
+
+    def _move_on(self, was_complete: bool) -> Outcome:
+        views = self.chunk_views()
+        if was_complete:  # revising a finished golden: just step down
+            self.move(1)
+            return Outcome(True)
+        order = list(range(self.cursor + 1, len(views))) + list(range(self.cursor))
+        pending = [i for i in order if views[i].decision is None]
+        if pending:
+            self.select(pending[0])
+            return Outcome(True)
+        done = self.comparison()
+        message = f"{self.golden.id} complete: CP {_cp(done.cp_human())} (you) vs " \
+                  f"{_cp(done.cp_judge())} (judge)."
+        if self.goldens_complete == len(self.golden_ids):
+            return Outcome(True, message + " Every golden is complete.")
+        self.open(self._next_unfinished(self.index))
+        return Outcome(True, message)
+
+    def undo(self) -> Outcome:
+        """Revert this person's last decision (in any golden) and show that chunk."""
+        undone = self.session.undo(self.annotator)
+        if undone is None:
+            return Outcome(False, "Nothing to undo.")
+        golden_id = undone.golden_id
+        if golden_id != self.golden.id:
+            self.index = self.golden_ids.index(golden_id)
+            self.golden = self.session.golden(golden_id)
+        self.reload()
+        old, new = undone.undone, undone.restored
+        if (old is None) != (new is None):
+            self.decided_counts[golden_id] += 1 if new is not None else -1
+        judge = self.verdicts.get(undone.chunk_id)
+        if judge is not None:
+            if old is not None:
+                self.overall = self.overall - Confusion.of([(old, judge.verdict)])
+            if new is not None:
+                self.overall = self.overall + Confusion.of([(new, judge.verdict)])
+        rank = next(c.rank for c in self.golden.chunks if c.id == undone.chunk_id)
+        self.select(rank - 1)
+        state = "pending" if new is None else ("useful" if new else "noise")
+        return Outcome(True, f"Undone: rank {rank} of {golden_id} is {state} again.")
+
+    def comment(self, note: str | None) -> Outcome:
+        """Set (or clear) the person's comment on the selected chunk."""
+        chunk_id = self.selected.chunk.id
+        self.session.set_note(self.annotator, chunk_id, note)
+        self.labels = self.session.labels(self.annotator, [self.golden.id])
+        return Outcome(True, "Comment saved." if note else "Comment removed.")
+
+
+def _cp(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"

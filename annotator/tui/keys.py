@@ -1,0 +1,49 @@
+"""The key contract of DESIGN.md, in one table: bindings, footer, help screen and palette read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding, BindingType
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One key of the annotation screen."""
+
+    keys: str
+    """Textual key names, comma-separated."""
+    shown: str
+    """How the help screen writes the keys."""
+    action: str
+    label: str
+    """Short footer label."""
+    help: str
+    """One sentence for the help screen and the command palette."""
+    footer: bool = True
+
+
+KEYS: tuple[Key, ...] = (
+    Key("a", "a", "accept", "Accept", "Accept the judge's verdict on the selected chunk, move on."),
+    Key("f,x", "f / x", "flip", "Flip", "Flip the judge's verdict (useful <-> noise), move on."),
+    Key("1", "1", "set(1)", "Useful", "Set the chunk useful yourself (the way to answer a blind chunk)."),
+    Key("0", "0", "set(0)", "Noise", "Set the chunk noise yourself (the way to answer a blind chunk)."),
+    Key("u,backspace", "u / backspace", "undo", "Undo",
+        "Undo your last decision, again and again, across goldens."),
+    Key("j,down", "j / down", "move(1)", "Down", "Select the next chunk.", footer=False),
+    Key("k,up", "k / up", "move(-1)", "Up", "Select the previous chunk.", footer=False),
+    Key("right_square_bracket", "]", "next_golden", "Next",
+        "Next golden (deciding a golden's last chunk goes to the next unfinished one)."),
+    Key("left_square_bracket", "[", "previous_golden", "Prev", "Previous golden."),
+    Key("o", "o", "unfold", "Unfold", "Unfold or fold the selected chunk's long text.", footer=False),
+    Key("c", "c", "comment", "Comment", "Write a comment on the selected chunk."),
+    Key("g", "g", "queue", "Queue", "Every golden in a table, with filters; enter jumps to one."),
+    Key("s", "s", "stats", "Stats", "Agreement statistics and CP under both label sets."),
+    Key("question_mark", "?", "help", "Help", "This help."),
+    Key("q", "q", "app.quit", "Quit", "Quit. Nothing to save: every decision is already on disk."),
+)
+
+
+def bindings() -> list[BindingType]:
+    """The annotation screen's bindings, from the table."""
+    return [Binding(k.keys, k.action, k.label, show=k.footer, tooltip=k.help) for k in KEYS]

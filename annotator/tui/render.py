@@ -1,0 +1,267 @@
+"""Rich Text for the screens, built from core objects.
+
+Every string that came from a file or a judge is appended as plain text: nothing from a
+golden or a reason is ever parsed as markup.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from annotator.agreement import ChunkAgreement, Stat
+from annotator.compare import BlindSummary, CpSummary, GoldenComparison
+from annotator.metrics import passes
+from annotator.review import ChunkView, Review
+
+FOLD_CHARS = 500
+"""A chunk longer than this shows folded until unfolded."""
+FOLD_LINES = 8
+
+STATE_TEXT = {
+    "pending": ("pending", "dim"),
+    "accepted": ("accepted", "green"),
+    "flipped": ("flipped", "magenta"),
+    "set": ("set", "cyan"),
+    "imported": ("imported", "cyan"),
+}
+
+
+def verdict_word(verdict: int | None) -> str:
+    """useful / noise / -."""
+    return "-" if verdict is None else ("useful" if verdict else "noise")
+
+
+def bar(value: float | None, width: int = 10) -> str:
+    """A small horizontal bar for a value in [0, 1]."""
+    if value is None:
+        return "·" * width
+    full = round(value * width)
+    return "█" * full + "░" * (width - full)
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    """A number with fixed decimals, or '-'."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def precision_prefix(verdicts: tuple[int | None, ...]) -> list[float | None]:
+    """precision@k for each rank, None from the first undecided rank on."""
+    out: list[float | None] = []
+    hits = 0
+    for k, verdict in enumerate(verdicts, 1):
+        if verdict is None:
+            out.extend([None] * (len(verdicts) - k + 1))
+            break
+        hits += verdict
+        out.append(hits / k)
+    return out
+
+
+def header(review: Review, session_name: str) -> Text:
+    """Session, golden i of N, annotator, judge, progress."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" cp-annotator ", style="bold reverse")
+    text.append(f"  {session_name}  ")
+    text.append(f"golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
+    text.append("  annotator ")
+    text.append(review.annotator, style="bold")
+    text.append("  judge ")
+    text.append(review.judge or "(none)", style="bold")
+    text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
+                f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")
+    if review.blind_rate:
+        text.append(f"  blind {review.blind_rate:.0%}")
+    return text
+
+
+def golden_panel(review: Review) -> Text:
+    """The golden's id, question, reference, response and metadata."""
+    golden = review.golden
+    text = Text()
+    text.append(golden.id, style="bold underline")
+    text.append("\nQuestion   ", style="bold")
+    text.append(golden.user_input)
+    if golden.reference is not None:
+        text.append("\nReference  ", style="bold")
+        text.append(golden.reference)
+    if golden.response is not None:
+        text.append("\nResponse   ", style="bold")
+        text.append(golden.response)
+    shown = {k: v for k, v in golden.metadata.items() if k != "sample_note"}
+    if shown:
+        text.append("\nMetadata   ", style="bold")
+        text.append("  ".join(f"{k}={v}" for k, v in shown.items()), style="dim")
+    return text
+
+
+def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
+               unfolded: bool) -> Text:
+    """One ranked chunk: rank, precision@k bars, the judge's verdict and reason, the decision."""
+    rank = view.chunk.rank
+    text = Text()
+    text.append(f"#{rank}", style="bold")
+    text.append(f"   P@{rank} judge ")
+    text.append(bar(p_judge), style="blue")
+    text.append(f" {fmt(p_judge, 2)}   you ")
+    text.append(bar(p_human), style="yellow")
+    text.append(f" {fmt(p_human, 2)}\n")
+    body = view.chunk.text
+    lines = body.splitlines()
+    if not unfolded and (len(body) > FOLD_CHARS or len(lines) > FOLD_LINES):
+        shown = "\n".join(lines[:FOLD_LINES])[:FOLD_CHARS]
+        text.append(shown)
+        text.append(f" … [{len(body) - len(shown):,} more characters: o to unfold]", style="dim")
+    else:
+        text.append(body)
+    text.append("\n")
+    if view.hidden:
+        text.append("judge  ", style="bold")
+        text.append("hidden (blind): answer with 1 or 0 first", style="italic")
+    elif view.verdict is None:
+        text.append("judge  ", style="bold")
+        text.append("no verdict yet", style="dim")
+    else:
+        word = verdict_word(view.verdict.verdict)
+        text.append("judge  ", style="bold")
+        text.append(word.upper(), style="bold green" if view.verdict.verdict else "bold red")
+        if view.verdict.p_relevant is not None:
+            text.append(f"  P(useful) {view.verdict.p_relevant:.2f}", style="dim")
+        if view.verdict.reason:
+            text.append("  ")
+            text.append(view.verdict.reason, style="italic")
+    text.append("\nyou    ", style="bold")
+    label, style = STATE_TEXT[view.state]
+    if view.decision is None:
+        text.append(label, style=style)
+    else:
+        text.append(verdict_word(view.decision).upper(), style="bold")
+        text.append(f" ({label})", style=style)
+    if view.blind and view.label is not None and view.label.blind_verdict is not None:
+        text.append(f"  blind answer: {verdict_word(view.label.blind_verdict)}", style="dim")
+    if view.label is not None and view.label.note:
+        text.append("\nnote   ", style="bold")
+        text.append(view.label.note, style="yellow")
+    return text
+
+
+def summary(review: Review) -> Text:
+    """CP under both label sets, the difference, pass/fail, agreement so far."""
+    golden = review.comparison()
+    cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
+    mark = review.pass_mark
+    text = Text()
+    text.append("Context precision\n", style="bold underline")
+    text.append("judge  ")
+    if cp_judge is None and None in golden.judge:
+        missing = sum(v is None for v in golden.judge)
+        text.append(f"{missing} hidden or not judged", style="dim")
+    else:
+        text.append(fmt(cp_judge), style="bold")
+        text.append(_pass(cp_judge, mark))
+    text.append("\nyou    ")
+    if cp_human is None:
+        pending = len(golden.human) - golden.decided
+        text.append(f"{pending} pending", style="dim")
+    else:
+        text.append(fmt(cp_human), style="bold")
+        text.append(_pass(cp_human, mark))
+    if cp_judge is not None and cp_human is not None:
+        diff = cp_judge - cp_human
+        text.append("\ndiff   ")
+        text.append(f"{diff:+.4f}", style="bold red" if abs(diff) > 0.1 else "bold")
+        text.append(" judge - you", style="dim")
+    text.append(f"\npass mark {mark:g}\n\n")
+    text.append("Agreement\n", style="bold underline")
+    here = ChunkAgreement.of(golden.confusion())
+    overall = ChunkAgreement.of(review.overall)
+    text.append(f"golden   {_agree(here)}\n")
+    text.append(f"overall  {_agree(overall)}\n")
+    text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
+    return text
+
+
+def _pass(value: float | None, mark: float) -> Text:
+    if value is None:
+        return Text("")
+    return Text(" pass", style="green") if passes(value, mark) else Text(" FAIL", style="red")
+
+
+def _agree(agreement: ChunkAgreement) -> str:
+    c = agreement.confusion
+    if c.n == 0:
+        return "-"
+    return f"{c.agreements}/{c.n} ({c.agreements / c.n:.0%})"
+
+
+def stat(value: Stat, digits: int = 3) -> Text:
+    """A statistic, or 'undefined' with its reason, dimmed."""
+    if value.value is None:
+        return Text(f"undefined: {value.reason}", style="dim")
+    return Text(f"{value.value:.{digits}f}")
+
+
+def agreement_table(title: str, agreement: ChunkAgreement) -> Table:
+    """Confusion and the chunk-level coefficients of one comparison."""
+    c = agreement.confusion
+    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("chunks decided by both", str(c.n))
+    table.add_row("confusion (you = truth)",
+                  f"tp {c.tp}  fp {c.fp} (judge looser)  fn {c.fn} (judge stricter)  tn {c.tn}")
+    table.add_row("percent agreement", stat(agreement.percent))
+    table.add_row("Cohen's kappa", stat(agreement.cohen_kappa))
+    table.add_row("Gwet's AC1", stat(agreement.gwet_ac1))
+    table.add_row("Krippendorff's alpha", stat(agreement.krippendorff_alpha))
+    table.add_row("prevalence (you / judge)",
+                  Text.assemble(stat(agreement.human_prevalence), " / ",
+                                stat(agreement.judge_prevalence)))
+    table.add_row("judge precision / recall",
+                  Text.assemble(stat(agreement.precision), " / ", stat(agreement.recall)))
+    table.add_row("which way it errs", agreement.direction)
+    if agreement.note:
+        table.add_row("note", Text(agreement.note, style="yellow"))
+    return table
+
+
+def cp_table(cp: CpSummary, pass_mark: float) -> Table:
+    """Context precision under both label sets over complete goldens."""
+    table = Table(title="Context precision over goldens complete under both label sets",
+                  title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("goldens", str(cp.goldens))
+    table.add_row("mean CP you / judge", Text.assemble(stat(cp.mean_human, 4), " / ",
+                                                       stat(cp.mean_judge, 4)))
+    table.add_row("mean difference (judge - you)", stat(cp.mean_difference, 4))
+    table.add_row("mean |difference|", stat(cp.mean_absolute_difference, 4))
+    table.add_row(f"pass rate at {pass_mark:g} (you / judge)",
+                  Text.assemble(stat(cp.pass_rate_human), " / ", stat(cp.pass_rate_judge)))
+    table.add_row("goldens whose pass/fail changes", str(cp.verdict_changes))
+    return table
+
+
+def blind_table(blind: BlindSummary) -> Table:
+    """Agreement on blind versus pre-filled chunks, and how often people switched after reveal."""
+    table = Table(title="Anchoring: blind versus pre-filled", title_justify="left",
+                  show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("blind chunks answered", str(blind.blind_chunks))
+    table.add_row("agreement, blind answers", Text.assemble(
+        stat(blind.blind_agreement.percent), "  kappa ", stat(blind.blind_agreement.cohen_kappa)))
+    table.add_row("agreement, pre-filled", Text.assemble(
+        stat(blind.prefilled_agreement.percent), "  kappa ",
+        stat(blind.prefilled_agreement.cohen_kappa)))
+    table.add_row("switched to the judge after reveal",
+                  Text.assemble(f"{blind.switched_to_judge} of {blind.disagreed_blind}  ",
+                                stat(blind.switch_rate)))
+    return table
+
+
+def queue_state(c: GoldenComparison) -> str:
+    """complete / started / pending, for the queue."""
+    if c.human_complete:
+        return "complete"
+    return "started" if c.decided else "pending"

@@ -1,0 +1,1 @@
+"""The app's screens: annotate (main), queue, statistics, help, comment."""

@@ -1,0 +1,154 @@
+"""The annotation screen: one golden, its ranked chunks, the judge's verdicts, your decisions."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from annotator.review import Outcome, Review
+from annotator.tui import render
+from annotator.tui.keys import bindings
+from annotator.tui.widgets.chunk_card import ChunkCard
+
+
+class AnnotateScreen(Screen[None]):
+    """The main screen. Every key calls one Review method, then the screen redraws."""
+
+    BINDINGS = bindings()
+
+    def __init__(self, review: Review, session_name: str) -> None:
+        super().__init__()
+        self.review = review
+        self.session_name = session_name
+        self._shown_golden: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        with VerticalScroll(id="golden-scroll"):
+            yield Static(id="golden")
+        with Horizontal(id="body"):
+            yield VerticalScroll(id="chunks")
+            yield Static(id="summary")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        """Bring every part of the screen up to date with the review."""
+        review = self.review
+        self.query_one("#header", Static).update(render.header(review, self.session_name))
+        views = review.chunk_views()
+        comparison = review.comparison()
+        p_judge = render.precision_prefix(comparison.judge)
+        p_human = render.precision_prefix(comparison.human)
+        container = self.query_one("#chunks", VerticalScroll)
+        cards = list(container.query(ChunkCard))
+        new_golden = self._shown_golden != review.golden.id
+        if new_golden:
+            self._shown_golden = review.golden.id
+            self.query_one("#golden", Static).update(render.golden_panel(review))
+        # Reuse the cards in place; mount or remove only the difference in chunk count.
+        for i, view in enumerate(views):
+            if i < len(cards):
+                if new_golden:
+                    cards[i].unfolded = False
+                cards[i].show(view, p_judge[i], p_human[i])
+            else:
+                container.mount(ChunkCard(view, p_judge[i], p_human[i]))
+        for card in cards[len(views):]:
+            card.remove()
+        if new_golden:
+            container.scroll_home(animate=False)
+        self.query_one("#summary", Static).update(render.summary(review))
+        self.call_after_refresh(self._select_card)
+
+    def _select_card(self) -> None:
+        cards = list(self.query_one("#chunks", VerticalScroll).query(ChunkCard))
+        for i, card in enumerate(cards):
+            card.set_class(i == self.review.cursor, "-selected")
+        if cards:
+            self.query_one("#chunks", VerticalScroll).scroll_to_widget(
+                cards[self.review.cursor], animate=False, top=False)
+
+    def say(self, outcome: Outcome) -> None:
+        """Show an outcome on the status line (errors in red) and redraw."""
+        status = self.query_one("#status", Static)
+        status.update(outcome.message)
+        status.set_class(not outcome.ok, "-error")
+        self.redraw()
+
+    # -- actions (names from annotator.tui.keys) ------------------------------------------------
+
+    def action_accept(self) -> None:
+        self.say(self.review.accept())
+
+    def action_flip(self) -> None:
+        self.say(self.review.flip())
+
+    def action_set(self, verdict: int) -> None:
+        self.say(self.review.set(verdict))
+
+    def action_undo(self) -> None:
+        self.say(self.review.undo())
+
+    def action_move(self, delta: int) -> None:
+        self.review.move(delta)
+        self._select_card()
+
+    def action_next_golden(self) -> None:
+        self.review.next_golden()
+        self.say(Outcome(True))
+
+    def action_previous_golden(self) -> None:
+        self.review.previous_golden()
+        self.say(Outcome(True))
+
+    def action_unfold(self) -> None:
+        cards = list(self.query(ChunkCard))
+        card = cards[self.review.cursor]
+        card.unfolded = not card.unfolded
+        self.redraw()
+
+    def action_comment(self) -> None:
+        from annotator.tui.screens.comment import CommentModal
+
+        view = self.review.selected
+        current = view.label.note if view.label else None
+
+        def save(note: str | None) -> None:
+            if note is not None:  # None: cancelled
+                self.say(self.review.comment(note))
+
+        self.app.push_screen(CommentModal(view.chunk.rank, current), save)
+
+    def action_queue(self) -> None:
+        from annotator.tui.screens.queue import QueueScreen
+
+        def jump(golden_id: str | None) -> None:
+            if golden_id is not None:
+                self.review.go_to(golden_id)
+                self.say(Outcome(True))
+
+        self.app.push_screen(QueueScreen(self.review), jump)
+
+    def action_stats(self) -> None:
+        from annotator.tui.screens.stats import StatsScreen
+
+        self.app.push_screen(StatsScreen(self.review))
+
+    def action_help(self) -> None:
+        from annotator.tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen())
+
+    @on(ChunkCard.Selected)
+    def _select_clicked(self, message: ChunkCard.Selected) -> None:
+        self.review.select(message.rank - 1)
+        self._select_card()

@@ -1,0 +1,87 @@
+"""Every golden as a row, with filters; enter jumps to one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from annotator.compare import GoldenComparison, compare_session
+from annotator.review import Review
+from annotator.tui import render
+
+FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {
+    "all": lambda c: True,
+    "pending": lambda c: not c.human_complete,
+    "disagreements": lambda c: c.disagreements > 0,
+    "commented": lambda c: c.has_note,
+}
+
+
+class QueueScreen(Screen[str | None]):
+    """Dismisses with the id of the golden to jump to, or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "filter('all')", "All"),
+        Binding("2", "filter('pending')", "Pending"),
+        Binding("3", "filter('disagreements')", "Disagreements"),
+        Binding("4", "filter('commented')", "Commented"),
+        Binding("escape,g,q", "dismiss(None)", "Back"),
+    ]
+
+    def __init__(self, review: Review) -> None:
+        super().__init__()
+        self.review = review
+        self.comparisons: list[GoldenComparison] = []
+        self.current = "all"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="queue-title")
+        yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        review = self.review
+        self.comparisons = compare_session(review.session, review.judge, review.annotator)
+        table = self.query_one(DataTable)
+        table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",
+                          "disagree", "note")
+        self.action_filter("all")
+
+    def action_filter(self, name: str) -> None:
+        """Show the goldens that pass a filter."""
+        self.current = name
+        table = self.query_one(DataTable)
+        table.clear()
+        keep = FILTERS[name]
+        shown = 0
+        current_row = 0
+        for position, c in enumerate(self.comparisons, 1):
+            if not keep(c):
+                continue
+            cp_h, cp_j = c.cp_human(), c.cp_judge()
+            diff = "-" if cp_h is None or cp_j is None else f"{cp_j - cp_h:+.4f}"
+            # Text(...) cells: a golden id like "list[int]" must not be read as markup.
+            table.add_row(str(position), Text(c.golden_id), render.queue_state(c),
+                          f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j),
+                          diff, str(c.disagreements), "yes" if c.has_note else "",
+                          key=c.golden_id)
+            if c.golden_id == self.review.golden.id:
+                current_row = shown
+            shown += 1
+        if shown:
+            table.move_cursor(row=current_row)
+        self.query_one("#queue-title", Static).update(Text.assemble(
+            ("Queue", "bold underline"), f"  {name}: {shown} of {len(self.comparisons)} goldens"
+            "   (1 all, 2 pending, 3 disagreements, 4 commented; enter jumps)"))
+        table.focus()
+
+    @on(DataTable.RowSelected)
+    def jump(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(str(event.row_key.value))

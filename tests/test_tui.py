@@ -1,0 +1,314 @@
+"""The annotation app driven by Textual's Pilot: every key, asserted against the session file."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, Static
+
+from annotator.formats import read_goldens
+from annotator.review import Review, is_blind
+from annotator.session import Session
+from annotator.tui.app import AnnotatorApp
+from annotator.tui.keys import KEYS
+from annotator.tui.screens.annotate import AnnotateScreen
+from annotator.tui.screens.help import HelpScreen
+from annotator.tui.screens.queue import QueueScreen
+from annotator.tui.screens.stats import StatsScreen
+from annotator.tui.widgets.chunk_card import ChunkCard
+from tests.conftest import ROOT, golden, write_lines
+
+BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+SIZE = (140, 50)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "banking.db"
+    with Session(path) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    return path
+
+
+@pytest.fixture
+def session(db: Path) -> Iterator[Session]:
+    with Session(db) as s:
+        yield s
+
+
+def make_app(session: Session, annotator: str = "alice", **kwargs: float) -> AnnotatorApp:
+    review = Review(session, annotator, "sample-judge", **kwargs)
+    return AnnotatorApp(review, session.path.name)
+
+
+def on_disk(db: Path, annotator: str = "alice") -> dict[tuple[str, int], tuple[int | None, str | None]]:
+    """(golden id, rank) -> (verdict, action), read through a fresh connection."""
+    with Session(db) as fresh:
+        out = {}
+        for g in fresh.goldens():
+            labels = fresh.labels(annotator, [g.id])
+            for c in g.chunks:
+                if (label := labels.get(c.id)) is not None and label.verdict is not None:
+                    out[(g.id, c.rank)] = (label.verdict, label.action)
+        return out
+
+
+def status(app: AnnotatorApp) -> str:
+    return str(app.screen.query_one("#status", Static).content)
+
+
+@pytest.fixture
+async def pilot_app(session: Session) -> AsyncIterator[AnnotatorApp]:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        app.pilot = pilot  # type: ignore[attr-defined]
+        yield app
+
+
+async def test_accept_flip_and_set_are_on_disk_after_each_key(session: Session, db: Path) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")
+        assert on_disk(db) == {("savings-min-balance", 1): (1, "accept")}
+        await pilot.press("f")  # the judge said noise at rank 2; the person flips it to useful
+        assert on_disk(db)[("savings-min-balance", 2)] == (1, "flip")
+        await pilot.press("x")  # x is flip too: rank 3, judge noise -> useful
+        assert on_disk(db)[("savings-min-balance", 3)] == (1, "flip")
+        await pilot.press("0")  # set by hand: rank 4 noise
+        assert on_disk(db)[("savings-min-balance", 4)] == (0, "set")
+        await pilot.press("1")
+        assert on_disk(db)[("savings-min-balance", 5)] == (1, "set")
+        with Session(db) as fresh:
+            decided = [e for e in fresh.events("alice") if e["kind"] == "decide"]
+            assert len(decided) == 5
+            label = fresh.labels("alice")[fresh.golden("savings-min-balance").chunks[1].id]
+            assert label.shown_verdict == 0 and label.judge == "sample-judge"
+            assert label.decision_ms is not None and label.decision_ms >= 0
+        # The golden is complete: the screen moved to the next unfinished one and said why.
+        assert app.review.golden.id == "fd-premature-withdrawal"
+        assert "savings-min-balance complete" in status(app)
+
+
+async def test_the_summary_shows_cp_under_both_label_sets(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        summary = app.screen.query_one("#summary", Static)
+        assert "0.7000" in str(summary.content) and "5 pending" in str(summary.content)
+        await pilot.press("a", "f", "a", "a")
+        assert "1 pending" in str(summary.content)
+        app.review.select(4)
+        await pilot.press("k", "j")  # moving does not decide anything
+        assert app.review.cursor == 4
+        # The last decision completes the golden: check the numbers before it moves on.
+        comparison = app.review.comparison()
+        assert comparison.cp_judge() == pytest.approx(0.7)
+        await pilot.press("a")
+        assert "0.8875 (you) vs 0.7000 (judge)" in status(app)
+
+
+async def test_undo_walks_back_across_goldens(session: Session, db: Path) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "a", "a", "a", "a", "a")  # five on golden 1, one on golden 2
+        assert app.review.golden.id == "fd-premature-withdrawal"
+        assert len(on_disk(db)) == 6
+        await pilot.press("u")
+        assert len(on_disk(db)) == 5 and app.review.golden.id == "fd-premature-withdrawal"
+        await pilot.press("backspace")  # back into the previous golden
+        assert app.review.golden.id == "savings-min-balance" and app.review.cursor == 4
+        assert ("savings-min-balance", 5) not in on_disk(db)
+        await pilot.press("u", "u", "u", "u")
+        assert on_disk(db) == {}
+        await pilot.press("u")
+        assert "Nothing to undo" in status(app)
+        assert app.review.chunks_decided == 0
+
+
+async def test_next_and_previous_golden(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("right_square_bracket")
+        assert app.review.index == 1
+        cards = app.screen.query(ChunkCard)
+        assert len(cards) == len(app.review.golden.chunks) == 6
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert app.review.index == 15  # wraps to the last golden
+        assert len(app.screen.query(ChunkCard)) == len(app.review.golden.chunks)
+
+
+async def test_comment_is_saved_and_shown(session: Session, db: Path) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("j", "c")
+        assert isinstance(app.screen.query_one(Input), Input)
+        await pilot.press(*"fee [b]matters[/b]", "enter")
+        with Session(db) as fresh:
+            chunk = fresh.golden("savings-min-balance").chunks[1]
+            assert fresh.labels("alice")[chunk.id].note == "fee [b]matters[/b]"
+            assert fresh.labels("alice")[chunk.id].verdict is None  # a comment is no decision
+        card = list(app.screen.query(ChunkCard))[1]
+        assert "fee [b]matters[/b]" in str(card.content)
+        await pilot.press("c", "escape")  # escape cancels: nothing changes
+        with Session(db) as fresh:
+            assert fresh.labels("alice")[chunk.id].note == "fee [b]matters[/b]"
+
+
+async def test_blind_flow_hides_then_reveals_and_keeps_both_answers(session: Session, db: Path) -> None:
+    app = make_app(session, blind_rate=1.0)  # every chunk blind
+    async with app.run_test(size=SIZE) as pilot:
+        card = next(iter(app.screen.query(ChunkCard)))
+        assert "hidden (blind)" in str(card.content)
+        assert "urban branches require" not in str(card.content)  # the reason is hidden too
+        # Nothing else gives the hidden verdicts away: no judge P@k, no judge CP.
+        for other in app.screen.query(ChunkCard):
+            assert "judge ·········· -" in str(other.content)
+        summary = str(app.screen.query_one("#summary", Static).content)
+        assert "0.7000" not in summary and "5 hidden or not judged" in summary
+        await pilot.press("a")  # accept is refused while the verdict is hidden
+        assert "blind" in status(app) and on_disk(db) == {}
+        await pilot.press("j", "k")
+        await pilot.press("0")  # blind answer: noise; the judge said useful
+        assert app.review.cursor == 0  # stays, to show the reveal
+        assert "Revealed: the judge says useful (disagrees)" in status(app)
+        assert "urban branches require" in str(card.content)
+        await pilot.press("a")  # switch to the judge after the reveal
+        with Session(db) as fresh:
+            label = fresh.labels("alice")[fresh.golden("savings-min-balance").chunks[0].id]
+            assert (label.blind_verdict, label.verdict, label.action) == (0, 1, "accept")
+        await pilot.press("s")
+        text = _screen_text(app)
+        assert "switched to the judge after reveal" in text and "1 of 1" in text
+
+
+def _screen_text(app: AnnotatorApp) -> str:
+    """Everything the current screen shows, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    for widget in app.screen.query(Static):
+        console.print(widget.content)
+    return console.export_text()
+
+
+def test_blind_draw_is_reproducible_and_near_the_rate() -> None:
+    draws = [is_blind("sess", "alice", chunk, 0.2) for chunk in range(5000)]
+    assert draws == [is_blind("sess", "alice", chunk, 0.2) for chunk in range(5000)]
+    assert 0.18 < sum(draws) / len(draws) < 0.22
+    assert draws != [is_blind("sess", "bob", chunk, 0.2) for chunk in range(5000)]
+    assert not any(is_blind("sess", "alice", chunk, 0.0) for chunk in range(100))
+
+
+async def test_statistics_screen_numbers_come_from_the_core(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "f", "a", "a", "a")  # the explainer: you [1,1,0,1,1], judge [1,0,0,1,1]
+        await pilot.press("s")
+        assert isinstance(app.screen, StatsScreen)
+        text = _screen_text(app)
+        assert "tp 3  fp 0 (judge looser)  fn 1 (judge stricter)  tn 1" in text
+        assert "0.800" in text and "0.545" in text  # percent agreement, Cohen's kappa
+        assert "0.8875 / 0.7000" in text and "-0.1875" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, AnnotateScreen)
+
+
+async def test_queue_filters_and_jumps(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "f", "a", "a", "a")  # golden 1 complete, one disagreement
+        await pilot.press("right_square_bracket", "right_square_bracket", "c", *"check", "enter")
+        await pilot.press("g")
+        assert isinstance(app.screen, QueueScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 16
+        await pilot.press("2")
+        assert table.row_count == 15  # pending: all but the complete one
+        await pilot.press("3")
+        assert table.row_count == 1 and table.get_row_at(0)[1].plain == "savings-min-balance"
+        await pilot.press("4")
+        assert table.row_count == 1 and table.get_row_at(0)[1].plain == "neft-timings"
+        await pilot.press("1")  # the cursor starts on the golden being annotated (row 4)
+        assert table.cursor_row == 3
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, AnnotateScreen)
+        assert app.review.golden.id == "home-loan-eligibility"
+
+
+async def test_help_lists_every_key_and_the_palette_has_every_action(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = _screen_text(app)
+        for key in KEYS:
+            assert key.help in text
+        await pilot.press("escape")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for key in KEYS:
+            if key.action != "app.quit":
+                assert any(title.startswith(key.label) for title in titles)
+
+
+async def test_q_quits(session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_long_chunk_folds_and_unfolds(tmp_path: Path) -> None:
+    long_text = "line of text\n" * 2000  # 26 KB
+    path = write_lines(tmp_path / "long.jsonl", [golden(retrieved_contexts=[long_text, "short"])])
+    with Session(tmp_path / "long.db") as s:
+        s.import_goldens(read_goldens(path), path=str(path))
+        app = AnnotatorApp(Review(s, "alice", None), "long.db")
+        async with app.run_test(size=SIZE) as pilot:
+            card = next(iter(app.screen.query(ChunkCard)))
+            assert "more characters: o to unfold" in str(card.content)
+            await pilot.press("o")
+            assert str(card.content).count("line of text") == 2000
+            await pilot.press("o")
+            assert "o to unfold" in str(card.content)
+            await pilot.press("1")  # no judge: set by hand works
+            assert s.labels("alice")[s.golden("g1").chunks[0].id].verdict == 1
+
+
+ODD = ["[/b] closes nothing", "list[int] and [link=x]y[/link]", "<s>[INST] hi [/INST]",
+       "emoji 🧪👩‍🔬 and RTL: עברית ومرحبا", "[bold red]not red[/]", "x" * 100_000]
+
+
+async def test_markup_like_text_renders_literally_and_crashes_nothing(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "odd.jsonl", [golden(
+        id="[b]id[/b]", user_input="[/oops] list[int]?", reference="[INST] ref [/INST]",
+        retrieved_contexts=ODD, judge="j[/x]",
+        judge_verdicts=[{"verdict": 1, "reason": "[/b] reason [link=z]"}] * len(ODD),
+        metadata={"retriever": "[red]bm25[/red]"})])
+    with Session(tmp_path / "odd.db") as s:
+        s.import_goldens(read_goldens(path), path=str(path))
+        app = AnnotatorApp(Review(s, "alice", "j[/x]"), "odd.db")
+        async with app.run_test(size=SIZE) as pilot:
+            text = _screen_text(app)
+            for literal in ("[/oops] list[int]?", "[INST] ref [/INST]", "[b]id[/b]",
+                            "[red]bm25[/red]", "j[/x]"):
+                assert literal in text
+            cards = list(app.screen.query(ChunkCard))
+            for card, odd in zip(cards, ODD, strict=True):
+                assert odd[:40] in str(card.content)
+                assert "[/b] reason [link=z]" in str(card.content)
+            await pilot.press(*["a"] * len(ODD))
+            await pilot.press("g")
+            assert app.screen.query_one(DataTable).get_row_at(0)[1].plain == "[b]id[/b]"
+            await pilot.press("escape", "s", "escape", "question_mark", "escape")
+            assert s.count_chunks() == len(ODD)
+            assert len(s.labels("alice")) == len(ODD)
+
+
+async def test_an_empty_session_is_a_sentence_not_a_crash(tmp_path: Path) -> None:
+    from annotator.errors import SessionError
+
+    with Session(tmp_path / "empty.db") as s, pytest.raises(SessionError, match="holds no goldens"):
+        Review(s, "alice", None)
