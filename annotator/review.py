@@ -90,6 +90,9 @@ class Review:
         self.chunk_counts = session.chunk_counts()
         self.decided_counts = session.label_counts(annotator)
         self.total_chunks = sum(self.chunk_counts.values())
+        # Running totals for the header, kept by _count_decided rather than recounted per key.
+        self.chunks_decided = sum(self.decided_counts.values())
+        self.goldens_complete = sum(1 for g in self.golden_ids if self.is_complete(g))
         self.overall = self._overall_confusion()
         self.index = 0
         self.cursor = 0
@@ -113,11 +116,9 @@ class Review:
     def _start_index(self) -> int:
         """Where the person stopped: the golden of their last decision if unfinished, else the
         first unfinished golden."""
-        last = [e for e in self.session.events(self.annotator) if e["kind"] == "decide"][-1:]
-        if last and last[0]["golden_id"] in self.chunk_counts:
-            index = self.golden_ids.index(last[0]["golden_id"])
-            if not self.is_complete(self.golden_ids[index]):
-                return index
+        last = self.session.last_decided_golden(self.annotator)
+        if last is not None and last in self.chunk_counts and not self.is_complete(last):
+            return self.golden_ids.index(last)
         return self._next_unfinished(-1) if self.goldens_complete < len(self.golden_ids) else 0
 
     def open(self, index: int, cursor: int | None = None) -> None:
@@ -166,15 +167,12 @@ class Review:
         """Whether the person has decided every chunk of a golden."""
         return self.decided_counts.get(golden_id, 0) == self.chunk_counts[golden_id]
 
-    @property
-    def chunks_decided(self) -> int:
-        """Chunks decided by the person across the session."""
-        return sum(self.decided_counts.values())
-
-    @property
-    def goldens_complete(self) -> int:
-        """Goldens whose every chunk the person has decided."""
-        return sum(1 for g in self.golden_ids if self.is_complete(g))
+    def _count_decided(self, golden_id: str, delta: int) -> None:
+        """One more (or one fewer) decided chunk in a golden, and the totals that follow."""
+        was_complete = self.is_complete(golden_id)
+        self.decided_counts[golden_id] = self.decided_counts.get(golden_id, 0) + delta
+        self.chunks_decided += delta
+        self.goldens_complete += self.is_complete(golden_id) - was_complete
 
     # -- moving -----------------------------------------------------------------------------------
 
@@ -265,7 +263,7 @@ class Review:
         old = view.decision
         golden_id = self.golden.id
         if old is None:
-            self.decided_counts[golden_id] = self.decided_counts.get(golden_id, 0) + 1
+            self._count_decided(golden_id, +1)
         if judge_verdict is not None:
             if old is not None:
                 self.overall = self.overall - Confusion.of([(old, judge_verdict)])
@@ -303,7 +301,7 @@ class Review:
         self.reload()
         old, new = undone.undone, undone.restored
         if (old is None) != (new is None):
-            self.decided_counts[golden_id] += 1 if new is not None else -1
+            self._count_decided(golden_id, +1 if new is not None else -1)
         judge = self.verdicts.get(undone.chunk_id)
         if judge is not None:
             if old is not None:

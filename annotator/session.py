@@ -246,6 +246,16 @@ class Session:
         )
         return dict(rows)
 
+    def last_decided_golden(self, annotator: str) -> str | None:
+        """The golden of this person's latest decision still in force, if any."""
+        golden_id = self._scalar(
+            """SELECT e.golden_id FROM events e WHERE e.annotator = ? AND e.kind = 'decide'
+                 AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)
+               ORDER BY e.id DESC LIMIT 1""",
+            [annotator],
+        )
+        return None if golden_id is None else str(golden_id)
+
     def events(self, annotator: str | None = None) -> list[dict[str, Any]]:
         """The event log (optionally one person's), oldest first, payloads decoded."""
         sql = "SELECT * FROM events"

@@ -130,3 +130,13 @@ def test_labels_and_verdicts_follow_import_order(banking: Session) -> None:
     assert [truth[c.id].verdict for c in golden.chunks] == [1, 1, 0, 1, 1]
     with pytest.raises(SessionError, match="no golden"):
         banking.golden("nope")
+
+
+def test_last_decided_golden_skips_undone_decisions(banking: Session) -> None:
+    first, second = banking.goldens()[:2]
+    assert banking.last_decided_golden("alice") is None
+    banking.decide("alice", first.chunks[0].id, 1, "accept")
+    banking.decide("alice", second.chunks[0].id, 1, "accept")
+    assert banking.last_decided_golden("alice") == second.id
+    banking.undo("alice")
+    assert banking.last_decided_golden("alice") == first.id

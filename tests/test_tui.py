@@ -312,3 +312,14 @@ async def test_an_empty_session_is_a_sentence_not_a_crash(tmp_path: Path) -> Non
 
     with Session(tmp_path / "empty.db") as s, pytest.raises(SessionError, match="holds no goldens"):
         Review(s, "alice", None)
+
+
+async def test_reopening_continues_where_the_person_stopped(session: Session, db: Path) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "a", "a", "a", "a", "a", "a")  # golden 1 done, two into golden 2
+    with Session(db) as again:
+        review = Review(again, "alice", "sample-judge")
+        assert review.golden.id == "fd-premature-withdrawal" and review.cursor == 2
+        assert (review.chunks_decided, review.goldens_complete) == (7, 1)
+        assert Review(again, "bob", "sample-judge").golden.id == "savings-min-balance"

@@ -1,0 +1,160 @@
+"""Annotation screen benchmark on a generated session of 10,000 goldens x 10 chunks.
+
+- time to first screen: the real `annotator annotate` under a pseudo-terminal, from process
+  start to the header on screen (Python start-up and imports included);
+- keypress-to-on-screen over 500 decisions in that terminal (key written until the header
+  shows the new count);
+- keypress-to-committed over 500 decisions through Textual's Pilot (the label and its event
+  committed to the session file), median and p99;
+- the CLI's peak memory.
+Run: python benchmarks/tui.py [--goldens N] [--decisions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import os
+import pty
+import re
+import resource
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+from typing import Any
+
+from generate import generate
+
+from annotator.formats import read_goldens
+from annotator.review import Review
+from annotator.session import Session
+from annotator.tui.app import AnnotatorApp
+
+BUDGET_FIRST_SCREEN_S = 1.5
+BUDGET_MEDIAN_MS = 20.0
+BUDGET_P99_MS = 50.0
+
+
+class Terminal:
+    """`annotator annotate` under a pseudo-terminal, its output read as a terminal would."""
+
+    def __init__(self, db: Path, annotator: str) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))
+        env = {**os.environ, "TERM": "xterm-256color"}
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "annotate", str(db), "--annotator", annotator],
+            stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        os.close(slave)
+        self.seen = b""
+
+    def wait_for(self, pattern: bytes, timeout: float = 60.0) -> float:
+        """Read until the output matches; return when that happened (perf_counter)."""
+        deadline = time.perf_counter() + timeout
+        while not re.search(pattern, self.seen):
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"the screen never showed {pattern!r}")
+            ready, _, _ = select.select([self.master], [], [], 0.005)
+            if ready:
+                self.seen += os.read(self.master, 65536)
+        return time.perf_counter()
+
+    def quit(self) -> float:
+        """Press q, drain the output until the app exits; return the child's peak MB."""
+        os.write(self.master, b"q")
+        while self.process.poll() is None:  # keep reading, or the app blocks on the terminal
+            ready, _, _ = select.select([self.master], [], [], 0.05)
+            if ready:
+                try:
+                    os.read(self.master, 65536)
+                except OSError:
+                    break
+        self.process.wait(timeout=30)
+        os.close(self.master)
+        return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], float]:
+    """Seconds to the first screen, ms from each key to the new count on screen, peak MB."""
+    term = Terminal(db, "terminal")
+    first = term.wait_for(rb"goldens complete \d+/\d+") - term.started
+    to_screen = []
+    for i in range(1, decisions + 1):
+        term.seen = b""
+        start = time.perf_counter()
+        os.write(term.master, b"f" if i % 4 == 0 else b"a")
+        to_screen.append((term.wait_for(rb"chunks %d/" % i) - start) * 1000)
+    return first, to_screen, term.quit()
+
+
+async def to_committed(db: Path, decisions: int) -> list[float]:
+    """Milliseconds from each keypress (through Pilot) to its decision committed."""
+    committed_at: list[float] = []
+    with Session(db) as session:
+        decide = session.decide
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            label = decide(*args, **kwargs)  # returns once COMMIT has returned
+            committed_at.append(time.perf_counter())
+            return label
+
+        session.decide = timed  # type: ignore[method-assign]
+        app = AnnotatorApp(Review(session, "pilot", "bench-judge"), db.name)
+        out: list[float] = []
+        async with app.run_test(size=(140, 45)) as pilot:
+            for i in range(decisions):
+                start = time.perf_counter()
+                await pilot.press("f" if i % 4 == 0 else "a")
+                out.append((committed_at[-1] - start) * 1000)
+        assert len(committed_at) == decisions
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    """Build the session, measure, print the figures beside the budgets."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--goldens", type=int, default=10_000)
+    parser.add_argument("--decisions", type=int, default=500)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "goldens.jsonl"
+        generate(source, args.goldens, 10)
+        db = Path(tmp) / "bench.db"
+        with Session(db) as session:
+            session.import_goldens(read_goldens(source), path=str(source))
+        first, to_screen, cli_mb = in_a_terminal(db, args.decisions)
+        to_commit = asyncio.run(to_committed(db, args.decisions))
+    median, p99 = statistics.median(to_commit), percentile(to_commit, 99)
+
+    def verdict(ok: bool) -> str:
+        return "OK" if ok else "OVER"
+
+    print(f"annotation screen benchmark: {args.goldens:,} goldens x 10 chunks, "
+          f"{args.decisions} decisions")
+    print(f"  first screen (CLI start to header) {first:6.2f} s   budget < "
+          f"{BUDGET_FIRST_SCREEN_S} s   {verdict(first < BUDGET_FIRST_SCREEN_S)}")
+    print(f"  keypress -> committed   median {median:6.1f} ms   budget < {BUDGET_MEDIAN_MS:.0f} ms  "
+          f"{verdict(median < BUDGET_MEDIAN_MS)}")
+    print(f"                          p99    {p99:6.1f} ms   budget < {BUDGET_P99_MS:.0f} ms  "
+          f"{verdict(p99 < BUDGET_P99_MS)}")
+    print(f"  keypress -> on screen   median {statistics.median(to_screen):6.1f} ms   "
+          f"p99 {percentile(to_screen, 99):6.1f} ms   (real terminal, no budget)")
+    print(f"  peak memory (the CLI)   {cli_mb:6.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Nothing the screen showed as decided is lost: kill -9 mid-session, two people at once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import textwrap
+import time
+from pathlib import Path
+
+from annotator.formats import read_goldens
+from annotator.session import Session
+from tests.conftest import ROOT
+
+BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+
+
+def _imported(tmp_path: Path) -> Path:
+    db = tmp_path / "banking.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    return db
+
+
+class Terminal:
+    """The annotate command running under a pseudo-terminal, read as a person reads it."""
+
+    def __init__(self, db: Path, annotator: str) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "45"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "annotate", str(db), "--annotator", annotator],
+            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, close_fds=True)
+        os.close(slave)
+        self.seen = b""
+
+    def read(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 65536)
+                except OSError:
+                    return
+
+    def wait_for(self, pattern: bytes, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.seen):
+            assert time.monotonic() < deadline, f"the screen never showed {pattern!r}"
+            self.read(0.05)
+
+    def shown_decided(self) -> int:
+        """The highest 'chunks N/80' the header has shown."""
+        return max(int(n) for n in re.findall(rb"chunks (\d+)/80", self.seen))
+
+    def press(self, key: str) -> None:
+        os.write(self.master, key.encode())
+
+
+def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
+    db = _imported(tmp_path)
+    term = Terminal(db, "alice")
+    try:
+        term.wait_for(rb"chunks 0/80")
+        keys = "afaaa" "aafaff" "a"  # 12 decisions across three goldens
+        for count, key in enumerate(keys, 1):
+            term.press(key)
+            term.wait_for(rb"chunks %d/80" % count)
+        for key in "0101":  # and four more, killed without waiting to see them
+            term.press(key)
+        term.read(0.02)
+        shown = term.shown_decided()
+        term.process.send_signal(signal.SIGKILL)
+        term.process.wait(timeout=10)
+    finally:
+        if term.process.poll() is None:
+            term.process.kill()
+        os.close(term.master)
+    assert shown >= 12
+    with Session(db) as session:
+        labels = {c: lab for c, lab in session.labels("alice").items() if lab.verdict is not None}
+        assert len(labels) >= shown  # everything shown as decided is on disk
+        assert len(labels) <= 16
+        first = session.golden("savings-min-balance")
+        assert [labels[c.id].verdict for c in first.chunks] == [1, 1, 0, 1, 1]
+        decided_events = [e for e in session.events("alice") if e["kind"] == "decide"]
+        assert len(decided_events) == len(labels)  # every label has its event, and no more
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from annotator.review import Review
+    from annotator.session import Session
+
+    db, annotator, verdict = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    with Session(db, create=False) as session:
+        review = Review(session, annotator, "sample-judge")
+        for _ in range(review.total_chunks):
+            outcome = review.set(verdict)
+            assert outcome.ok, outcome.message
+        print(review.chunks_decided)
+""")
+
+
+def test_two_annotators_write_one_file_from_two_processes(tmp_path: Path) -> None:
+    db = _imported(tmp_path)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    runs = [subprocess.Popen([sys.executable, str(script), str(db), name, verdict],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            for name, verdict in (("alice", "1"), ("bob", "0"))]
+    for run in runs:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+        assert out.strip() == "80"
+    with Session(db) as session:
+        alice, bob = session.labels("alice"), session.labels("bob")
+        assert len(alice) == len(bob) == 80
+        assert {label.verdict for label in alice.values()} == {1}  # nothing mixed
+        assert {label.verdict for label in bob.values()} == {0}
+        for name in ("alice", "bob"):
+            events = [e for e in session.events(name) if e["kind"] == "decide"]
+            assert len(events) == 80
+
+
+def test_opening_a_goldens_file_imports_it_once_then_continues(tmp_path: Path) -> None:
+    source = tmp_path / "banking.jsonl"
+    source.write_bytes(BANKING.read_bytes())
+    for round_ in (1, 2):
+        term = Terminal(source, "alice")
+        try:
+            term.wait_for(rb"goldens complete")
+            if round_ == 1:
+                assert b"Imported 16 goldens" in term.seen and b"banking.db" in term.seen
+                term.press("a")
+                term.wait_for(rb"chunks 1/80")
+            else:
+                assert b"Imported" not in term.seen and b"chunks 1/80" in term.seen
+            term.press("q")
+            term.read(2.0)
+            assert term.process.wait(timeout=20) == 0
+            assert b"every decision is in" in term.seen
+        finally:
+            if term.process.poll() is None:
+                term.process.kill()
+            os.close(term.master)
+    with Session(tmp_path / "banking.db") as session:
+        assert session.count_goldens() == 16 and len(session.labels("alice")) == 1
