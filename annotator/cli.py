@@ -7,12 +7,16 @@ Heavy modules (textual, numpy, the session layer) are imported inside the comman
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from annotator.judge.runner import RunStats
     from annotator.session import Session
 
 EXIT_BAD_INPUT = 2
@@ -202,6 +206,112 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
                            "with --judge NAME.")
     return str(click.prompt("Which judge's verdicts do you want to review?",
                             type=click.Choice(names), default=names[0]))
+
+
+@cli.command("judge")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL",
+              help="An OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI).")
+@click.option("--name", help="The judge's name (default: model and prompt).")
+@click.option("--prompt", "prompt_id", type=click.Choice(["builtin", "ragas"]), default="builtin",
+              show_default=True, help="builtin: this project's wording; ragas: RAGAS 0.4's own "
+              "ContextPrecision prompt (needs the ragas extra).")
+@click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
+              show_default=True, help="Judge usefulness for the reference answer, or for the "
+              "response (RAGAS's 'without reference' variant).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds per call.")
+@click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True)
+@click.option("--logprobs/--no-logprobs", default=True, show_default=True,
+              help="Ask for the verdict token's logprobs to estimate P(relevant).")
+@click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
+@click.option("--price-out", type=float, help="USD per million completion tokens.")
+@click.option("--limit", type=click.IntRange(1), help="Judge at most N chunks this run.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True)
+def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
+                  prompt_id: str, against: str, concurrency: int, rpm: float | None,
+                  tpm: float | None, timeout: float, max_retries: int, logprobs: bool,
+                  price_in: float | None, price_out: float | None, limit: int | None,
+                  temperature: float, max_tokens: int) -> None:
+    """Pre-fill every chunk's verdict and reason with an LLM judge.
+
+    Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp). The
+    API key is read from OPENAI_API_KEY and never stored; a local server needs none. Each
+    call is stored the moment it ends; run the same command again to resume after a stop
+    (Ctrl-C keeps everything finished) or to retry the chunks that failed.
+
+    \b
+    Example:
+      annotator judge review.db --model gpt-4o-mini --price-in 0.15 --price-out 0.6
+      annotator judge review.db --model llama3.1 --base-url http://localhost:11434/v1
+    """
+    import asyncio
+
+    from annotator.judge.client import LOCAL_KEY, JudgeSettings, make_client
+    from annotator.judge.prompts import builtin
+    from annotator.judge.runner import RunOptions, RunStats, run_judge
+    from annotator.progress import judging
+
+    if prompt_id == "ragas":
+        from annotator.judge.ragas_prompt import ragas_unavailable
+
+        raise ragas_unavailable()
+    prompt = builtin("reference" if against == "reference" else "response")
+    settings = JudgeSettings(model=model, prompt=prompt, base_url=base_url,
+                             temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
+    name = name or f"{model}-{prompt.id}"
+    options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                         limit=limit)
+    key = _api_key(base_url)
+    stats = RunStats()
+
+    async def judge(session: Session, show: Callable[[RunStats], None]) -> None:
+        async with make_client(base_url, key, concurrency=concurrency, rpm=rpm,
+                               tpm=tpm) as client:
+            await run_judge(session, name, settings, client, options, stats, on_progress=show,
+                            secret=None if key == LOCAL_KEY else key)
+
+    with _open(session_path) as session, judging(name, price_in, price_out) as show:
+        try:
+            asyncio.run(judge(session, show))
+        except KeyboardInterrupt:
+            show(stats)
+            click.echo(f"Stopped. {stats.judged} chunks were judged and stored; run the same "
+                       "command again to judge the rest.", err=True)
+            sys.exit(130)
+    cost = stats.cost(price_in, price_out)
+    seconds = time.monotonic() - stats.started
+    click.echo(
+        f"Judge '{name}': {stats.judged} chunks judged in {seconds:.1f} s, {stats.skipped} "
+        f"already judged, {stats.errors} failed calls"
+        + (f", {stats.gave_up} chunks left for the next run" if stats.gave_up else "")
+        + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
+        + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
+        + (f", ${cost:.4f}" if cost is not None else "") + ".")
+    if stats.gave_up:
+        sys.exit(1)
+
+
+def _api_key(base_url: str | None) -> str:
+    """OPENAI_API_KEY, or the placeholder a local server accepts; an error for OpenAI itself."""
+    import os
+
+    from annotator.errors import AnnotatorError
+    from annotator.judge.client import LOCAL_KEY
+
+    key = os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url is None or "api.openai.com" in base_url:
+        raise AnnotatorError("OPENAI_API_KEY is not set. Export your key (it is read from the "
+                             "environment and never stored), or point --base-url at a local "
+                             "server that needs none.")
+    return LOCAL_KEY
 
 
 @cli.command("info")

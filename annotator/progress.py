@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from annotator.judge.runner import RunStats
 
 
 @contextmanager
@@ -29,3 +34,27 @@ def counter(description: str, *, unit: str, total: int | None = None
     with progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)
+
+
+@contextmanager
+def judging(name: str, price_in: float | None, price_out: float | None
+            ) -> Iterator[Callable[[RunStats], None]]:
+    """A judging progress bar: chunks done of total, rate, errors, tokens and cost."""
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[line]}"), TimeElapsedColumn(),
+        console=console, transient=False, disable=not console.is_terminal,
+    )
+    with progress:
+        task = progress.add_task(f"Judging with {name}", total=None, line="")
+
+        def show(stats: RunStats) -> None:
+            elapsed = max(time.monotonic() - stats.started, 1e-9)
+            cost = stats.cost(price_in, price_out)
+            line = (f"{stats.done / elapsed:5.1f}/s  errors {stats.errors}  tokens "
+                    f"{stats.tokens_in + stats.tokens_out:,}"
+                    + (f"  ${cost:.4f}" if cost is not None else ""))
+            progress.update(task, total=stats.total or None, completed=stats.done, line=line)
+
+        yield show

@@ -403,6 +403,36 @@ class Session:
              json.dumps(judge.parameters, sort_keys=True), now()),
         )
 
+    def record_call(self, judge: str, chunk_id: int, *, verdict: int | None,
+                    reason: str | None = None, p_relevant: float | None = None,
+                    error: str | None = None, raw_reply: str | None = None,
+                    tokens_in: int | None = None, tokens_out: int | None = None,
+                    latency_ms: float | None = None, request_sha256: str | None = None) -> None:
+        """Store one judge call the moment it ends: a verdict, or the error it met."""
+        with self._write():
+            self.db.conn.execute(
+                "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
+                " tokens_in, tokens_out, latency_ms, request_sha256, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (judge, chunk_id, verdict, reason, p_relevant, error, raw_reply, tokens_in,
+                 tokens_out, latency_ms, request_sha256, now()),
+            )
+
+    def judged_requests(self, judge: str) -> dict[int, set[str]]:
+        """Chunk id -> the request hashes that already gave this judge a verdict on it."""
+        out: dict[int, set[str]] = {}
+        rows = self.db.conn.execute(
+            "SELECT chunk_id, request_sha256 FROM verdicts WHERE judge = ? AND error IS NULL "
+            "AND request_sha256 IS NOT NULL", [judge])
+        for chunk_id, sha in rows:
+            out.setdefault(chunk_id, set()).add(sha)
+        return out
+
+    def calls(self, judge: str) -> list[dict[str, Any]]:
+        """Every stored call of a judge (verdicts and errors), oldest first."""
+        return [dict(row) for row in
+                self._rows("SELECT * FROM verdicts WHERE judge = ? ORDER BY id", [judge])]
+
     # -- import and export ----------------------------------------------------------------------
 
     def import_goldens(

@@ -1,0 +1,165 @@
+"""Judge every chunk of a session: many calls at once, retried, each stored.
+
+Rate limits live in the client's HTTP layer (client.make_client).
+
+Every call is stored the moment it ends (verdict or error). A chunk already judged by the
+same request (model, messages, sampling parameters) is skipped, so an interrupted run
+resumes where it stopped and a finished one makes no calls at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from openai import AsyncOpenAI
+
+from annotator.errors import SessionError
+from annotator.judge.client import CallResult, JudgeSettings, judge_chunk, request_sha256
+from annotator.models import Judge
+from annotator.session import Session
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """How hard to push the endpoint."""
+
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 4
+    limit: int | None = None
+    """Judge at most this many chunks in this run."""
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+
+
+@dataclass(slots=True)
+class RunStats:
+    """Counts of a run, updated as it goes (readable after Ctrl-C)."""
+
+    total: int = 0
+    """Chunks this run set out to judge."""
+    skipped: int = 0
+    """Chunks already judged by the same request."""
+    no_answer: int = 0
+    """Chunks of goldens without the reference (or response) the prompt needs."""
+    judged: int = 0
+    gave_up: int = 0
+    """Chunks still without a verdict after every retry (left for the next run)."""
+    errors: int = 0
+    """Failed calls, retried or not."""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def done(self) -> int:
+        """Chunks finished either way."""
+        return self.judged + self.gave_up
+
+    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
+        """USD spent, from prices per million tokens; None without prices."""
+        if price_in is None or price_out is None:
+            return None
+        return (self.tokens_in * price_in + self.tokens_out * price_out) / 1e6
+
+
+def judge_definition(name: str, settings: JudgeSettings) -> Judge:
+    """The judge as stored in the session: everything that defines its requests."""
+    return Judge(name, settings.model, settings.base_url, settings.prompt.id,
+                 settings.prompt.template_sha256, settings.parameters())
+
+
+async def run_judge(
+    session: Session,
+    name: str,
+    settings: JudgeSettings,
+    client: AsyncOpenAI,
+    options: RunOptions,
+    stats: RunStats,
+    *,
+    on_progress: Callable[[RunStats], None] | None = None,
+    on_verdict: Callable[[int], None] | None = None,
+    secret: str | None = None,
+) -> RunStats:
+    """Judge every chunk not yet judged by this request; store each call as it ends."""
+    session.define_judge(judge_definition(name, settings))
+    done = session.judged_requests(name)
+    work: list[tuple[int, list[dict[str, str]], str]] = []
+    for golden in session.goldens():
+        answer = golden.reference if settings.prompt.against == "reference" else golden.response
+        if answer is None:
+            stats.no_answer += len(golden.chunks)
+            continue
+        for chunk in golden.chunks:
+            messages = settings.prompt.messages(golden.user_input, answer, chunk.text)
+            sha = request_sha256(settings, messages)
+            if sha in done.get(chunk.id, ()):
+                stats.skipped += 1
+            else:
+                work.append((chunk.id, messages, sha))
+    if options.limit is not None:
+        work = work[: options.limit]
+    stats.total = len(work)
+    if stats.no_answer and not work and not stats.skipped:
+        raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
+                           "use --against " + ("response" if settings.prompt.against ==
+                                               "reference" else "reference") + ".")
+    queue: asyncio.Queue[tuple[int, list[dict[str, str]], str]] = asyncio.Queue()
+    for item in work:
+        queue.put_nowait(item)
+
+    async def judge_one(chunk_id: int, messages: list[dict[str, str]], sha: str) -> None:
+        for attempt in range(options.max_retries + 1):
+            result = await judge_chunk(client, settings, messages, options.timeout)
+            _store(session, name, chunk_id, sha, result, secret)
+            stats.tokens_in += result.tokens_in or 0
+            stats.tokens_out += result.tokens_out or 0
+            if result.verdict is not None:
+                stats.judged += 1
+                if on_verdict is not None:
+                    on_verdict(chunk_id)
+                return
+            stats.errors += 1
+            if on_progress is not None:
+                on_progress(stats)
+            if result.unsupported:
+                # The endpoint refused a feature: drop it for the rest of the run, retry now.
+                settings.structured = settings.structured and "json_schema" not in result.unsupported
+                settings.logprobs = settings.logprobs and "logprobs" not in result.unsupported
+                continue
+            if not result.retryable or attempt == options.max_retries:
+                break
+            await asyncio.sleep(result.retry_after if result.retry_after is not None
+                                else _backoff(attempt, options))
+        stats.gave_up += 1
+
+    async def worker() -> None:
+        while not queue.empty():
+            await judge_one(*queue.get_nowait())
+            if on_progress is not None:
+                on_progress(stats)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(options.concurrency, len(work))))))
+    return stats
+
+
+def _backoff(attempt: int, options: RunOptions) -> float:
+    """Exponential backoff with full jitter."""
+    return random.uniform(0, min(options.backoff_cap, options.backoff_base * 2**attempt))
+
+
+def _store(session: Session, name: str, chunk_id: int, sha: str, result: CallResult,
+           secret: str | None) -> None:
+    error, raw = result.error, result.raw_reply
+    if secret:  # belt and braces: a key echoed back by a server never reaches the file
+        error = error.replace(secret, "***") if error else error
+        raw = raw.replace(secret, "***") if raw else raw
+    session.record_call(
+        name, chunk_id, verdict=result.verdict, reason=result.reason,
+        p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
+        "no verdict", raw_reply=raw, tokens_in=result.tokens_in, tokens_out=result.tokens_out,
+        latency_ms=result.latency_ms, request_sha256=sha)

@@ -1,0 +1,151 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1, scriptable per request.
+
+The real openai client talks HTTP to it. Each chunk's replies follow ``plan[chunk]`` (a list
+of behaviours consumed one per request, then "ok"): ok, 429, 503, 500, slow, malformed,
+verdict2, truncated, drop, no_json_schema, no_logprobs, echo_key. An ok reply's verdict is 1 when the
+chunk text contains "useful", else 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHUNK = re.compile(r"Chunk:\n(.*?)\n\nWas this chunk", re.S)
+RAGAS_CONTEXT = re.compile(r'"context": "((?:[^"\\]|\\.)*)"')
+
+
+def chunk_of(body: dict[str, Any]) -> str:
+    """The chunk text a request asks about (builtin or RAGAS prompt)."""
+    user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
+    if match := CHUNK.search(user):
+        return match.group(1)
+    matches = RAGAS_CONTEXT.findall(user)
+    return json.loads(f'"{matches[-1]}"') if matches else user
+
+
+class FakeOpenAI:
+    """Start with ``with FakeOpenAI() as server:``; ``server.base_url`` is the /v1 URL."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.slow_seconds = 2.0
+        self.retry_after = "0.05"
+        self.confidence = 0.9
+        self.plan: dict[str, list[str]] = defaultdict(list)
+        self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def next_behaviour(self, chunk: str) -> str:
+        with self._lock:
+            steps = self.plan.get(chunk)
+            return steps.pop(0) if steps else "ok"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length))
+                with server._lock:
+                    server.requests.append((time.monotonic(), body,
+                                            {k.lower(): v for k, v in self.headers.items()}))
+                chunk = chunk_of(body)
+                behaviour = server.next_behaviour(chunk)
+                if server.latency:
+                    time.sleep(server.latency)
+                if behaviour == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if behaviour in ("429", "503"):
+                    return self._send(int(behaviour), {"error": {"message": "slow down"}},
+                                      {"Retry-After": server.retry_after})
+                if behaviour == "500":
+                    return self._send(500, {"error": {"message": "internal error"}})
+                if behaviour == "echo_key":  # a careless server repeating the credentials
+                    auth = self.headers.get("authorization", "")
+                    return self._send(500, {"error": {"message": f"bad auth {auth}"}})
+                if behaviour == "no_json_schema" and body.get("response_format", {}).get(
+                        "type") == "json_schema":
+                    return self._send(400, {"error": {"message": "response_format json_schema "
+                                                                 "is not supported"}})
+                if behaviour == "no_logprobs" and body.get("logprobs"):
+                    return self._send(400, {"error": {"message": "logprobs are not supported "
+                                                                 "for this model"}})
+                if behaviour == "slow":
+                    time.sleep(server.slow_seconds)
+                verdict = 1 if "useful" in chunk else 0
+                content = json.dumps({"reason": f"Checked: {chunk[:30]}", "verdict": verdict})
+                finish = "stop"
+                if behaviour == "malformed":
+                    content = '{"reason": "oops", verdict: 1'
+                elif behaviour == "verdict2":
+                    content = json.dumps({"reason": "very useful", "verdict": 2})
+                elif behaviour == "truncated":
+                    content, finish = content[:12], "length"
+                self._send(200, server.completion(body, content, finish, verdict))
+
+            def _send(self, status: int, payload: dict[str, Any],
+                      headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+    def completion(self, body: dict[str, Any], content: str, finish: str,
+                   verdict: int) -> dict[str, Any]:
+        """A chat.completion object, with logprobs on the verdict token when asked."""
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
+                                  "message": {"role": "assistant", "content": content}}
+        if body.get("logprobs"):
+            p = self.confidence if verdict == 1 else 1 - self.confidence
+            tokens = []
+            for piece in re.findall(r"\d|[^\d]+", content):
+                entry: dict[str, Any] = {"token": piece, "logprob": -0.01, "bytes": None,
+                                         "top_logprobs": []}
+                if piece in "01" and len(piece) == 1:
+                    entry["top_logprobs"] = [
+                        {"token": "1", "logprob": math.log(p), "bytes": None},
+                        {"token": "0", "logprob": math.log(1 - p), "bytes": None}]
+                tokens.append(entry)
+            choice["logprobs"] = {"content": tokens, "refusal": None}
+        words = sum(len(m["content"]) for m in body["messages"]) // 4
+        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": body["model"], "choices": [choice],
+                "usage": {"prompt_tokens": words, "completion_tokens": len(content) // 4,
+                          "total_tokens": words + len(content) // 4}}

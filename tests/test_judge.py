@@ -1,0 +1,294 @@
+"""The judge against an OpenAI-compatible server on 127.0.0.1, through the real openai client."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from annotator.formats import read_goldens
+from annotator.judge.client import JudgeSettings, make_client, parse_reply
+from annotator.judge.prompts import builtin
+from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.session import Session
+from tests.conftest import ROOT, write_lines
+from tests.fake_openai import FakeOpenAI, chunk_of
+
+BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+
+
+def make_session(tmp_path: Path, chunks: int = 24) -> Session:
+    """Goldens of 4 chunks; chunk texts are unique and every other one says 'useful'."""
+    goldens = [{"id": f"g{i}", "user_input": f"Question {i}?", "reference": f"Answer {i}.",
+                "retrieved_contexts": [f"chunk {i}.{k} " + ("useful" if (i + k) % 2 else "noise")
+                                       for k in range(4)]}
+               for i in range(chunks // 4)]
+    path = write_lines(tmp_path / "g.jsonl", goldens)
+    session = Session(tmp_path / "s.db")
+    session.import_goldens(read_goldens(path), path=str(path))
+    return session
+
+
+def run(session: Session, server: FakeOpenAI, name: str = "test-judge",
+        sent: list[float] | None = None, rpm: float | None = None, period: float = 60.0,
+        **options: float) -> RunStats:
+    """Judge the session against the server; ``sent`` collects when each request goes out."""
+    settings = JudgeSettings(model="fake-model", prompt=builtin(), base_url=server.base_url)
+    opts = RunOptions(**{"backoff_base": 0.01, "timeout": 5.0, **options})  # type: ignore[arg-type]
+
+    async def record(request: object) -> None:
+        if sent is not None:
+            sent.append(time.monotonic())
+
+    async def judge() -> RunStats:
+        async with make_client(server.base_url, "sk-test", concurrency=16, rpm=rpm,
+                               period=period, extra_hooks=[record]) as client:
+            return await run_judge(session, name, settings, client, opts, RunStats())
+
+    return asyncio.run(judge())
+
+
+def verdict_rows(session: Session, judge: str = "test-judge") -> Counter[int]:
+    return Counter(c["chunk_id"] for c in session.calls(judge) if c["verdict"] is not None)
+
+
+def test_a_healthy_server_judges_each_chunk_exactly_once(tmp_path: Path) -> None:
+    session = make_session(tmp_path)
+    with FakeOpenAI() as server:
+        stats = run(session, server, concurrency=8)
+        assert (stats.judged, stats.errors, stats.gave_up) == (24, 0, 0)
+        assert len(server.requests) == 24
+        assert set(verdict_rows(session).values()) == {1} and len(verdict_rows(session)) == 24
+        for golden in session.goldens():
+            verdicts = session.verdicts("test-judge", [golden.id])
+            for chunk in golden.chunks:
+                v = verdicts[chunk.id]
+                assert v.verdict == int("useful" in chunk.text)
+                assert v.p_relevant == pytest.approx(0.9 if v.verdict else 0.1)
+                assert v.reason and v.reason.startswith("Checked:")
+        call = session.calls("test-judge")[0]
+        assert call["tokens_in"] > 0 and call["latency_ms"] > 0 and len(call["request_sha256"]) == 64
+        [judge] = session.judges()
+        assert (judge.model, judge.prompt_id, judge.parameters) == (
+            "fake-model", "builtin", {"temperature": 0.0, "max_tokens": 512})
+        body = server.requests[0][1]
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["strict"] is True
+        assert body["logprobs"] is True and body["temperature"] == 0.0
+        # A finished run makes no calls at all.
+        again = run(session, server)
+        assert (again.total, again.skipped, len(server.requests)) == (0, 24, 24)
+
+
+FAULTS = ["429", "503", "500", "slow", "malformed", "verdict2", "truncated", "drop"]
+
+
+def test_each_fault_is_recorded_then_recovered_by_a_rerun(tmp_path: Path) -> None:
+    session = make_session(tmp_path)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.slow_seconds = 6.0
+        for text, fault in zip(texts, FAULTS, strict=False):
+            server.plan[text] = [fault]
+        stats = run(session, server, max_retries=0, timeout=3.0)
+        assert (stats.judged, stats.gave_up, stats.errors) == (24 - len(FAULTS), len(FAULTS),
+                                                               len(FAULTS))
+        errors = {c["chunk_id"]: c["error"] for c in session.calls("test-judge") if c["error"]}
+        assert len(errors) == len(FAULTS)
+        messages = " | ".join(errors.values())
+        for expected in ("HTTP 429", "HTTP 503", "HTTP 500", "timed out after 3 s",
+                         "not valid JSON", "verdict is 2, not 0 or 1", "cut off at the token limit",
+                         "connection failed"):
+            assert expected in messages
+        bad = [c for c in session.calls("test-judge") if c["error"] and c["raw_reply"]]
+        assert {c["raw_reply"][:8] for c in bad} >= {'{"reason'}  # raw replies kept
+        assert all(c["verdict"] is None for c in session.calls("test-judge") if c["error"])
+        # The rerun judges exactly the chunks that failed, once each.
+        before = len(server.requests)
+        again = run(session, server, max_retries=0)
+        assert (again.judged, again.skipped, again.gave_up) == (len(FAULTS), 24 - len(FAULTS), 0)
+        assert len(server.requests) - before == len(FAULTS)
+        assert set(verdict_rows(session).values()) == {1} and len(verdict_rows(session)) == 24
+
+
+def test_retries_recover_within_the_run_and_honour_retry_after(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.retry_after = "0.4"
+        server.plan[texts[0]] = ["429", "429"]
+        server.plan[texts[1]] = ["500", "malformed", "verdict2"]
+        stats = run(session, server, max_retries=3)
+        assert (stats.judged, stats.gave_up, stats.errors) == (8, 0, 5)
+        assert set(verdict_rows(session).values()) == {1}
+        times = [t for t, body, _ in server.requests if chunk_of(body) == texts[0]]
+        assert len(times) == 3
+        assert all(b - a >= 0.38 for a, b in itertools.pairwise(times))
+
+
+def test_the_rate_limiter_never_exceeds_its_rate(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=40)
+    sent: list[float] = []
+    with FakeOpenAI() as server:
+        stats = run(session, server, sent=sent, concurrency=16, rpm=10, period=0.5)
+        assert stats.judged == 40 and len(sent) == 40
+        # Requests as they go on the wire: never more than 10 in any half-second.
+        sent.sort()
+        for i, start in enumerate(sent):
+            assert sum(1 for t in sent[i:] if t < start + 0.5 - 0.005) <= 10
+        # At the server, 40 requests at 10 per 0.5 s cannot arrive in under 1.5 s.
+        arrived = sorted(t for t, _, _ in server.requests)
+        assert arrived[-1] - arrived[0] >= 1.4
+
+
+@pytest.mark.parametrize(("limit", "units"), [(10, 1.0), (100, 7.0)])
+def test_limiter_grants_never_exceed_the_limit_in_any_window(limit: int, units: float) -> None:
+    from annotator.judge.limiter import RateLimiter
+
+    granted: list[float] = []
+
+    async def main() -> None:
+        limiter = RateLimiter(limit, period=0.3)
+
+        async def take() -> None:
+            await limiter.acquire(units)
+            granted.append(time.monotonic())
+
+        await asyncio.gather(*(take() for _ in range(int(3.5 * limit / units))))
+
+    asyncio.run(main())
+    granted.sort()
+    per_window = limit // units
+    for i, start in enumerate(granted):
+        assert sum(1 for t in granted[i:] if t < start + 0.3) <= per_window
+    assert granted[-1] - granted[0] >= 0.3 * 3 - 0.01
+
+
+def test_refused_structured_output_and_logprobs_fall_back(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.plan[texts[0]] = ["no_json_schema", "no_logprobs"]
+        stats = run(session, server, concurrency=1)
+        assert stats.judged == 8
+        later = [body for _, body, _ in server.requests[3:]]
+        assert all(b["response_format"] == {"type": "json_object"} for b in later)
+        assert all("logprobs" not in b for b in later)
+        assert all(v.p_relevant is None for v in session.verdicts("test-judge").values())
+
+
+def test_parse_reply() -> None:
+    assert parse_reply('{"reason": "r", "verdict": 1}') == (1, "r")
+    assert parse_reply('```json\n{"verdict": 0, "reason": "x"}\n```') == (0, "x")
+    for bad, message in [('{"verdict": "1"}', 'verdict is "1"'), ('{"verdict": true}', "true"),
+                         ('{"verdict": 2}', "not 0 or 1"), ('{"reason": "r"}', "no 'verdict'"),
+                         ("", "empty"), ("nope", "not valid JSON"), ("[1]", "no 'verdict'")]:
+        assert message in str(parse_reply(bad))
+
+
+def cli_env(server: FakeOpenAI, key: str = "sk-test-SECRET-123") -> dict[str, str]:
+    return {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": server.base_url}
+
+
+def test_the_cli_judges_and_never_stores_the_key(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.plan[texts[0]] = ["echo_key"]
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake", "--price-in", "1",
+                                          "--price-out", "2", "--max-retries", "0"],
+                                    env=cli_env(server))
+        assert result.exit_code == 1, result.output  # one chunk left for the next run
+        assert "79 chunks judged" in result.stdout and "1 chunks left for the next run" in result.stdout
+        assert "$" in result.stdout
+        auth = {headers.get("authorization") for _, _, headers in server.requests}
+        assert auth == {"Bearer sk-test-SECRET-123"}  # the key was sent...
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
+        assert result.exit_code == 0 and "1 chunks judged" in result.stdout
+    for path in tmp_path.iterdir():  # ...and is nowhere on disk, not even in the WAL
+        assert b"SECRET-123" not in path.read_bytes(), path
+    with Session(db) as session:
+        errors = [c["error"] for c in session.calls("fake-builtin") if c["error"]]
+        assert errors == ["HTTP 500: bad auth Bearer ***"]
+
+
+def test_cli_errors_are_sentences(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    result = CliRunner().invoke(cli, ["judge", str(db), "--model", "gpt-4o-mini"], env=env)
+    assert result.exit_code == 2 and "OPENAI_API_KEY is not set" in result.stderr
+    with FakeOpenAI() as server:
+        args = ["judge", str(db), "--model", "fake", "--name", "j", "--limit", "2"]
+        assert CliRunner().invoke(cli, args, env=cli_env(server)).exit_code == 0
+        result = CliRunner().invoke(cli, [*args, "--temperature", "0.7"], env=cli_env(server))
+        assert result.exit_code == 2 and "already defined in this session with other" in result.stderr
+        result = CliRunner().invoke(cli, [*args, "--prompt", "ragas"], env=cli_env(server))
+        assert result.exit_code == 2 and "ragas" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_local_server_needs_no_key(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    with FakeOpenAI() as server:
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "llama", "--base-url",
+                                          server.base_url, "--limit", "3"], env=env)
+        assert result.exit_code == 0 and "3 chunks judged" in result.stdout
+
+
+def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    with FakeOpenAI(latency=0.05) as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
+             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 130 and "Stopped." in err and "Traceback" not in err
+        with Session(db) as session:
+            kept = len(session.verdicts("fake-builtin"))
+        assert 10 <= kept < 80
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
+        assert result.exit_code == 0 and f"{80 - kept} chunks judged" in result.stdout
+        assert f"{kept} already judged" in result.stdout
+    with Session(db) as session:
+        assert len(session.verdicts("fake-builtin")) == 80
+        per_chunk = Counter(c["chunk_id"] for c in session.calls("fake-builtin") if c["verdict"] is not None)
+        assert max(per_chunk.values()) == 1  # nothing judged twice
+
+
+def test_p_relevant_renormalises_over_the_two_labels() -> None:
+    from types import SimpleNamespace as T
+
+    from annotator.judge.client import p_relevant
+
+    content = '{"reason": "r", "verdict": 1}'
+    pieces = ['{"reason": "r", "verdict": ', "1", "}"]
+    top = [T(token="1", logprob=math.log(0.6)), T(token="0", logprob=math.log(0.2)),
+           T(token="yes", logprob=math.log(0.2))]
+    tokens = [T(token=pieces[0], logprob=0, top_logprobs=[]), T(token="1", logprob=0, top_logprobs=top),
+              T(token="}", logprob=0, top_logprobs=[])]
+    assert p_relevant(content, tokens) == pytest.approx(0.75)
+    assert p_relevant('{"reason": "no verdict"}', tokens) is None
