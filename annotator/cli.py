@@ -231,8 +231,10 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
 @click.option("--price-out", type=float, help="USD per million completion tokens.")
 @click.option("--limit", type=click.IntRange(1), help="Judge at most N chunks this run.")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True)
+@click.option("--temperature", type=float, default=0.0, show_default=True,
+              help="Sampling temperature (the ragas prompt uses RAGAS's own 0.01).")
+@click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True,
+              help="Token limit of a reply (the ragas prompt uses RAGAS's own 1024).")
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
                   prompt_id: str, against: str, concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, logprobs: bool,
@@ -253,15 +255,17 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     import asyncio
 
     from annotator.judge.client import LOCAL_KEY, JudgeSettings, make_client
-    from annotator.judge.prompts import builtin
+    from annotator.judge.prompts import Against, JudgePrompt, builtin
     from annotator.judge.runner import RunOptions, RunStats, run_judge
     from annotator.progress import judging
 
+    side: Against = "reference" if against == "reference" else "response"
+    prompt: JudgePrompt = builtin(side)
     if prompt_id == "ragas":
-        from annotator.judge.ragas_prompt import ragas_unavailable
+        from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
 
-        raise ragas_unavailable()
-    prompt = builtin("reference" if against == "reference" else "response")
+        prompt = RagasPrompt(side)
+        temperature, max_tokens = RAGAS_TEMPERATURE, RAGAS_MAX_TOKENS  # RAGAS's own defaults
     settings = JudgeSettings(model=model, prompt=prompt, base_url=base_url,
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
     name = name or f"{model}-{prompt.id}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 
 from annotator.formats import read_goldens
 from annotator.session import Session
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py imports ragas directly
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))

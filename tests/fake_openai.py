@@ -41,6 +41,7 @@ class FakeOpenAI:
         self.plan: dict[str, list[str]] = defaultdict(list)
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
+        ThreadingHTTPServer.request_queue_size = 1024  # many clients connect at once
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -68,6 +69,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, each reply would stall on
+            # the client's delayed ACK (~40 ms), which is no part of what we measure.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
@@ -149,3 +153,12 @@ class FakeOpenAI:
                 "model": body["model"], "choices": [choice],
                 "usage": {"prompt_tokens": words, "completion_tokens": len(content) // 4,
                           "total_tokens": words + len(content) // 4}}
+
+
+if __name__ == "__main__":
+    # Serve in a process of its own (for benchmarks): print the base URL, then serve until killed.
+    import sys
+
+    with FakeOpenAI(latency=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as served:
+        print(served.base_url, flush=True)
+        threading.Event().wait()

@@ -17,9 +17,10 @@ from typing import Any
 import httpx2
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 from annotator.judge.limiter import RateLimiter
-from annotator.judge.prompts import Prompt, canonical, json_schema_format
+from annotator.judge.prompts import JudgePrompt, canonical, json_schema_format
 
 LOCAL_KEY = "not-needed"
 """The key sent to an endpoint that needs none (a local server); never stored anywhere."""
@@ -73,7 +74,7 @@ class JudgeSettings:
     """What defines a judge's requests (everything but the API key)."""
 
     model: str
-    prompt: Prompt
+    prompt: JudgePrompt
     base_url: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
@@ -115,23 +116,28 @@ def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> s
 async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
                       messages: list[dict[str, str]], timeout: float) -> CallResult:
     """Ask the judge about one chunk; never raises for what the endpoint or model does."""
-    body: dict[str, Any] = {"model": settings.model, "messages": messages,
-                            **settings.parameters()}
-    body["response_format"] = (json_schema_format() if settings.structured
-                               else {"type": "json_object"})
+    body: dict[str, Any] = {
+        "model": settings.model, "messages": messages, **settings.parameters(),
+        "response_format": (json_schema_format() if settings.structured
+                            else {"type": "json_object"}),
+    }
     if settings.logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 5
     start = time.perf_counter()
     try:
-        completion = await client.chat.completions.create(**body, timeout=timeout)
+        # The client's own POST with the body as built: chat.completions.create would walk
+        # the messages and the schema through its TypedDict transforms on every call, which
+        # was most of the client's CPU per call (benchmarks/judge.py).
+        completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+                                       options={"timeout": timeout})
     except openai.APITimeoutError:
         return CallResult(error=f"timed out after {timeout:g} s", latency_ms=_ms(start))
     except openai.APIConnectionError as error:
         return CallResult(error=f"connection failed: {error.__class__.__name__}",
                           latency_ms=_ms(start))
     except openai.APIStatusError as error:
-        return _status_error(error, settings, _ms(start))
+        return status_error(error, settings, _ms(start))
     latency = _ms(start)
     usage = completion.usage
     result = CallResult(latency_ms=latency,
@@ -199,8 +205,9 @@ def p_relevant(content: str, tokens: list[Any]) -> float | None:
     return None
 
 
-def _status_error(error: openai.APIStatusError, settings: JudgeSettings,
-                  latency: float) -> CallResult:
+def status_error(error: openai.APIStatusError, settings: JudgeSettings,
+                 latency: float) -> CallResult:
+    """A CallResult for an HTTP error status: retryable or not, Retry-After, refused features."""
     status = error.status_code
     message = _short(error)
     result = CallResult(error=f"HTTP {status}: {message}", latency_ms=latency)

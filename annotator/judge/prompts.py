@@ -9,7 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from annotator.judge.client import CallResult, JudgeSettings
 
 Against = Literal["reference", "response"]
 
@@ -39,9 +44,27 @@ BUILTIN_USER = (
 )
 
 
+class JudgePrompt(Protocol):
+    """What the runner needs of a prompt: its identity, its messages, and one call."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def against(self) -> Against: ...
+
+    @property
+    def template_sha256(self) -> str: ...
+
+    def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]: ...
+
+    async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
+                  messages: list[dict[str, str]], timeout: float) -> CallResult: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """A prompt that turns one chunk into chat messages."""
+    """The builtin prompt: system instructions, one user message, structured output."""
 
     id: str
     against: Against
@@ -58,6 +81,13 @@ class Prompt:
         user = BUILTIN_USER.format(question=question, answer_label=label, answer=answer,
                                    context=context, answer_kind=kind)
         return [{"role": "system", "content": BUILTIN_SYSTEM}, {"role": "user", "content": user}]
+
+    async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
+                  messages: list[dict[str, str]], timeout: float) -> CallResult:
+        """One call with the openai client (see client.judge_chunk)."""
+        from annotator.judge.client import judge_chunk
+
+        return await judge_chunk(client, settings, messages, timeout)
 
 
 def builtin(against: Against = "reference") -> Prompt:

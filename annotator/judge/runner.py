@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from openai import AsyncOpenAI
 
 from annotator.errors import SessionError
-from annotator.judge.client import CallResult, JudgeSettings, judge_chunk, request_sha256
+from annotator.judge.client import CallResult, JudgeSettings, request_sha256
 from annotator.models import Judge
 from annotator.session import Session
 
@@ -114,7 +114,7 @@ async def run_judge(
 
     async def judge_one(chunk_id: int, messages: list[dict[str, str]], sha: str) -> None:
         for attempt in range(options.max_retries + 1):
-            result = await judge_chunk(client, settings, messages, options.timeout)
+            result = await settings.prompt.ask(client, settings, messages, options.timeout)
             _store(session, name, chunk_id, sha, result, secret)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0

@@ -1,0 +1,142 @@
+"""The ragas prompt: the same requests as RAGAS's own ContextPrecision, and the same verdicts.
+
+Needs the ragas extra (pip install -e '.[test,ragas]', as the README's test command does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai import AsyncOpenAI
+from ragas.llms import llm_factory
+from ragas.metrics.collections import ContextPrecision, ContextPrecisionWithoutReference
+
+from annotator.formats import read_goldens
+from annotator.judge.client import JudgeSettings, make_client
+from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
+from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.metrics import context_precision
+from annotator.session import Session
+from tests.conftest import ROOT, write_lines
+from tests.fake_openai import FakeOpenAI, chunk_of
+
+QUESTION = "What is the minimum balance for my savings account?"
+REFERENCE = "Urban ₹10,000; the fee is ₹350 + taxes; semi-urban ₹5,000; rural ₹2,500."
+RESPONSE = "You need ₹10,000 in an urban branch."
+CHUNKS = ["Minimum balance is ₹10,000 for urban branches (useful).", "KYC every 8 years.",
+          "Non-maintenance fee is ₹350 + taxes (useful).", 'Quote "inside" and \\ back'
+          "slash, useful", "Rural branch minimum balance is ₹2,500."]
+
+
+def test_the_prompt_is_ragas_own_byte_for_byte() -> None:
+    # The test vector of reference/ragas.md: RAGAS 0.4.3's rendering of (Q?, CTX, ANS).
+    [message] = RagasPrompt().messages("Q?", "ANS", "CTX")
+    text = message["content"]
+    assert len(text) == 4041
+    assert hashlib.sha256(text.encode()).hexdigest() == (
+        "2f6c7ea47cda51a3a4230e7fa88caf7f10a1663a10b8bd08d95a5d77d3fd06ca")
+
+
+def session_with_one_golden(tmp_path: Path) -> Session:
+    path = write_lines(tmp_path / "g.jsonl", [{"id": "g", "user_input": QUESTION,
+                                               "reference": REFERENCE, "response": RESPONSE,
+                                               "retrieved_contexts": CHUNKS}])
+    session = Session(tmp_path / "s.db")
+    session.import_goldens(read_goldens(path), path=str(path))
+    return session
+
+
+def ours(session: Session, server: FakeOpenAI, against: str) -> RunStats:
+    settings = JudgeSettings(model="judge-model", prompt=RagasPrompt(against),  # type: ignore[arg-type]
+                             temperature=RAGAS_TEMPERATURE, max_tokens=RAGAS_MAX_TOKENS)
+
+    async def go() -> RunStats:
+        async with make_client(server.base_url, "sk-test") as client:
+            return await run_judge(session, f"ragas-{against}", settings, client,
+                                   RunOptions(concurrency=4, max_retries=1, backoff_base=0.01),
+                                   RunStats())
+
+    return asyncio.run(go())
+
+
+def theirs(server: FakeOpenAI, against: str) -> tuple[float, list[Any]]:
+    """RAGAS's own metric, with the explainer's wrapper that keeps each reply."""
+    replies: list[Any] = []
+
+    async def go() -> float:
+        async with AsyncOpenAI(api_key="sk-test", base_url=server.base_url) as client:
+            llm = llm_factory("judge-model", provider="openai", client=client)
+            ask = llm.agenerate
+
+            async def keep(prompt: Any, response_model: Any) -> Any:
+                reply = await ask(prompt, response_model)
+                replies.append(reply)
+                return reply
+
+            llm.agenerate = keep  # type: ignore[method-assign]
+            if against == "reference":
+                result = await ContextPrecision(llm=llm).ascore(
+                    user_input=QUESTION, reference=REFERENCE, retrieved_contexts=CHUNKS)
+            else:
+                result = await ContextPrecisionWithoutReference(llm=llm).ascore(
+                    user_input=QUESTION, response=RESPONSE, retrieved_contexts=CHUNKS)
+            return float(result.value)
+
+    return asyncio.run(go()), replies
+
+
+@pytest.mark.parametrize("against", ["reference", "response"])
+def test_same_requests_and_verdicts_as_ragas_context_precision(tmp_path: Path, against: str) -> None:
+    session = session_with_one_golden(tmp_path)
+    with FakeOpenAI() as server:
+        stats = ours(session, server, against)
+        assert (stats.judged, stats.errors) == (len(CHUNKS), 0)
+        mine = [body for _, body, _ in server.requests]
+        server.requests.clear()
+        score, replies = theirs(server, against)
+        ragas_requests = [body for _, body, _ in server.requests]
+    # Same requests, chunk for chunk (ours go concurrently, RAGAS's in rank order).
+    assert sorted(mine, key=chunk_of) == sorted(ragas_requests, key=chunk_of)
+    assert len(mine) == len(CHUNKS)
+    # Same verdicts, and the same context precision from them.
+    golden = session.golden("g")
+    stored = session.verdicts(f"ragas-{against}")
+    verdicts = [stored[c.id].verdict for c in golden.chunks]
+    assert verdicts == [reply.verdict for reply in replies] == [1, 0, 1, 1, 0]
+    assert [stored[c.id].reason for c in golden.chunks] == [reply.reason for reply in replies]
+    assert context_precision(verdicts) == score
+
+
+def test_a_verdict_ragas_would_take_is_an_error_here(tmp_path: Path) -> None:
+    session = session_with_one_golden(tmp_path)
+    with FakeOpenAI() as server:
+        server.plan[CHUNKS[0]] = ["verdict2", "verdict2"]  # RAGAS itself would score with a 2
+        stats = ours(session, server, "reference")
+        assert (stats.judged, stats.gave_up) == (len(CHUNKS) - 1, 1)
+        [error] = [c["error"] for c in session.calls("ragas-reference") if c["error"]][:1]
+        assert error == "the verdict is 2, not 0 or 1"
+        stats = ours(session, server, "reference")  # the rerun recovers that chunk only
+        assert (stats.judged, stats.skipped) == (1, len(CHUNKS) - 1)
+
+
+def test_without_ragas_a_sentence_says_how_to_get_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "ragas.py").write_text("raise ImportError('No module named ragas')\n")
+    db = tmp_path / "b.db"
+    with Session(db) as session:
+        path = ROOT / "sample_sessions" / "banking.jsonl"
+        session.import_goldens(read_goldens(path), path=str(path))
+    env = {**os.environ, "PYTHONPATH": str(blocker), "OPENAI_API_KEY": "sk-test"}
+    done = subprocess.run([sys.executable, "-m", "annotator", "judge", str(db), "--model", "m",
+                           "--prompt", "ragas", "--base-url", "http://127.0.0.1:9/v1"],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+    assert done.returncode == 2
+    assert "pip install 'cp-annotator[ragas]'" in done.stderr and "Traceback" not in done.stderr
