@@ -94,6 +94,7 @@ class Review:
         self.chunks_decided = sum(self.decided_counts.values())
         self.goldens_complete = sum(1 for g in self.golden_ids if self.is_complete(g))
         self.overall = self._overall_confusion()
+        self._latest_verdict = session.latest_verdict_id()
         self.index = 0
         self.cursor = 0
         self._selected_at = time.monotonic()
@@ -131,6 +132,19 @@ class Review:
             pending = [i for i, view in enumerate(self.chunk_views()) if view.decision is None]
             cursor = pending[0] if pending else 0
         self.select(cursor)
+
+    def refresh_verdicts(self) -> bool:
+        """Pick up verdicts a judge stored since the last look (it may run in another process).
+
+        Returns True when something new arrived, so the screen knows to redraw.
+        """
+        latest = self.session.latest_verdict_id()
+        if latest == self._latest_verdict:
+            return False
+        self._latest_verdict = latest
+        self.reload()
+        self.overall = self._overall_confusion()
+        return True
 
     def reload(self) -> None:
         """Read the current golden's verdicts and labels again (a judge may be running)."""

@@ -418,6 +418,10 @@ class Session:
                  tokens_out, latency_ms, request_sha256, now()),
             )
 
+    def latest_verdict_id(self) -> int:
+        """The id of the newest stored call of any judge (0 when none): cheap change detection."""
+        return int(self._scalar("SELECT coalesce(max(id), 0) FROM verdicts"))
+
     def judged_requests(self, judge: str) -> dict[int, set[str]]:
         """Chunk id -> the request hashes that already gave this judge a verdict on it."""
         out: dict[int, set[str]] = {}

@@ -323,3 +323,40 @@ async def test_reopening_continues_where_the_person_stopped(session: Session, db
         assert review.golden.id == "fd-premature-withdrawal" and review.cursor == 2
         assert (review.chunks_decided, review.goldens_complete) == (7, 1)
         assert Review(again, "bob", "sample-judge").golden.id == "savings-min-balance"
+
+
+async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.fake_openai import FakeOpenAI
+
+    # The banking goldens without any verdict or label.
+    plain = [{k: v for k, v in json.loads(line).items()
+              if k not in ("judge", "judge_verdicts", "human_labels")}
+             for line in BANKING.read_text(encoding="utf-8").splitlines()]
+    source = write_lines(tmp_path / "plain.jsonl", plain)
+    db = tmp_path / "s.db"
+    with FakeOpenAI() as server:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+        judge = [sys.executable, "-m", "annotator", "judge", str(db), "--model", "m",
+                 "--base-url", server.base_url]
+        with Session(db) as s:
+            s.import_goldens(read_goldens(source), path=str(source))
+        # Define the judge with one chunk judged, then annotate while it judges the rest.
+        subprocess.run([*judge, "--limit", "1"], env=env, cwd=ROOT, check=True,
+                       capture_output=True)
+        with Session(db) as s:
+            app = AnnotatorApp(Review(s, "alice", "m-builtin"), "s.db")
+            async with app.run_test(size=SIZE) as pilot:
+                cards = list(app.screen.query(ChunkCard))
+                assert sum("no verdict yet" in str(c.content) for c in cards) == 4
+                subprocess.run(judge, env=env, cwd=ROOT, check=True, capture_output=True)
+                await pilot.pause(1.5)  # one poll interval and a redraw
+                assert not any("no verdict yet" in str(c.content) for c in cards)
+                summary = str(app.screen.query_one("#summary", Static).content)
+                assert "hidden or not judged" not in summary
+                await pilot.press("a")
+                assert s.labels("alice")[s.golden("savings-min-balance").chunks[0].id].action == "accept"

@@ -35,8 +35,16 @@ class AnnotateScreen(Screen[None]):
         yield Static(id="status")
         yield Footer()
 
+    POLL_SECONDS = 1.0
+    """How often to look for verdicts a judge running elsewhere has stored."""
+
     def on_mount(self) -> None:
         self.redraw()
+        self.set_interval(self.POLL_SECONDS, self._poll_verdicts)
+
+    def _poll_verdicts(self) -> None:
+        if self.review.refresh_verdicts():
+            self.redraw()
 
     # -- drawing --------------------------------------------------------------------------------
 
