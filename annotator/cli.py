@@ -166,25 +166,29 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
       annotator annotate review.db --annotator alice --blind-rate 0.15
     """
     from annotator.formats import read_goldens
+    from annotator.review import Review
     from annotator.session import Session
+    from annotator.tui.app import AnnotatorApp
 
     source = Path(session_path)
     if source.suffix.lower() in INPUT_SUFFIXES:
         db_path = source.with_suffix(".db")
         if not db_path.exists():
-            with Session(db_path) as session:
-                summary = session.import_goldens(read_goldens(source), path=str(source))
+            try:
+                with Session(db_path) as session:
+                    summary = session.import_goldens(read_goldens(source), path=str(source))
+            except BaseException:
+                # Leave nothing behind, so the next open (after a fix) imports afresh.
+                for leftover in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
+                    leftover.unlink(missing_ok=True)
+                raise
             click.echo(f"Imported {summary.goldens_added} goldens from {source} into {db_path}; "
                        f"open it again with: annotator annotate {db_path}", err=True)
     else:
         db_path = source
     with Session(db_path, create=False) as session:
         judge = _choose_judge(session, judge)
-        from annotator.review import Review
-
         review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark)
-        from annotator.tui.app import AnnotatorApp
-
         AnnotatorApp(review, db_path.name).run()
         click.echo(f"{review.chunks_decided} of {review.total_chunks} chunks decided by "
                    f"{annotator}; every decision is in {db_path}.", err=True)

@@ -260,7 +260,8 @@ class Review:
             shown_verdict=None if blind_answer else judge_verdict,
             blind_verdict=verdict if blind_answer else None, decision_ms=round(elapsed_ms, 1),
         )
-        self._account(view, label, judge_verdict)
+        self._recount(self.golden.id, view.decision, label.verdict, judge_verdict)
+        self.labels[view.chunk.id] = label
         if blind_answer:
             # Stay: the person sees the judge's verdict now and may still change theirs.
             self._selected_at = time.monotonic()
@@ -272,18 +273,16 @@ class Review:
                                  "or change it with a, f, 1 or 0.")
         return self._move_on(was_complete)
 
-    def _account(self, view: ChunkView, label: Label, judge_verdict: int | None) -> None:
-        """Update the running totals by what this decision changed."""
-        old = view.decision
-        golden_id = self.golden.id
-        if old is None:
-            self._count_decided(golden_id, +1)
+    def _recount(self, golden_id: str, old: int | None, new: int | None,
+                 judge_verdict: int | None) -> None:
+        """Move the running totals from one verdict on a chunk to another (None: undecided)."""
+        if (old is None) != (new is None):
+            self._count_decided(golden_id, +1 if new is not None else -1)
         if judge_verdict is not None:
             if old is not None:
                 self.overall = self.overall - Confusion.of([(old, judge_verdict)])
-            assert label.verdict is not None
-            self.overall = self.overall + Confusion.of([(label.verdict, judge_verdict)])
-        self.labels[view.chunk.id] = label
+            if new is not None:
+                self.overall = self.overall + Confusion.of([(new, judge_verdict)])
 
     def _move_on(self, was_complete: bool) -> Outcome:
         views = self.chunk_views()
@@ -313,15 +312,9 @@ class Review:
             self.index = self.golden_ids.index(golden_id)
             self.golden = self.session.golden(golden_id)
         self.reload()
-        old, new = undone.undone, undone.restored
-        if (old is None) != (new is None):
-            self._count_decided(golden_id, +1 if new is not None else -1)
+        new = undone.restored
         judge = self.verdicts.get(undone.chunk_id)
-        if judge is not None:
-            if old is not None:
-                self.overall = self.overall - Confusion.of([(old, judge.verdict)])
-            if new is not None:
-                self.overall = self.overall + Confusion.of([(new, judge.verdict)])
+        self._recount(golden_id, undone.undone, new, None if judge is None else judge.verdict)
         rank = next(c.rank for c in self.golden.chunks if c.id == undone.chunk_id)
         self.select(rank - 1)
         state = "pending" if new is None else ("useful" if new else "noise")

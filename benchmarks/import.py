@@ -19,6 +19,7 @@ from generate import generate
 BUDGET_SECONDS = 60.0
 BUDGET_MB = 500.0
 
+
 def main() -> None:
     """Generate, import in a child process, and print the figures beside the budget."""
     parser = argparse.ArgumentParser(description=__doc__)

@@ -77,3 +77,10 @@ def test_annotate_refuses_an_unknown_or_ambiguous_judge(tmp_path: Path) -> None:
     assert code == 2 and "several judges (a, b); choose one with --judge NAME" in err
     code, _, err = run("annotate", str(tmp_path / "missing.db"))
     assert code == 2 and "There is no session file" in err
+
+
+def test_annotate_on_a_bad_goldens_file_leaves_no_session_behind(tmp_path: Path) -> None:
+    bad = write_lines(tmp_path / "goldens.jsonl", [golden(), golden(id="x", user_input=...)])
+    code, _, err = run("annotate", str(bad))
+    assert code == 2 and "line 2, field 'user_input'" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["goldens.jsonl"]

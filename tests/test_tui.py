@@ -118,6 +118,11 @@ async def test_undo_walks_back_across_goldens(session: Session, db: Path) -> Non
         assert len(on_disk(db)) == 5 and app.review.golden.id == "fd-premature-withdrawal"
         await pilot.press("backspace")  # back into the previous golden
         assert app.review.golden.id == "savings-min-balance" and app.review.cursor == 4
+        await pilot.press("f")  # decide again differently, then check the running totals
+        fresh = Review(session, "alice", "sample-judge")
+        assert (app.review.overall, app.review.chunks_decided, app.review.goldens_complete) == (
+            fresh.overall, fresh.chunks_decided, fresh.goldens_complete)
+        await pilot.press("u")
         assert ("savings-min-balance", 5) not in on_disk(db)
         await pilot.press("u", "u", "u", "u")
         assert on_disk(db) == {}
