@@ -29,10 +29,17 @@ class GoldenComparison:
     def of(cls, golden: Golden, verdicts: dict[int, StoredVerdict],
            labels: dict[int, Label]) -> GoldenComparison:
         """Build from a golden and the judge's verdicts and person's labels on its chunks."""
-        judge = tuple(v.verdict if (v := verdicts.get(c.id)) else None for c in golden.chunks)
-        found = [labels.get(c.id) for c in golden.chunks]
+        return cls.of_chunks(golden.id, [c.id for c in golden.chunks], verdicts, labels)
+
+    @classmethod
+    def of_chunks(cls, golden_id: str, chunk_ids: Sequence[int],
+                  verdicts: dict[int, StoredVerdict], labels: dict[int, Label]
+                  ) -> GoldenComparison:
+        """Build from a golden's chunk ids (in rank order), verdicts and labels."""
+        judge = tuple(v.verdict if (v := verdicts.get(c)) else None for c in chunk_ids)
+        found = [labels.get(c) for c in chunk_ids]
         return cls(
-            golden.id, judge,
+            golden_id, judge,
             tuple(label.verdict if label else None for label in found),
             tuple(label.blind_verdict if label else None for label in found),
             any(label is not None and label.note for label in found),
@@ -77,10 +84,11 @@ class GoldenComparison:
 
 
 def compare_session(session: Session, judge: str | None, annotator: str) -> list[GoldenComparison]:
-    """Every golden of the session compared, in import order (three queries in all)."""
+    """Every golden of the session compared, in import order (three queries, no chunk text)."""
     verdicts = session.verdicts(judge) if judge else {}
     labels = session.labels(annotator)
-    return [GoldenComparison.of(g, verdicts, labels) for g in session.goldens()]
+    return [GoldenComparison.of_chunks(golden_id, chunk_ids, verdicts, labels)
+            for golden_id, chunk_ids in session.chunk_ids().items()]
 
 
 @dataclass(frozen=True, slots=True)

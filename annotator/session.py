@@ -150,6 +150,16 @@ class Session:
         rows = self.db.conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id")
         return dict(rows)
 
+    def chunk_ids(self) -> dict[str, list[int]]:
+        """Golden id -> its chunk ids in rank order, for every golden, in import order (no text)."""
+        out: dict[str, list[int]] = {}
+        rows = self.db.conn.execute(
+            "SELECT c.golden_id, c.id FROM goldens g JOIN chunks c ON c.golden_id = g.id "
+            "ORDER BY g.position, c.rank")
+        for golden_id, chunk_id in rows:
+            out.setdefault(golden_id, []).append(chunk_id)
+        return out
+
     def golden(self, golden_id: str) -> Golden:
         """One golden with its ranked chunks."""
         goldens = self.goldens([golden_id])

@@ -6,6 +6,7 @@
   shows the new count);
 - keypress-to-committed over 500 decisions through Textual's Pilot (the label and its event
   committed to the session file), median and p99;
+- the queue screen on every golden: time to its first rows, and until every row is loaded;
 - the CLI's peak memory.
 Run: python benchmarks/tui.py [--goldens N] [--decisions N]
 """
@@ -31,11 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from generate import generate
+from textual.widgets import DataTable
 
 from annotator.formats import read_goldens
 from annotator.review import Review
 from annotator.session import Session
 from annotator.tui.app import AnnotatorApp
+from annotator.tui.screens.queue import QueueScreen
 
 BUDGET_FIRST_SCREEN_S = 1.5
 BUDGET_MEDIAN_MS = 20.0
@@ -95,8 +98,9 @@ def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], float]:
     return first, to_screen, term.quit()
 
 
-async def to_committed(db: Path, decisions: int) -> list[float]:
-    """Milliseconds from each keypress (through Pilot) to its decision committed."""
+async def to_committed(db: Path, decisions: int) -> tuple[list[float], float, float]:
+    """Milliseconds from each keypress (through Pilot) to its decision committed; then the
+    seconds until the queue screen shows its first rows, and until it holds every golden."""
     committed_at: list[float] = []
     with Session(db) as session:
         decide = session.decide
@@ -114,8 +118,20 @@ async def to_committed(db: Path, decisions: int) -> list[float]:
                 start = time.perf_counter()
                 await pilot.press("f" if i % 4 == 0 else "a")
                 out.append((committed_at[-1] - start) * 1000)
+            # The action itself, not pilot.press: Pilot would wait for the whole fill.
+            start = time.perf_counter()
+            app.screen.run_worker(app.screen.run_action("queue"))
+            while not isinstance(app.screen, QueueScreen) or not app.screen.is_mounted:
+                await asyncio.sleep(0.001)
+            table = app.screen.query_one(DataTable)
+            while table.row_count == 0:
+                await asyncio.sleep(0.001)
+            first_rows = time.perf_counter() - start
+            while table.row_count < len(app.review.golden_ids):
+                await asyncio.sleep(0.005)
+            all_rows = time.perf_counter() - start
         assert len(committed_at) == decisions
-    return out
+    return out, first_rows, all_rows
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -137,7 +153,7 @@ def main() -> None:
         with Session(db) as session:
             session.import_goldens(read_goldens(source), path=str(source))
         first, to_screen, cli_mb = in_a_terminal(db, args.decisions)
-        to_commit = asyncio.run(to_committed(db, args.decisions))
+        to_commit, queue_first, queue_all = asyncio.run(to_committed(db, args.decisions))
     median, p99 = statistics.median(to_commit), percentile(to_commit, 99)
 
     def verdict(ok: bool) -> str:
@@ -153,6 +169,8 @@ def main() -> None:
           f"{verdict(p99 < BUDGET_P99_MS)}")
     print(f"  keypress -> on screen   median {statistics.median(to_screen):6.1f} ms   "
           f"p99 {percentile(to_screen, 99):6.1f} ms   (real terminal, no budget)")
+    print(f"  queue screen, {args.goldens:,} goldens: first rows on screen {queue_first:.2f} s, "
+          f"every row loaded {queue_all:.2f} s (it answers keys meanwhile)")
     print(f"  peak memory (the CLI)   {cli_mb:6.0f} MB")
 
 

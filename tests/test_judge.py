@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import math
 import os
 import signal
@@ -41,10 +42,11 @@ def make_session(tmp_path: Path, chunks: int = 24) -> Session:
 
 
 def run(session: Session, server: FakeOpenAI, name: str = "test-judge",
-        sent: list[float] | None = None, rpm: float | None = None, period: float = 60.0,
-        **options: float) -> RunStats:
+        sent: list[float] | None = None, rpm: float | None = None, tpm: float | None = None,
+        period: float = 60.0, against: str = "reference", **options: float) -> RunStats:
     """Judge the session against the server; ``sent`` collects when each request goes out."""
-    settings = JudgeSettings(model="fake-model", prompt=builtin(), base_url=server.base_url)
+    settings = JudgeSettings(model="fake-model", prompt=builtin(against),  # type: ignore[arg-type]
+                             base_url=server.base_url)
     opts = RunOptions(**{"backoff_base": 0.01, "timeout": 5.0, **options})  # type: ignore[arg-type]
 
     async def record(request: object) -> None:
@@ -52,7 +54,7 @@ def run(session: Session, server: FakeOpenAI, name: str = "test-judge",
             sent.append(time.monotonic())
 
     async def judge() -> RunStats:
-        async with make_client(server.base_url, "sk-test", concurrency=16, rpm=rpm,
+        async with make_client(server.base_url, "sk-test", concurrency=16, rpm=rpm, tpm=tpm,
                                period=period, extra_hooks=[record]) as client:
             return await run_judge(session, name, settings, client, opts, RunStats())
 
@@ -152,6 +154,39 @@ def test_the_rate_limiter_never_exceeds_its_rate(tmp_path: Path) -> None:
         assert arrived[-1] - arrived[0] >= 1.4
 
 
+def test_the_token_limiter_spaces_requests_by_their_estimated_tokens(tmp_path: Path) -> None:
+    from annotator.judge.client import estimate_tokens
+
+    session = make_session(tmp_path, chunks=12)
+    sent: list[float] = []
+    with FakeOpenAI() as server:
+        # Each request is ~200 prompt-text tokens + 512 max_tokens: about 3 fit in 2,200.
+        stats = run(session, server, sent=sent, concurrency=12, tpm=2200, period=0.4)
+        assert stats.judged == 12
+        costs = [estimate_tokens(json.dumps(body).encode()) for _, body, _ in server.requests]
+    assert all(600 < cost < 750 for cost in costs)
+    per_window = int(2200 // min(costs))
+    sent.sort()
+    for i, start in enumerate(sent):
+        assert sum(1 for t in sent[i:] if t < start + 0.4 - 0.005) <= per_window
+    assert sent[-1] - sent[0] >= 0.4 * (12 / per_window - 1) - 0.01
+
+
+def test_against_the_response(tmp_path: Path) -> None:
+    rows = [{"id": "with", "user_input": "Q?", "reference": "R.", "response": "The response.",
+             "retrieved_contexts": ["a useful chunk", "noise"]},
+            {"id": "without", "user_input": "Q2?", "reference": "R2.",
+             "retrieved_contexts": ["x", "y", "z"]}]
+    path = write_lines(tmp_path / "g.jsonl", rows)
+    with Session(tmp_path / "s.db") as session, FakeOpenAI() as server:
+        session.import_goldens(read_goldens(path), path=str(path))
+        stats = run(session, server, against="response")
+        assert (stats.judged, stats.no_answer) == (2, 3)
+        user = server.requests[0][1]["messages"][1]["content"]
+        assert "Response:\nThe response." in user and "R." not in user
+        assert session.judges()[0].prompt_id == "builtin-response"
+
+
 @pytest.mark.parametrize(("limit", "units"), [(10, 1.0), (100, 7.0)])
 def test_limiter_grants_never_exceed_the_limit_in_any_window(limit: int, units: float) -> None:
     from annotator.judge.limiter import RateLimiter
@@ -213,11 +248,12 @@ def test_the_cli_judges_and_never_stores_the_key(tmp_path: Path) -> None:
                                     env=cli_env(server))
         assert result.exit_code == 1, result.output  # one chunk left for the next run
         assert "79 chunks judged" in result.stdout and "1 chunks left for the next run" in result.stdout
-        assert "$" in result.stdout
+        assert "$" in result.stdout and "SECRET-123" not in result.output
         auth = {headers.get("authorization") for _, _, headers in server.requests}
         assert auth == {"Bearer sk-test-SECRET-123"}  # the key was sent...
         result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
         assert result.exit_code == 0 and "1 chunks judged" in result.stdout
+        assert "SECRET-123" not in result.output
     for path in tmp_path.iterdir():  # ...and is nowhere on disk, not even in the WAL
         assert b"SECRET-123" not in path.read_bytes(), path
     with Session(db) as session:

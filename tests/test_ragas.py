@@ -1,6 +1,6 @@
 """The ragas prompt: the same requests as RAGAS's own ContextPrecision, and the same verdicts.
 
-Needs the ragas extra (pip install -e '.[test,ragas]', as the README's test command does).
+Needs the ragas extra, which the test extra includes (pip install -e '.[test]').
 """
 
 from __future__ import annotations

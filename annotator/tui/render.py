@@ -176,6 +176,7 @@ def summary(review: Review) -> Text:
     here = ChunkAgreement.of(golden.confusion())
     overall = ChunkAgreement.of(review.overall)
     text.append(f"golden   {_agree(here)}\n")
+    text.append(f"         kappa {here.cohen_kappa.format(2)}\n", style="dim")
     text.append(f"overall  {_agree(overall)}\n")
     text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
     return text

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -39,6 +40,7 @@ class QueueScreen(Screen[str | None]):
         super().__init__()
         self.review = review
         self.comparisons: list[GoldenComparison] = []
+        self.positions: dict[str, int] = {}
         self.current = "all"
 
     def compose(self) -> ComposeResult:
@@ -49,38 +51,57 @@ class QueueScreen(Screen[str | None]):
     def on_mount(self) -> None:
         review = self.review
         self.comparisons = compare_session(review.session, review.judge, review.annotator)
+        self.positions = {c.golden_id: i for i, c in enumerate(self.comparisons, 1)}
         table = self.query_one(DataTable)
         table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",
                           "disagree", "note")
         self.action_filter("all")
 
+    FIRST_ROWS = 300
+    """Rows shown at once; the rest are added in batches so the screen answers immediately."""
+    BATCH = 1000
+
     def action_filter(self, name: str) -> None:
         """Show the goldens that pass a filter."""
         self.current = name
+        rows = [c for c in self.comparisons if FILTERS[name](c)]
         table = self.query_one(DataTable)
         table.clear()
-        keep = FILTERS[name]
-        shown = 0
-        current_row = 0
-        for position, c in enumerate(self.comparisons, 1):
-            if not keep(c):
-                continue
-            cp_h, cp_j = c.cp_human(), c.cp_judge()
-            diff = "-" if cp_h is None or cp_j is None else f"{cp_j - cp_h:+.4f}"
-            # Text(...) cells: a golden id like "list[int]" must not be read as markup.
-            table.add_row(str(position), Text(c.golden_id), render.queue_state(c),
-                          f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j),
-                          diff, str(c.disagreements), "yes" if c.has_note else "",
-                          key=c.golden_id)
-            if c.golden_id == self.review.golden.id:
-                current_row = shown
-            shown += 1
-        if shown:
-            table.move_cursor(row=current_row)
-        self.query_one("#queue-title", Static).update(Text.assemble(
-            ("Queue", "bold underline"), f"  {name}: {shown} of {len(self.comparisons)} goldens"
-            "   (1 all, 2 pending, 3 disagreements, 4 commented; enter jumps)"))
+        self._add(rows[: self.FIRST_ROWS])
+        self._fill(name, rows)
         table.focus()
+
+    @work(exclusive=True, group="queue-fill")
+    async def _fill(self, name: str, rows: list[GoldenComparison]) -> None:
+        """Add the rows past the first ones in batches, yielding to keys in between."""
+        table = self.query_one(DataTable)
+        for start in range(self.FIRST_ROWS, len(rows), self.BATCH):
+            self._title(name, start, len(rows))
+            await asyncio.sleep(0)
+            self._add(rows[start:start + self.BATCH])
+        self._title(name, len(rows), len(rows))
+        current = next((i for i, c in enumerate(rows) if c.golden_id == self.review.golden.id), 0)
+        if rows:
+            table.move_cursor(row=current)
+
+    def _add(self, rows: list[GoldenComparison]) -> None:
+        table = self.query_one(DataTable)
+        for c in rows:
+            table.add_row(*self._row(c), key=c.golden_id)
+
+    def _row(self, c: GoldenComparison) -> list[object]:
+        cp_h, cp_j = c.cp_human(), c.cp_judge()
+        diff = "-" if cp_h is None or cp_j is None else f"{cp_j - cp_h:+.4f}"
+        # Text(...) cells: a golden id like "list[int]" must not be read as markup.
+        return [str(self.positions[c.golden_id]), Text(c.golden_id), render.queue_state(c),
+                f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j), diff,
+                str(c.disagreements), "yes" if c.has_note else ""]
+
+    def _title(self, name: str, loaded: int, shown: int) -> None:
+        loading = f"  (loading {loaded:,} of {shown:,})" if loaded < shown else ""
+        self.query_one("#queue-title", Static).update(Text.assemble(
+            ("Queue", "bold underline"), f"  {name}: {shown:,} of {len(self.comparisons):,} "
+            f"goldens{loading}   (1 all, 2 pending, 3 disagreements, 4 commented; enter jumps)"))
 
     @on(DataTable.RowSelected)
     def jump(self, event: DataTable.RowSelected) -> None:
