@@ -93,8 +93,15 @@ class Review:
         # Running totals for the header, kept by _count_decided rather than recounted per key.
         self.chunks_decided = sum(self.decided_counts.values())
         self.goldens_complete = sum(1 for g in self.golden_ids if self.is_complete(g))
-        self.overall = self._overall_confusion()
+        # Chunk id -> the judge's verdict in force and the person's verdict, session-wide: the
+        # overall confusion follows from them, and is kept up to date one change at a time.
         self._latest_verdict = session.latest_verdict_id()
+        self._judge_verdicts = ({c: v.verdict for c, v in session.verdicts(judge).items()}
+                                if judge else {})
+        self._human = {c: label.verdict for c, label in session.labels(annotator).items()
+                       if label.verdict is not None}
+        self.overall = Confusion.of((h, j) for c, h in self._human.items()
+                                    if (j := self._judge_verdicts.get(c)) is not None)
         self.index = 0
         self.cursor = 0
         self._selected_at = time.monotonic()
@@ -104,15 +111,6 @@ class Review:
         self.open(self._start_index())
 
     # -- loading ----------------------------------------------------------------------------------
-
-    def _overall_confusion(self) -> Confusion:
-        if self.judge is None:
-            return Confusion()
-        verdicts = self.session.verdicts(self.judge)
-        labels = self.session.labels(self.annotator)
-        return Confusion.of((label.verdict, verdicts[chunk_id].verdict)
-                            for chunk_id, label in labels.items()
-                            if label.verdict is not None and chunk_id in verdicts)
 
     def _start_index(self) -> int:
         """Where the person stopped: the golden of their last decision if unfinished, else the
@@ -141,10 +139,22 @@ class Review:
         latest = self.session.latest_verdict_id()
         if latest == self._latest_verdict:
             return False
+        if self.judge is not None:
+            for chunk_id, verdict in self.session.verdicts_after(self.judge, self._latest_verdict):
+                self._set_judge_verdict(chunk_id, verdict)
         self._latest_verdict = latest
         self.reload()
-        self.overall = self._overall_confusion()
         return True
+
+    def _set_judge_verdict(self, chunk_id: int, verdict: int) -> None:
+        """A new judge verdict on a chunk: move the overall confusion with it."""
+        human = self._human.get(chunk_id)
+        if human is not None:
+            old = self._judge_verdicts.get(chunk_id)
+            if old is not None:
+                self.overall = self.overall - Confusion.of([(human, old)])
+            self.overall = self.overall + Confusion.of([(human, verdict)])
+        self._judge_verdicts[chunk_id] = verdict
 
     def reload(self) -> None:
         """Read the current golden's verdicts and labels again (a judge may be running)."""
@@ -260,7 +270,7 @@ class Review:
             shown_verdict=None if blind_answer else judge_verdict,
             blind_verdict=verdict if blind_answer else None, decision_ms=round(elapsed_ms, 1),
         )
-        self._recount(self.golden.id, view.decision, label.verdict, judge_verdict)
+        self._recount(self.golden.id, view.chunk.id, view.decision, label.verdict)
         self.labels[view.chunk.id] = label
         if blind_answer:
             # Stay: the person sees the judge's verdict now and may still change theirs.
@@ -273,16 +283,20 @@ class Review:
                                  "or change it with a, f, 1 or 0.")
         return self._move_on(was_complete)
 
-    def _recount(self, golden_id: str, old: int | None, new: int | None,
-                 judge_verdict: int | None) -> None:
-        """Move the running totals from one verdict on a chunk to another (None: undecided)."""
+    def _recount(self, golden_id: str, chunk_id: int, old: int | None, new: int | None) -> None:
+        """Move the running totals from one verdict of the person's to another (None: none)."""
         if (old is None) != (new is None):
             self._count_decided(golden_id, +1 if new is not None else -1)
-        if judge_verdict is not None:
+        judge = self._judge_verdicts.get(chunk_id)
+        if judge is not None:
             if old is not None:
-                self.overall = self.overall - Confusion.of([(old, judge_verdict)])
+                self.overall = self.overall - Confusion.of([(old, judge)])
             if new is not None:
-                self.overall = self.overall + Confusion.of([(new, judge_verdict)])
+                self.overall = self.overall + Confusion.of([(new, judge)])
+        if new is None:
+            self._human.pop(chunk_id, None)
+        else:
+            self._human[chunk_id] = new
 
     def _move_on(self, was_complete: bool) -> Outcome:
         views = self.chunk_views()
@@ -313,8 +327,7 @@ class Review:
             self.golden = self.session.golden(golden_id)
         self.reload()
         new = undone.restored
-        judge = self.verdicts.get(undone.chunk_id)
-        self._recount(golden_id, undone.undone, new, None if judge is None else judge.verdict)
+        self._recount(golden_id, undone.chunk_id, undone.undone, new)
         rank = next(c.rank for c in self.golden.chunks if c.id == undone.chunk_id)
         self.select(rank - 1)
         state = "pending" if new is None else ("useful" if new else "noise")

@@ -360,8 +360,12 @@ async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_p
             async with app.run_test(size=SIZE) as pilot:
                 cards = list(app.screen.query(ChunkCard))
                 assert sum("no verdict yet" in str(c.content) for c in cards) == 4
+                await pilot.press("right_square_bracket", "1", "0")  # decided before judged
                 subprocess.run(judge, env=env, cwd=ROOT, check=True, capture_output=True)
                 await pilot.pause(1.5)  # one poll interval and a redraw
+                fresh = Review(s, "alice", "m-builtin")
+                assert app.review.overall == fresh.overall and app.review.overall.n == 2
+                await pilot.press("left_square_bracket")
                 assert not any("no verdict yet" in str(c.content) for c in cards)
                 summary = str(app.screen.query_one("#summary", Static).content)
                 assert "hidden or not judged" not in summary
