@@ -195,14 +195,12 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
 
 def _choose_judge(session: Session, judge: str | None) -> str | None:
+    """The judge asked for (Review checks it exists), the only one, or the one the person picks."""
     from annotator.errors import SessionError
 
-    names = [j.name for j in session.judges()]
     if judge is not None:
-        if judge not in names:
-            raise SessionError(f"The session has no judge named '{judge}'; its judges are: "
-                               f"{', '.join(names) or 'none'}.")
         return judge
+    names = [j.name for j in session.judges()]
     if len(names) <= 1:
         return names[0] if names else None
     if not sys.stdin.isatty():

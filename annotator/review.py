@@ -72,9 +72,10 @@ class Review:
                  blind_rate: float = 0.0, pass_mark: float = 0.7) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
-        if judge is not None and judge not in {j.name for j in session.judges()}:
-            names = ", ".join(j.name for j in session.judges()) or "none"
-            raise SessionError(f"The session has no judge named '{judge}' (judges: {names}).")
+        names = [j.name for j in session.judges()]
+        if judge is not None and judge not in names:
+            raise SessionError(f"The session has no judge named '{judge}'; its judges are: "
+                               f"{', '.join(names) or 'none'}.")
         if not 0.0 <= blind_rate <= 1.0:
             raise SessionError("--blind-rate must be between 0 and 1, e.g. 0.15.")
         self.session = session
@@ -175,16 +176,14 @@ class Review:
         """The chunk under the cursor."""
         return self.chunk_views()[self.cursor]
 
-    def comparison(self, *, reveal: bool = False) -> GoldenComparison:
-        """The current golden, judge versus person.
+    def comparison(self) -> GoldenComparison:
+        """The current golden, judge versus person, as the screen may show it.
 
-        Verdicts on blind chunks not yet answered are left out (as if not judged) unless
-        ``reveal``: precision@k and CP under the judge would otherwise give them away.
+        Verdicts on blind chunks not yet answered are left out (as if not judged): precision@k
+        and CP under the judge would otherwise give them away.
         """
-        verdicts = self.verdicts
-        if not reveal:
-            hidden = {v.chunk.id for v in self.chunk_views() if v.hidden}
-            verdicts = {c: v for c, v in verdicts.items() if c not in hidden}
+        hidden = {v.chunk.id for v in self.chunk_views() if v.hidden}
+        verdicts = {c: v for c, v in self.verdicts.items() if c not in hidden}
         return GoldenComparison.of(self.golden, verdicts, self.labels)
 
     def is_complete(self, golden_id: str) -> bool:
