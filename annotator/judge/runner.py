@@ -82,25 +82,26 @@ async def run_judge(
     stats: RunStats,
     *,
     on_progress: Callable[[RunStats], None] | None = None,
-    on_verdict: Callable[[int], None] | None = None,
     secret: str | None = None,
 ) -> RunStats:
     """Judge every chunk not yet judged by this request; store each call as it ends."""
     session.define_judge(judge_definition(name, settings))
     done = session.judged_requests(name)
-    work: list[tuple[int, list[dict[str, str]], str]] = []
+    # The work holds references to the texts, not rendered prompts: those are rebuilt when a
+    # chunk's turn comes, so a large session costs no second copy of every chunk in memory.
+    work: list[tuple[int, str, str, str, str]] = []
     for golden in session.goldens():
         answer = golden.reference if settings.prompt.against == "reference" else golden.response
         if answer is None:
             stats.no_answer += len(golden.chunks)
             continue
         for chunk in golden.chunks:
-            messages = settings.prompt.messages(golden.user_input, answer, chunk.text)
-            sha = request_sha256(settings, messages)
+            sha = request_sha256(settings, settings.prompt.messages(golden.user_input, answer,
+                                                                    chunk.text))
             if sha in done.get(chunk.id, ()):
                 stats.skipped += 1
             else:
-                work.append((chunk.id, messages, sha))
+                work.append((chunk.id, golden.user_input, answer, chunk.text, sha))
     if options.limit is not None:
         work = work[: options.limit]
     stats.total = len(work)
@@ -108,11 +109,13 @@ async def run_judge(
         raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
                            "use --against " + ("response" if settings.prompt.against ==
                                                "reference" else "reference") + ".")
-    queue: asyncio.Queue[tuple[int, list[dict[str, str]], str]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, str, str, str, str]] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
+    del work
 
-    async def judge_one(chunk_id: int, messages: list[dict[str, str]], sha: str) -> None:
+    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str) -> None:
+        messages = settings.prompt.messages(question, answer, text)
         for attempt in range(options.max_retries + 1):
             result = await settings.prompt.ask(client, settings, messages, options.timeout)
             _store(session, name, chunk_id, sha, result, secret)
@@ -120,8 +123,6 @@ async def run_judge(
             stats.tokens_out += result.tokens_out or 0
             if result.verdict is not None:
                 stats.judged += 1
-                if on_verdict is not None:
-                    on_verdict(chunk_id)
                 return
             stats.errors += 1
             if on_progress is not None:
@@ -143,7 +144,7 @@ async def run_judge(
             if on_progress is not None:
                 on_progress(stats)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(options.concurrency, len(work))))))
+    await asyncio.gather(*(worker() for _ in range(max(1, min(options.concurrency, stats.total)))))
     return stats
 
 
