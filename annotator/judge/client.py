@@ -132,13 +132,13 @@ async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
         completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion,
                                        options={"timeout": timeout})
     except openai.APITimeoutError:
-        return CallResult(error=f"timed out after {timeout:g} s", latency_ms=_ms(start))
+        return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
     except openai.APIConnectionError as error:
         return CallResult(error=f"connection failed: {error.__class__.__name__}",
-                          latency_ms=_ms(start))
+                          latency_ms=elapsed_ms(start))
     except openai.APIStatusError as error:
-        return status_error(error, settings, _ms(start))
-    latency = _ms(start)
+        return status_error(error, settings, elapsed_ms(start))
+    latency = elapsed_ms(start)
     usage = completion.usage
     result = CallResult(latency_ms=latency,
                         tokens_in=usage.prompt_tokens if usage else None,
@@ -237,5 +237,6 @@ def _short(error: openai.APIStatusError) -> str:
     return str(error.message)[:300]
 
 
-def _ms(start: float) -> float:
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since a perf_counter reading, to 0.1 ms."""
     return round((time.perf_counter() - start) * 1000, 1)

@@ -75,7 +75,7 @@ class RagasPrompt:
     async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
                   messages: list[dict[str, str]], timeout: float) -> CallResult:
         """One chunk through RAGAS's own LLM wrapper; the verdict checked, the reason kept."""
-        from annotator.judge.client import CallResult, status_error
+        from annotator.judge.client import CallResult, elapsed_ms, status_error
 
         llm = self._llms.get(id(client))
         if llm is None:
@@ -87,22 +87,19 @@ class RagasPrompt:
             reply = await asyncio.wait_for(
                 llm.agenerate(messages[0]["content"], self._util.ContextPrecisionOutput), timeout)
         except TimeoutError:
-            return CallResult(error=f"timed out after {timeout:g} s", latency_ms=_ms(start))
+            return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
         except openai.APIStatusError as error:
-            return status_error(error, settings, _ms(start))
+            return status_error(error, settings, elapsed_ms(start))
         except openai.APIConnectionError as error:
             return CallResult(error=f"connection failed: {error.__class__.__name__}",
-                              latency_ms=_ms(start))
+                              latency_ms=elapsed_ms(start))
         except Exception as error:  # instructor's retry/validation errors, among others
             return CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
-                              latency_ms=_ms(start))
+                              latency_ms=elapsed_ms(start))
         raw = reply.model_dump_json()
         if type(reply.verdict) is not int or reply.verdict not in (0, 1):
             return CallResult(error=f"the verdict is {reply.verdict}, not 0 or 1", raw_reply=raw,
-                              latency_ms=_ms(start))
+                              latency_ms=elapsed_ms(start))
         return CallResult(verdict=reply.verdict, reason=reply.reason, raw_reply=raw,
-                          latency_ms=_ms(start))
+                          latency_ms=elapsed_ms(start))
 
-
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 1)

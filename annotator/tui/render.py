@@ -145,9 +145,8 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     return text
 
 
-def summary(review: Review) -> Text:
+def summary(review: Review, golden: GoldenComparison) -> Text:
     """CP under both label sets, the difference, pass/fail, agreement so far."""
-    golden = review.comparison()
     cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
     mark = review.pass_mark
     text = Text()

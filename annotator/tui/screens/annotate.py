@@ -74,7 +74,7 @@ class AnnotateScreen(Screen[None]):
             card.remove()
         if new_golden:
             container.scroll_home(animate=False)
-        self.query_one("#summary", Static).update(render.summary(review))
+        self.query_one("#summary", Static).update(render.summary(review, comparison))
         self.call_after_refresh(self._select_card)
 
     def _select_card(self) -> None:
