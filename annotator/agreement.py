@@ -8,8 +8,14 @@ class only, nothing decided, ...), never a silent 0 or 1. Formulas follow
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Counts = Any
+"""A count or a numpy array of counts (one per bootstrap replicate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +24,8 @@ class Stat:
 
     value: float | None
     reason: str | None = None
+    interval: tuple[float, float] | None = None
+    """A 95% interval, where one was computed."""
 
     @classmethod
     def undefined(cls, reason: str) -> Stat:
@@ -29,6 +37,10 @@ class Stat:
         if self.value is None:
             return f"undefined ({self.reason})"
         return f"{self.value:.{digits}f}"
+
+    def with_interval(self, interval: tuple[float, float] | None) -> Stat:
+        """The same value with a 95% interval beside it."""
+        return Stat(self.value, self.reason, interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +70,11 @@ class Confusion:
                          self.tn - other.tn)
 
     @property
+    def counts(self) -> tuple[int, int, int, int]:
+        """(tp, fp, fn, tn), the argument order of the ``*_values`` formulas."""
+        return self.tp, self.fp, self.fn, self.tn
+
+    @property
     def n(self) -> int:
         """Number of chunks with both a human and a judge verdict."""
         return self.tp + self.fp + self.fn + self.tn
@@ -68,88 +85,129 @@ class Confusion:
         return self.tp + self.tn
 
 
+NOTHING_DECIDED = "no chunk decided by both"
+
+
 def _single_class(c: Confusion) -> str | None:
     """Why a chance-corrected coefficient is undefined here, or None when it is defined."""
     if c.n == 0:
-        return "no chunk decided by both"
+        return NOTHING_DECIDED
     if c.tp + c.fp + c.fn == 0:
         return "single class: every chunk is noise for both"
     if c.fp + c.fn + c.tn == 0:
         return "single class: every chunk is relevant for both"
     return None
 
+# The formulas below take counts as numbers or as numpy arrays of bootstrap replicates, so the
+# point estimate and every replicate come from the same expression. Undefined gives nan; the
+# Stat wrappers turn that into None with a reason.
+
+
+def ratio(num: Counts, den: Counts) -> Counts:
+    """num / den, nan where den is 0 (numbers or arrays)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.asarray(den) == 0, np.nan, np.asarray(num, dtype=float) / den)
+
+
+def _one_class(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    return (np.asarray(tp + fp + fn) == 0) | (np.asarray(fp + fn + tn) == 0)
+
+
+def percent_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Percent agreement from counts (nan when there are none)."""
+    return ratio(tp + tn, tp + fp + fn + tn)
+
+
+def kappa_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Cohen's kappa from counts (nan for a single class)."""
+    n = tp + fp + fn + tn
+    p_judge, p_human, observed = ratio(tp + fp, n), ratio(tp + fn, n), ratio(tp + tn, n)
+    expected = p_judge * p_human + (1 - p_judge) * (1 - p_human)
+    value = ratio(observed - expected, 1 - expected)
+    return np.where(_one_class(tp, fp, fn, tn), np.nan, value)
+
+
+def ac1_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Gwet's AC1 from counts: chance agreement 2*pi*(1-pi) from the pooled prevalence."""
+    n = tp + fp + fn + tn
+    pooled = ratio(2 * tp + fp + fn, 2 * n)
+    expected = 2 * pooled * (1 - pooled)
+    # Unlike kappa, AC1 is defined for a single class: chance agreement is 0, AC1 is p_o.
+    return ratio(ratio(tp + tn, n) - expected, 1 - expected)
+
+
+def alpha_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Krippendorff's alpha (nominal, two raters, nothing missing) from counts."""
+    n_values = 2 * (tp + fp + fn + tn)
+    ones = 2 * tp + fp + fn
+    value = 1 - (n_values - 1) * ratio(fp + fn, (n_values - ones) * ones)
+    return np.where(_one_class(tp, fp, fn, tn), np.nan, value)
+
+
+def precision_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """The judge's precision (human = truth) from counts."""
+    return ratio(tp, tp + fp)
+
+
+def recall_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """The judge's recall (human = truth) from counts."""
+    return ratio(tp, tp + fn)
+
+
+def f1_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """The judge's F1 (human = truth) from counts."""
+    return ratio(2 * tp, 2 * tp + fp + fn)
+
+
+def _stat(value: Counts, reason: str | None) -> Stat:
+    if reason is not None:
+        return Stat.undefined(reason)
+    number = float(value)
+    return Stat.undefined("undefined for these counts") if math.isnan(number) else Stat(number)
+
 
 def percent_agreement(c: Confusion) -> Stat:
     """Share of chunks on which the judge and the person agree."""
-    if c.n == 0:
-        return Stat.undefined("no chunk decided by both")
-    return Stat(c.agreements / c.n)
-
-
-def _chance_corrected(c: Confusion, expected: float) -> Stat:
-    if (reason := _single_class(c)) is not None:
-        return Stat.undefined(reason)
-    observed = c.agreements / c.n
-    if math.isclose(expected, 1.0):
-        return Stat.undefined("chance agreement is 1")
-    return Stat((observed - expected) / (1 - expected))
+    return _stat(percent_values(*c.counts), NOTHING_DECIDED if c.n == 0 else None)
 
 
 def cohen_kappa(c: Confusion) -> Stat:
     """Cohen's kappa: agreement corrected by each rater's own marginals."""
-    if c.n == 0:
-        return Stat.undefined("no chunk decided by both")
-    p_judge = (c.tp + c.fp) / c.n
-    p_human = (c.tp + c.fn) / c.n
-    return _chance_corrected(c, p_judge * p_human + (1 - p_judge) * (1 - p_human))
+    return _stat(kappa_values(*c.counts), _single_class(c))
 
 
 def gwet_ac1(c: Confusion) -> Stat:
-    """Gwet's AC1: chance agreement 2*pi*(1-pi) from the pooled prevalence; stable when skewed."""
-    if c.n == 0:
-        return Stat.undefined("no chunk decided by both")
-    pooled = ((c.tp + c.fp) + (c.tp + c.fn)) / (2 * c.n)
-    expected = 2 * pooled * (1 - pooled)
-    observed = c.agreements / c.n
-    # Unlike kappa, AC1 is defined for a single class: chance agreement is 0, AC1 is p_o.
-    return Stat((observed - expected) / (1 - expected))
+    """Gwet's AC1: chance agreement from the pooled prevalence; stable when prevalence is skewed."""
+    return _stat(ac1_values(*c.counts), NOTHING_DECIDED if c.n == 0 else None)
 
 
 def krippendorff_alpha(c: Confusion) -> Stat:
     """Krippendorff's alpha (nominal) for two raters with no missing values."""
-    if (reason := _single_class(c)) is not None:
-        return Stat.undefined(reason)
-    n_values = 2 * c.n
-    ones = 2 * c.tp + c.fp + c.fn
-    zeros = n_values - ones
-    return Stat(1 - (n_values - 1) * (c.fp + c.fn) / (zeros * ones))
+    return _stat(alpha_values(*c.counts), _single_class(c))
 
 
 def precision(c: Confusion) -> Stat:
     """Share of the judge's 'useful' verdicts that the person also calls useful."""
-    if c.tp + c.fp == 0:
-        return Stat.undefined("the judge called no chunk useful")
-    return Stat(c.tp / (c.tp + c.fp))
+    return _stat(precision_values(*c.counts),
+                 "the judge called no chunk useful" if c.tp + c.fp == 0 else None)
 
 
 def recall(c: Confusion) -> Stat:
     """Share of the person's useful chunks that the judge also calls useful."""
-    if c.tp + c.fn == 0:
-        return Stat.undefined("the person called no chunk useful")
-    return Stat(c.tp / (c.tp + c.fn))
+    return _stat(recall_values(*c.counts),
+                 "the person called no chunk useful" if c.tp + c.fn == 0 else None)
 
 
 def f1(c: Confusion) -> Stat:
     """Harmonic mean of the judge's precision and recall."""
-    if 2 * c.tp + c.fp + c.fn == 0:
-        return Stat.undefined("no chunk is useful for either")
-    return Stat(2 * c.tp / (2 * c.tp + c.fp + c.fn))
+    return _stat(f1_values(*c.counts),
+                 "no chunk is useful for either" if 2 * c.tp + c.fp + c.fn == 0 else None)
 
 
 def prevalence(c: Confusion) -> tuple[Stat, Stat]:
     """Share of chunks called useful by the person, and by the judge."""
     if c.n == 0:
-        undefined = Stat.undefined("no chunk decided by both")
+        undefined = Stat.undefined(NOTHING_DECIDED)
         return undefined, undefined
     return Stat((c.tp + c.fn) / c.n), Stat((c.tp + c.fp) / c.n)
 
@@ -208,3 +266,49 @@ class ChunkAgreement:
         return cls(c, percent_agreement(c), cohen_kappa(c), gwet_ac1(c), krippendorff_alpha(c),
                    precision(c), recall(c), f1(c), human, judge, direction(c),
                    kappa_paradox_note(c))
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
+    """The Wilson score interval for a proportion (95% by default); None when n is 0."""
+    if n == 0:
+        return None
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    scale = 1 + z * z / n
+    return (centre - spread) / scale, (centre + spread) / scale
+
+
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    """Is the judge looser or stricter than the person beyond chance? (discordant chunks only)."""
+
+    looser: int
+    """Chunks the judge calls useful and the person noise (fp)."""
+    stricter: int
+    """Chunks the judge calls noise and the person useful (fn)."""
+    exact_p: Stat
+    """Exact McNemar p, treating chunks as independent (an iid reference only)."""
+    cluster_statistic: Stat
+    """Durkalski's cluster-adjusted chi-square (1 df), goldens as clusters."""
+    cluster_p: Stat
+
+    @classmethod
+    def of(cls, looser: Sequence[int], stricter: Sequence[int]) -> McNemar:
+        """From per-golden counts of looser (fp) and stricter (fn) chunks."""
+        from scipy import stats
+
+        b, c = np.asarray(looser, dtype=float), np.asarray(stricter, dtype=float)
+        total_b, total_c = int(b.sum()), int(c.sum())
+        if total_b + total_c == 0:
+            none = Stat.undefined("the judge and the person never disagree")
+            return cls(0, 0, none, none, none)
+        exact = min(1.0, 2 * float(stats.binom.cdf(min(total_b, total_c), total_b + total_c, 0.5)))
+        d = b - c
+        spread = float((d * d).sum())
+        if spread == 0:
+            even = Stat.undefined("every golden has as many looser as stricter chunks")
+            return cls(total_b, total_c, Stat(exact), even, even)
+        statistic = float(d.sum()) ** 2 / spread
+        return cls(total_b, total_c, Stat(exact), Stat(statistic),
+                   Stat(float(stats.chi2.sf(statistic, 1))))

@@ -119,15 +119,9 @@ def export_command(session_path: str, fmt: str, output: str | None) -> None:
     writer = write_csv if fmt == "csv" else write_jsonl
     with _open(session_path) as session:
         records = session.export_records()
-        if output is None:
-            writer(records, sys.stdout)
-            return
-        tmp = Path(output + ".partial")
-        # newline="" keeps the bytes the same on every platform.
-        with tmp.open("w", encoding="utf-8", newline="") as out:
-            count = writer(records, out)
-        tmp.replace(output)
-    click.echo(f"Wrote {count} goldens to {output}.", err=True)
+        count = _write_output(output, lambda out: writer(records, out))
+    if output is not None:
+        click.echo(f"Wrote {count} goldens to {output}.", err=True)
 
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
@@ -318,6 +312,118 @@ def _api_key(base_url: str | None) -> str:
                              "environment and never stored), or point --base-url at a local "
                              "server that needs none.")
     return LOCAL_KEY
+
+
+REPORT_FORMATS = ("table", "json", "markdown", "html", "csv")
+
+
+@cli.command("report")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")
+@click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
+@click.option("--all-annotators", is_flag=True,
+              help="Pool every annotator's labels (each person-golden pair counts; goldens are "
+              "still the unit the bootstrap resamples).")
+@click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
+              show_default=True, help="table: for the terminal; json: every number; markdown: for "
+              "a pull request; html: one offline file with charts; csv: one row per chunk.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write here instead of standard output.")
+@click.option("--pass-mark", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="The context precision a golden must reach.")
+@click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
+              help="Bootstrap resamples over goldens for the 95% intervals (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the bootstrap: the same seed gives the same intervals.")
+@click.option("--group-by", help="The metadata key naming each golden's system "
+              "(default: retriever, when the goldens carry it).")
+@click.option("--worst", type=click.IntRange(0), default=10, show_default=True,
+              help="How many of the goldens with the largest CP difference to list.")
+def report_command(session_path: str, judge: str | None, annotator: str | None,
+                   all_annotators: bool, fmt: str, output: str | None, pass_mark: float,
+                   resamples: int, seed: int, group_by: str | None, worst: int) -> None:
+    """Report how the judge agrees with people, chunk by chunk and golden by golden.
+
+    Human labels are the truth and "relevant" is the positive class. Intervals come from a
+    bootstrap over goldens (never over chunks), seeded and reproducible. An undefined number
+    (kappa on one class, a correlation of constant values) is shown as undefined with its
+    reason, never as 0 or 1.
+
+    \b
+    Examples:
+      annotator report review.db
+      annotator report review.db --format html --output report.html
+      annotator report review.db --all-annotators --format json --group-by retriever
+    """
+    from annotator.errors import AnnotatorError
+    from annotator.progress import counter
+
+    if annotator and all_annotators:
+        raise click.UsageError("Give either --annotator NAME or --all-annotators, not both.")
+    with _open(session_path) as session:
+        names = [annotator] if annotator else session.annotators()
+        if not annotator and not all_annotators and len(names) > 1:
+            raise AnnotatorError(f"The session has several annotators ({', '.join(names)}); "
+                                 "choose one with --annotator NAME, or pool them with "
+                                 "--all-annotators.")
+        if fmt == "csv":
+            from annotator.formats import write_chunk_csv
+            from annotator.report.build import choose_judge
+
+            chosen = choose_judge(session, judge)
+            _write_output(output, lambda out: write_chunk_csv(session.export_records(), out,
+                                                              chosen, names))
+            return
+        from annotator.report.build import build_report
+
+        with counter("Bootstrap over goldens", unit="resamples", total=resamples) as advance:
+            report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
+                                  resamples=resamples, seed=seed, group_by=group_by, worst=worst,
+                                  progress=advance)
+    if fmt == "table":
+        from rich.console import Console
+
+        from annotator.report.render import rich_report
+
+        if output is None:
+            Console().print(rich_report(report))
+            return
+        _write_output(output, lambda out: Console(file=out, width=120, no_color=True,
+                                                  force_terminal=False).print(rich_report(report)))
+        return
+    render = _text_renderer(fmt)
+    _write_output(output, lambda out: out.write(render(report)))
+    if output is not None:
+        click.echo(f"Wrote the {fmt} report to {output}.", err=True)
+
+
+def _text_renderer(fmt: str) -> Callable[[Any], str]:
+    """The function turning a report into JSON, Markdown or HTML text."""
+    if fmt == "json":
+        import json
+
+        from annotator.report.serialize import report_dict
+
+        return lambda report: json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        from annotator.report.render import markdown_report
+
+        return markdown_report
+    from annotator.report.html import html_report
+
+    return html_report
+
+
+def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
+    """Write to standard output, or to a file in one step (a stopped run leaves the old file)."""
+    if output is None:
+        return write(sys.stdout)
+    tmp = Path(output + ".partial")
+    # newline="" keeps the bytes the same on every platform.
+    with tmp.open("w", encoding="utf-8", newline="") as out:
+        result = write(out)
+    tmp.replace(output)
+    return result
 
 
 @cli.command("info")

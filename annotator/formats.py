@@ -10,7 +10,7 @@ import ast
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeGuard
 
@@ -504,3 +504,35 @@ def write_csv(records: Iterable[GoldenRecord], out: IO[str]) -> int:
         })
         count += 1
     return count
+
+
+def write_chunk_csv(records: Iterable[GoldenRecord], out: IO[str], judge: str,
+                    annotators: Sequence[str]) -> int:
+    """Write one row per chunk: golden, rank, text, the judge's verdict and reason, and each
+    annotator's label and note; return how many rows."""
+    columns = ["golden_id", "rank", "question", "chunk", "judge", "judge_verdict", "judge_reason",
+               "judge_p_relevant"]
+    for name in annotators:
+        columns += [f"label:{name}", f"note:{name}"]
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    rows = 0
+    for record in records:
+        verdicts = record.judge_verdicts.get(judge, [])
+        for k, text in enumerate(record.retrieved_contexts):
+            verdict = verdicts[k] if k < len(verdicts) else None
+            row: list[object] = [
+                record.id, k + 1, record.user_input, text, judge,
+                "" if verdict is None else verdict.verdict,
+                "" if verdict is None or verdict.reason is None else verdict.reason,
+                "" if verdict is None or verdict.p_relevant is None else verdict.p_relevant,
+            ]
+            for name in annotators:
+                labels = record.human_labels.get(name, [])
+                notes = record.human_notes.get(name, [])
+                label = labels[k] if k < len(labels) else None
+                note = notes[k] if k < len(notes) else None
+                row += ["" if label is None else label, note or ""]
+            writer.writerow(row)
+            rows += 1
+    return rows

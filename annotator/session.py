@@ -160,6 +160,14 @@ class Session:
             out.setdefault(golden_id, []).append(chunk_id)
         return out
 
+    def metadata_values(self, key: str) -> dict[str, Any]:
+        """Golden id -> its metadata value under ``key`` (goldens without one are left out)."""
+        path = '$."' + key.replace('"', '""') + '"'
+        rows = self.db.conn.execute(
+            "SELECT id, json_extract(metadata, ?) AS value FROM goldens "
+            "WHERE json_type(metadata, ?) IS NOT NULL ORDER BY position", [path, path])
+        return dict(rows)
+
     def golden(self, golden_id: str) -> Golden:
         """One golden with its ranked chunks."""
         goldens = self.goldens([golden_id])

@@ -1,0 +1,1 @@
+"""The agreement report: judge versus people, chunk by chunk and golden by golden."""

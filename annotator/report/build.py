@@ -1,0 +1,467 @@
+"""Build the agreement report from a session file: one judge against one or more annotators.
+
+Everything is computed from the session in a few queries, then as per-golden sums, so the
+cluster bootstrap (goldens resampled, never chunks) costs a few matrix products.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from itertools import combinations
+
+import numpy as np
+
+from annotator import calibration, cp_agreement
+from annotator.agreement import (
+    NOTHING_DECIDED,
+    ChunkAgreement,
+    Confusion,
+    McNemar,
+    Stat,
+    ac1_values,
+    alpha_values,
+    cohen_kappa,
+    direction,
+    f1,
+    f1_values,
+    gwet_ac1,
+    kappa_paradox_note,
+    kappa_values,
+    krippendorff_alpha,
+    percent_agreement,
+    percent_values,
+    precision,
+    precision_values,
+    prevalence,
+    ratio,
+    recall,
+    recall_values,
+    wilson_interval,
+)
+from annotator.bootstrap import ClusterSums, Sums, percentile_interval
+from annotator.compare import BlindSummary, GoldenComparison
+from annotator.errors import SessionError
+from annotator.metrics import CONVENTION_RAGAS, passes
+from annotator.models import Label, StoredVerdict
+from annotator.report.headline import headline
+from annotator.report.model import (
+    AnnotatorCoverage,
+    AnnotatorRow,
+    BlindRow,
+    ChunkSection,
+    ConfidenceSection,
+    Coverage,
+    GoldenRow,
+    GoldenSection,
+    PeopleSection,
+    RankRow,
+    Report,
+    SystemPair,
+    SystemRow,
+    SystemSection,
+    WorstGolden,
+)
+from annotator.session import Session
+
+DEFAULT_GROUP_BY = "retriever"
+FAST_ACCEPT_MS = 1500.0
+"""An accept faster than this is too quick to have read the chunk."""
+RUBBER_STAMP_RUN = 20
+"""This many fast accepts in a row earns a rubber-stamping warning."""
+NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
+
+
+def choose_judge(session: Session, judge: str | None) -> str:
+    """The judge asked for (which must exist), or the only one; else a sentence saying what to do."""
+    names = [j.name for j in session.judges()]
+    if judge is not None:
+        if judge not in names:
+            known = ", ".join(names) if names else "none yet"
+            raise SessionError(f"The session has no judge named '{judge}' (judges: {known}).")
+        return judge
+    if not names:
+        raise SessionError("The session has no judge verdicts yet: run 'annotator judge' or "
+                           "import goldens with judge_verdicts first.")
+    if len(names) > 1:
+        raise SessionError(f"The session has several judges ({', '.join(names)}); choose one "
+                           "with --judge NAME.")
+    return names[0]
+
+
+def _pair_values(s: Sums) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return s["tp"], s["fp"], s["fn"], s["tn"]
+
+
+def _chunk_formula(formula: Callable[..., np.ndarray]) -> Callable[[Sums], np.ndarray]:
+    return lambda s: formula(*_pair_values(s))
+
+
+class _Estimates:
+    """Point estimates with percentile intervals from one shared set of bootstrap replicates."""
+
+    def __init__(self, sums: ClusterSums, resamples: int, seed: int | None,
+                 progress: Callable[[int], None] | None) -> None:
+        self.totals = sums.totals()
+        self.replicates = (sums.resample(resamples, seed, progress)
+                           if resamples and sums.clusters else None)
+        self.dropped: dict[str, int] = {}
+
+    def attach(self, key: str, point: Stat, formula: Callable[[Sums], np.ndarray]) -> Stat:
+        """The point estimate with its bootstrap interval (unchanged when undefined)."""
+        if point.value is None or self.replicates is None:
+            return point
+        interval = percentile_interval(formula(self.replicates))
+        if interval is None:
+            self.dropped[key] = len(next(iter(self.replicates.values())))
+            return point
+        if interval.dropped:
+            self.dropped[key] = interval.dropped
+        return point.with_interval((interval.low, interval.high))
+
+    def stat(self, key: str, formula: Callable[[Sums], np.ndarray], reason: str | None = None
+             ) -> Stat:
+        """A statistic of the sums: undefined with ``reason``, else estimated with its interval."""
+        if reason is not None:
+            return Stat.undefined(reason)
+        value = float(formula(self.totals))
+        if math.isnan(value):
+            return Stat.undefined("undefined for these data")
+        return self.attach(key, Stat(value), formula)
+
+
+def build_report(
+    session: Session,
+    *,
+    judge: str | None = None,
+    annotators: Sequence[str] | None = None,
+    pass_mark: float = 0.7,
+    resamples: int = 2000,
+    seed: int | None = 0,
+    group_by: str | None = None,
+    worst: int = 10,
+    progress: Callable[[int], None] | None = None,
+) -> Report:
+    """The agreement report for one judge against the given annotators (default: everyone)."""
+    judge = choose_judge(session, judge)
+    names = list(annotators) if annotators else session.annotators()
+    verdicts = session.verdicts(judge)
+    chunk_ids = session.chunk_ids()
+    golden_ids = list(chunk_ids)
+    index = {golden_id: i for i, golden_id in enumerate(golden_ids)}
+    labels = {name: session.labels(name) for name in names}
+    comparisons = [(name, GoldenComparison.of_chunks(golden_id, ids, verdicts, labels[name]))
+                   for name in names for golden_id, ids in chunk_ids.items()]
+
+    sums = ClusterSums(len(golden_ids))
+    pairs = _ChunkPairs.of(comparisons, chunk_ids, index, verdicts)
+    for name, mask in (("tp", (pairs.human == 1) & (pairs.judge == 1)),
+                       ("fp", (pairs.human == 0) & (pairs.judge == 1)),
+                       ("fn", (pairs.human == 1) & (pairs.judge == 0)),
+                       ("tn", (pairs.human == 0) & (pairs.judge == 0))):
+        sums.add(name, pairs.cluster[mask])
+    rows = _golden_rows(comparisons, pass_mark)
+    _add_golden_columns(sums, rows, index)
+    systems_key = group_by or DEFAULT_GROUP_BY
+    system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
+    if system_of:
+        for row in rows:
+            name = system_of[row.golden_id]
+            cluster = np.array([index[row.golden_id]])
+            sums.add(f"sys_n:{name}", cluster)
+            sums.add(f"sys_h:{name}", cluster, row.human)
+            sums.add(f"sys_j:{name}", cluster, row.judge)
+    has_p = ~np.isnan(pairs.p)
+    if has_p.any():
+        calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
+                                pairs.human[has_p].astype(float))
+
+    estimates = _Estimates(sums, resamples, seed, progress)
+    chunks = _chunk_section(estimates, pairs, sums)
+    goldens = _golden_section(session, estimates, rows, worst)
+    systems = _system_section(estimates, systems_key, rows, system_of) if system_of else None
+    report = Report(
+        session=str(session.path),
+        judge=judge,
+        annotators=names,
+        pass_mark=pass_mark,
+        resamples=resamples,
+        seed=seed,
+        convention=CONVENTION_RAGAS,
+        coverage=_coverage(session, chunk_ids, verdicts, labels, chunks.confusion.n, len(rows)),
+        chunks=chunks,
+        goldens=goldens,
+        systems=systems,
+        people=_people(comparisons, labels),
+        confidence=_confidence(estimates, pairs) if has_p.any() else None,
+        headline=[],
+        dropped_replicates=estimates.dropped,
+    )
+    report.headline.extend(headline(report))
+    return report
+
+
+class _ChunkPairs:
+    """Every chunk decided by both, as parallel arrays."""
+
+    def __init__(self, cluster: list[int], rank: list[int], human: list[int], judge: list[int],
+                 p: list[float]) -> None:
+        self.cluster = np.asarray(cluster, dtype=np.int64)
+        self.rank = np.asarray(rank, dtype=np.int64)
+        self.human = np.asarray(human, dtype=np.int64)
+        self.judge = np.asarray(judge, dtype=np.int64)
+        self.p = np.asarray(p, dtype=float)
+
+    @classmethod
+    def of(cls, comparisons: list[tuple[str, GoldenComparison]], chunk_ids: dict[str, list[int]],
+           index: dict[str, int], verdicts: dict[int, StoredVerdict]) -> _ChunkPairs:
+        """Collect the (human, judge) pairs of every comparison."""
+        cluster: list[int] = []
+        rank: list[int] = []
+        human: list[int] = []
+        judge: list[int] = []
+        p: list[float] = []
+        for _, c in comparisons:
+            i = index[c.golden_id]
+            for k, (h, j, chunk_id) in enumerate(zip(c.human, c.judge, chunk_ids[c.golden_id],
+                                                     strict=True), 1):
+                if h is None or j is None:
+                    continue
+                cluster.append(i)
+                rank.append(k)
+                human.append(h)
+                judge.append(j)
+                prob = verdicts[chunk_id].p_relevant
+                p.append(math.nan if prob is None else prob)
+        return cls(cluster, rank, human, judge, p)
+
+
+def _golden_rows(comparisons: list[tuple[str, GoldenComparison]], pass_mark: float
+                 ) -> list[GoldenRow]:
+    rows = []
+    for name, c in comparisons:
+        cp_h, cp_j = c.cp_human(), c.cp_judge()
+        if cp_h is None or cp_j is None:
+            continue
+        rows.append(GoldenRow(c.golden_id, name, cp_h, cp_j, tuple(v for v in c.human if v is not None),
+                              tuple(v for v in c.judge if v is not None), passes(cp_h, pass_mark),
+                              passes(cp_j, pass_mark)))
+    return rows
+
+
+def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[str, int]) -> None:
+    cluster = np.asarray([index[r.golden_id] for r in rows], dtype=np.int64)
+    h = np.asarray([r.human for r in rows], dtype=float)
+    j = np.asarray([r.judge for r in rows], dtype=float)
+    ph = np.asarray([r.passes_human for r in rows], dtype=float)
+    pj = np.asarray([r.passes_judge for r in rows], dtype=float)
+    d = j - h
+    for name, values in (("n", 1.0), ("h", h), ("j", j), ("hh", h * h), ("jj", j * j),
+                         ("hj", h * j), ("ad", np.abs(d)), ("dd", d * d),
+                         ("big", (np.abs(d) > cp_agreement.BIG_DIFFERENCE).astype(float)),
+                         ("pass_h", ph), ("pass_j", pj), ("change", (ph != pj).astype(float))):
+        sums.add(name, cluster, values)
+
+
+def _chunk_section(est: _Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
+    c = Confusion(*(int(est.totals[k]) for k in ("tp", "fp", "fn", "tn")))
+    human, judge = prevalence(c)
+    stats = {
+        "percent": est.attach("percent", percent_agreement(c), _chunk_formula(percent_values)),
+        "cohen_kappa": est.attach("cohen_kappa", cohen_kappa(c), _chunk_formula(kappa_values)),
+        "gwet_ac1": est.attach("gwet_ac1", gwet_ac1(c), _chunk_formula(ac1_values)),
+        "krippendorff_alpha": est.attach("krippendorff_alpha", krippendorff_alpha(c),
+                                         _chunk_formula(alpha_values)),
+        "precision": est.attach("precision", precision(c), _chunk_formula(precision_values)),
+        "recall": est.attach("recall", recall(c), _chunk_formula(recall_values)),
+        "f1": est.attach("f1", f1(c), _chunk_formula(f1_values)),
+        "prevalence_human": est.attach("prevalence_human", human,
+                                       lambda s: ratio(s["tp"] + s["fn"], _n(s))),
+        "prevalence_judge": est.attach("prevalence_judge", judge,
+                                       lambda s: ratio(s["tp"] + s["fp"], _n(s))),
+    }
+    by_rank = []
+    for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
+        at = pairs.rank == k
+        rc = Confusion.of(zip(pairs.human[at].tolist(), pairs.judge[at].tolist(), strict=True))
+        if rc.n:
+            by_rank.append(RankRow(k, rc, {"percent": percent_agreement(rc),
+                                           "cohen_kappa": cohen_kappa(rc),
+                                           "gwet_ac1": gwet_ac1(rc)}))
+    looser = sums.columns.get("fp", np.zeros(0))
+    stricter = sums.columns.get("fn", np.zeros(0))
+    return ChunkSection(c, stats, wilson_interval(c.agreements, c.n), direction(c),
+                        McNemar.of(looser.astype(int).tolist(), stricter.astype(int).tolist()),
+                        kappa_paradox_note(c), by_rank)
+
+
+def _n(s: Sums) -> np.ndarray:
+    return s["tp"] + s["fp"] + s["fn"] + s["tn"]
+
+
+def _golden_section(session: Session, est: _Estimates, rows: list[GoldenRow], worst: int
+                    ) -> GoldenSection:
+    none = NO_COMPLETE_GOLDEN if not rows else None
+    human = [r.human for r in rows]
+    judge = [r.judge for r in rows]
+    constant = cp_agreement.constant_reason(human, judge)
+    low, high = cp_agreement.bland_altman([r.difference for r in rows])
+    spearman, kendall = cp_agreement.rank_correlations(human, judge)
+    stats = {
+        "mean_human": est.stat("mean_human", cp_agreement.mean_human, none),
+        "mean_judge": est.stat("mean_judge", cp_agreement.mean_judge, none),
+        "bias": est.stat("bias", cp_agreement.bias, none),
+        "mae": est.stat("mae", cp_agreement.mae, none),
+        "rmse": est.stat("rmse", cp_agreement.rmse, none),
+        "limits_low": low,
+        "limits_high": high,
+        "pearson": est.stat("pearson", cp_agreement.pearson, constant),
+        "spearman": spearman,
+        "kendall": kendall,
+        "ccc": est.stat("ccc", cp_agreement.ccc, none or _ccc_reason(human, judge)),
+        "share_big_difference": est.stat("share_big_difference", cp_agreement.share_big, none),
+        "pass_rate_human": est.stat("pass_rate_human", cp_agreement.pass_rate_human, none),
+        "pass_rate_judge": est.stat("pass_rate_judge", cp_agreement.pass_rate_judge, none),
+    }
+    ranked = sorted((r for r in rows if abs(r.difference) > 1e-9),
+                    key=lambda r: (-abs(r.difference), r.golden_id, r.annotator))[:worst]
+    questions = {g.id: g.user_input for g in session.goldens(sorted({r.golden_id for r in ranked}))}
+    no_relevant = {
+        "both": sum(1 for r in rows if not any(r.human_verdicts) and not any(r.judge_verdicts)),
+        "human_only": sum(1 for r in rows if not any(r.human_verdicts) and any(r.judge_verdicts)),
+        "judge_only": sum(1 for r in rows if any(r.human_verdicts) and not any(r.judge_verdicts)),
+    }
+    return GoldenSection(len(rows), stats, rows,
+                         [r for r in rows if r.passes_human != r.passes_judge],
+                         [WorstGolden(r, questions[r.golden_id]) for r in ranked], no_relevant)
+
+
+def _ccc_reason(human: list[float], judge: list[float]) -> str | None:
+    if len(human) < 2:
+        return "needs at least two goldens"
+    if np.ptp(human + judge) <= cp_agreement.SAME_CP:
+        return "CP is the same on every golden under both label sets"
+    return None
+
+
+def _systems(session: Session, key: str, rows: list[GoldenRow], *, explicit: bool
+             ) -> dict[str, str]:
+    """Golden id -> system name, when the compared goldens span at least two systems."""
+    values = session.metadata_values(key)
+    if explicit and not values:
+        raise SessionError(f"No golden in the session has metadata '{key}'; choose a key the "
+                           "goldens carry with --group-by.")
+    system_of = {golden_id: str(value) for golden_id, value in values.items()}
+    if len({system_of[r.golden_id] for r in rows if r.golden_id in system_of}) < 2:
+        return {}
+    return {r.golden_id: system_of.get(r.golden_id, "(none)") for r in rows}
+
+
+def _system_section(est: _Estimates, key: str, rows: list[GoldenRow], system_of: dict[str, str]
+                    ) -> SystemSection:
+    from scipy import stats as scipy_stats
+
+    names = sorted({system_of[r.golden_id] for r in rows})
+
+    def mean(name: str, side: str) -> Callable[[Sums], np.ndarray]:
+        return lambda s: ratio(s[f"sys_{side}:{name}"], s[f"sys_n:{name}"])
+
+    means = {name: (est.stat(f"mean_human:{name}", mean(name, "h")),
+                    est.stat(f"mean_judge:{name}", mean(name, "j"))) for name in names}
+    order_h = sorted(names, key=lambda n: -(means[n][0].value or 0.0))
+    order_j = sorted(names, key=lambda n: -(means[n][1].value or 0.0))
+    systems = [SystemRow(name, int(est.totals[f"sys_n:{name}"]), means[name][0], means[name][1],
+                         order_h.index(name) + 1, order_j.index(name) + 1) for name in order_h]
+    pairs = []
+    for a, b in combinations(order_h, 2):
+        def diff(side: str, a: str = a, b: str = b) -> Callable[[Sums], np.ndarray]:
+            return lambda s: mean(a, side)(s) - mean(b, side)(s)
+
+        pairs.append(SystemPair(a, b, est.stat(f"difference_human:{a}-{b}", diff("h")),
+                                est.stat(f"difference_judge:{a}-{b}", diff("j"))))
+    human = [means[n][0].value or 0.0 for n in names]
+    judge = [means[n][1].value or 0.0 for n in names]
+    reason = cp_agreement.constant_reason(human, judge)
+    kendall = (Stat.undefined(reason.replace("golden", "system")) if reason else
+               Stat(float(scipy_stats.kendalltau(human, judge).statistic)))
+    return SystemSection(key, systems, kendall, pairs)
+
+
+def _coverage(session: Session, chunk_ids: dict[str, list[int]], verdicts: dict[int, StoredVerdict],
+              labels: dict[str, dict[int, Label]], compared_chunks: int, compared_goldens: int
+              ) -> Coverage:
+    people = []
+    for name, by_chunk in labels.items():
+        decided = {c for c, label in by_chunk.items() if label.verdict is not None}
+        people.append(AnnotatorCoverage(name, len(decided), sum(
+            1 for ids in chunk_ids.values() if all(c in decided for c in ids))))
+    return Coverage(
+        goldens=len(chunk_ids),
+        chunks=sum(len(ids) for ids in chunk_ids.values()),
+        chunks_judged=len(verdicts),
+        goldens_judged=sum(1 for ids in chunk_ids.values() if all(c in verdicts for c in ids)),
+        annotators=people,
+        compared_chunks=compared_chunks,
+        compared_goldens=compared_goldens,
+    )
+
+
+def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, dict[int, Label]]
+            ) -> PeopleSection:
+    rows = []
+    for name, by_chunk in labels.items():
+        decided = sorted((label for label in by_chunk.values() if label.verdict is not None),
+                         key=lambda label: (label.updated_at, label.chunk_id))
+        shown = [label for label in decided
+                 if label.shown_verdict is not None and label.blind_verdict is None
+                 and label.action in ("accept", "flip", "set")]
+        accepted = sum(label.verdict == label.shown_verdict for label in shown)
+        times = [label.decision_ms for label in decided if label.decision_ms is not None]
+        run = longest = 0
+        for label in decided:
+            fast = label.decision_ms is not None and label.decision_ms < FAST_ACCEPT_MS
+            run = run + 1 if label.action == "accept" and fast else 0
+            longest = max(longest, run)
+        mine = [c for who, c in comparisons if who == name]
+        agreement = sum((c.confusion() for c in mine), Confusion())
+        warning = (f"{longest} accepts in a row, each under {FAST_ACCEPT_MS / 1000:g} s: check "
+                   "these were read, not rubber-stamped." if longest >= RUBBER_STAMP_RUN else None)
+        rows.append(AnnotatorRow(
+            name, len(decided), len(shown),
+            {"acceptance_rate": Stat(accepted / len(shown)) if shown else Stat.undefined(
+                "no decision was made with the judge's verdict shown"),
+             "median_decision_ms": Stat(statistics.median(times)) if times else Stat.undefined(
+                 "no decision was timed (imported labels)"),
+             "percent": percent_agreement(agreement),
+             "cohen_kappa": cohen_kappa(agreement)},
+            longest, warning))
+    blind = BlindSummary.of([c for _, c in comparisons])
+    blind_row = None
+    if blind.blind_chunks:
+        def pick(a: ChunkAgreement) -> dict[str, Stat]:
+            return {"percent": a.percent, "cohen_kappa": a.cohen_kappa}
+
+        blind_row = BlindRow(blind.blind_chunks, blind.prefilled_chunks, pick(blind.blind_agreement),
+                             pick(blind.prefilled_agreement), blind.disagreed_blind,
+                             blind.switched_to_judge, blind.switch_rate)
+    return PeopleSection(rows, blind_row)
+
+
+def _confidence(est: _Estimates, pairs: _ChunkPairs) -> ConfidenceSection:
+    has_p = ~np.isnan(pairs.p)
+    p, y = pairs.p[has_p], pairs.human[has_p]
+    auroc = calibration.auroc(p, y)
+    stats = {
+        "brier": est.stat("brier", calibration.brier),
+        "log_loss": est.stat("log_loss", calibration.log_loss),
+        "ece_class1": est.stat("ece_class1", calibration.ece_class1),
+        "ece_top_label": est.stat("ece_top_label", calibration.ece_top_label),
+        "auroc": Stat(auroc) if auroc is not None else Stat.undefined(
+            "the human labels on these chunks are all one class"),
+    }
+    return ConfidenceSection(int(has_p.sum()), stats, dict(calibration.ECE_CONVENTIONS),
+                             calibration.reliability(est.totals))
+
+
+__all__ = ["NOTHING_DECIDED", "build_report", "choose_judge"]

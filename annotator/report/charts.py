@@ -1,0 +1,138 @@
+"""The report's charts, drawn with matplotlib as standalone SVG documents.
+
+No pyplot (no global figure state, no GUI backend); text is drawn as paths, so an SVG needs
+no font, and mathtext is off, so a '$' in a golden id is only a dollar sign.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from matplotlib import rc_context
+from matplotlib.figure import Figure
+
+from annotator.calibration import ReliabilityBin
+from annotator.metrics import precision_at_k
+from annotator.report.model import GoldenRow, RankRow
+
+HUMAN = "#2f6db5"
+JUDGE = "#d9822b"
+RASTERIZE_ABOVE = 2000
+"""Scatter plots with more points than this embed the points as an image, keeping files small."""
+STYLE: Any = {"text.parse_math": False, "svg.hashsalt": "cp-annotator", "svg.fonttype": "path",
+         "font.size": 9, "axes.spines.top": False, "axes.spines.right": False}
+
+
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[Figure]:
+    with rc_context(STYLE), warnings.catch_warnings():
+        # Glyphs DejaVu Sans lacks (emoji, some scripts) are drawn as boxes, not warned about.
+        warnings.simplefilter("ignore", UserWarning)
+        yield Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(fig: Figure) -> str:
+    with rc_context(STYLE), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
+def cp_scatter(rows: list[GoldenRow], pass_mark: float) -> str:
+    """Context precision per golden, human labels (x) against judge labels (y)."""
+    with _figure(5.2, 4.6) as fig:
+        ax = fig.add_subplot()
+        changed = [r for r in rows if r.passes_human != r.passes_judge]
+        same = [r for r in rows if r.passes_human == r.passes_judge]
+        raster = len(rows) > RASTERIZE_ABOVE
+        ax.plot([0, 1], [0, 1], color="#999999", linewidth=1, linestyle="--", label="agreement")
+        ax.axvline(pass_mark, color="#cccccc", linewidth=0.8)
+        ax.axhline(pass_mark, color="#cccccc", linewidth=0.8)
+        ax.scatter([r.human for r in same], [r.judge for r in same], s=18, alpha=0.6,
+                   color=HUMAN, label="same pass/fail", rasterized=raster)
+        ax.scatter([r.human for r in changed], [r.judge for r in changed], s=30, marker="D",
+                   color="#c0392b", label="pass/fail changes", rasterized=raster)
+        ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), xlabel="CP, human labels",
+               ylabel="CP, judge labels", title=f"Context precision per golden (n = {len(rows)})")
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        return _svg(fig)
+
+
+def precision_at_k_bars(rows: list[GoldenRow], limit: int = 6) -> str:
+    """Precision@k per rank under both label sets, one panel per golden (the worst first)."""
+    shown = rows[:limit]
+    columns = min(3, len(shown))
+    lines = -(-len(shown) // columns)
+    with _figure(3.2 * columns, 2.4 * lines) as fig:
+        axes = fig.subplots(lines, columns, squeeze=False)
+        for ax, row in zip(axes.ravel(), shown, strict=False):
+            ranks = list(range(1, len(row.human_verdicts) + 1))
+            width = 0.4
+            ax.bar([k - width / 2 for k in ranks], precision_at_k(row.human_verdicts), width,
+                   color=HUMAN, label="human")
+            ax.bar([k + width / 2 for k in ranks], precision_at_k(row.judge_verdicts), width,
+                   color=JUDGE, label="judge")
+            ax.set(ylim=(0, 1.05), xticks=ranks, xlabel="rank", ylabel="precision@k")
+            title = row.golden_id if len(row.golden_id) <= 28 else row.golden_id[:27] + "…"
+            ax.set_title(f"{title}\nCP {row.human:.2f} vs {row.judge:.2f}", fontsize=8)
+        for ax in axes.ravel()[len(shown):]:
+            ax.set_visible(False)
+        axes.ravel()[0].legend(fontsize=7, frameon=False)
+        return _svg(fig)
+
+
+def confusion_matrix(tp: int, fp: int, fn: int, tn: int) -> str:
+    """The 2x2 table, rows human (truth), columns judge."""
+    with _figure(3.6, 3.2) as fig:
+        ax = fig.add_subplot()
+        cells = [[tn, fp], [fn, tp]]
+        ax.imshow(cells, cmap="Blues", vmin=0, vmax=max(1, tp, fp, fn, tn))
+        top = max(1, tp, fp, fn, tn)
+        for i, line in enumerate(cells):
+            for j, count in enumerate(line):
+                ax.text(j, i, str(count), ha="center", va="center", fontsize=13,
+                        color="white" if count > top / 2 else "black")
+        ax.set(xticks=[0, 1], yticks=[0, 1], xticklabels=["noise", "useful"],
+               yticklabels=["noise", "useful"], xlabel="judge", ylabel="human (truth)",
+               title="Confusion matrix")
+        ax.spines[:].set_visible(False)
+        return _svg(fig)
+
+
+def agreement_by_rank(rows: list[RankRow]) -> str:
+    """Percent agreement and Cohen's kappa at each rank."""
+    with _figure(5.2, 3.0) as fig:
+        ax = fig.add_subplot()
+        ranks = [r.rank for r in rows]
+        for key, label, color in (("percent", "percent agreement", HUMAN),
+                                  ("cohen_kappa", "Cohen's kappa", JUDGE)):
+            points = [(r.rank, v) for r in rows if (v := r.stats[key].value) is not None]
+            ax.plot([k for k, _ in points], [v for _, v in points], marker="o", color=color,
+                    label=label)
+        ax.axhline(0, color="#cccccc", linewidth=0.8)
+        ax.set(xticks=ranks, ylim=(-1.05, 1.05), xlabel="rank", title="Agreement by rank")
+        ax.legend(fontsize=8, frameon=False, loc="lower left")
+        return _svg(fig)
+
+
+def reliability_diagram(bins: list[ReliabilityBin]) -> str:
+    """Mean P(relevant) against the human relevant rate per bin, with chunk counts below."""
+    with _figure(5.2, 4.6) as fig:
+        top, bottom = fig.subplots(2, 1, height_ratios=[3, 1], sharex=True)
+        filled = [b for b in bins if b.chunks and b.mean_p is not None]
+        top.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1,
+                 label="perfect calibration")
+        top.plot([b.mean_p or 0.0 for b in filled], [b.human_rate or 0.0 for b in filled], marker="o",
+                 color=JUDGE, label="judge")
+        top.set(xlim=(0, 1), ylim=(-0.03, 1.03), ylabel="human relevant rate",
+                title="Reliability of P(relevant)")
+        top.legend(fontsize=8, frameon=False, loc="upper left")
+        bottom.bar([(b.low + b.high) / 2 for b in bins], [b.chunks for b in bins],
+                   width=1 / len(bins) * 0.9, color="#888888")
+        bottom.set(xlabel="P(relevant)", ylabel="chunks")
+        return _svg(fig)

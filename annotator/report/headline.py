@@ -1,0 +1,85 @@
+"""The few sentences a person needs to decide whether to trust the judge, from the report."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from annotator.agreement import Stat
+
+if TYPE_CHECKING:
+    from annotator.report.model import Report
+
+
+def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
+    """'0.52 (95% CI 0.31 to 0.70)', or 'undefined (reason)'."""
+    if stat.value is None:
+        return f"undefined ({stat.reason})"
+
+    def show(x: float) -> str:
+        return f"{x:.{max(digits - 2, 0)}%}" if percent else f"{x:.{digits}f}"
+
+    text = show(stat.value)
+    if stat.interval is not None:
+        text += f" (95% CI {show(stat.interval[0])} to {show(stat.interval[1])})"
+    return text
+
+
+def who(report: Report) -> str:
+    """'alice', 'alice and bob', or 'nobody yet'."""
+    if not report.annotators:
+        return "nobody yet"
+    if len(report.annotators) == 1:
+        return report.annotators[0]
+    return ", ".join(report.annotators[:-1]) + " and " + report.annotators[-1]
+
+
+def headline(report: Report) -> list[str]:
+    """The headline sentences, most important first."""
+    c, g = report.chunks, report.goldens
+    people = who(report)
+    if c.confusion.n == 0:
+        return [f"No chunk has both a verdict from judge '{report.judge}' and a label from "
+                f"{people}: annotate some goldens first ('annotator annotate "
+                f"{report.session} --judge {report.judge}')."]
+    lines = [
+        f"Judge '{report.judge}' against {people} on {c.confusion.n} chunks of "
+        f"{report.coverage.goldens} goldens: agreement {interval_text(c.stats['percent'], 2, True)}, "
+        f"Cohen's kappa {interval_text(c.stats['cohen_kappa'])}, Gwet's AC1 "
+        f"{interval_text(c.stats['gwet_ac1'])}.",
+    ]
+    p = c.mcnemar.cluster_p
+    test = (f" (cluster-adjusted McNemar p = {p.value:.3f})" if p.value is not None else "")
+    lines.append(c.direction.rstrip(".") + test + ".")
+    if g.goldens:
+        bias = g.stats["bias"]
+        word = "overstates" if (bias.value or 0) > 0 else "understates"
+        amount = Stat(abs(bias.value or 0), None, None if bias.interval is None else (
+            bias.interval[0], bias.interval[1]))
+        lines.append(
+            f"Over {g.goldens} goldens complete under both label sets, mean context precision is "
+            f"{g.stats['mean_human'].format(4)} under human labels and "
+            f"{g.stats['mean_judge'].format(4)} under the judge's: the judge {word} it by "
+            f"{amount.format(4)}" + (f" (bias 95% CI {bias.interval[0]:+.4f} to "
+                                     f"{bias.interval[1]:+.4f})" if bias.interval else "") + ".")
+        lines.append(
+            f"At pass mark {report.pass_mark:g}, {g.stats['pass_rate_human'].format(2)} of goldens "
+            f"pass under human labels and {g.stats['pass_rate_judge'].format(2)} under the "
+            f"judge's; {len(g.verdict_changes)} golden{'s' if len(g.verdict_changes) != 1 else ''}"
+            " change verdict.")
+    else:
+        lines.append("No golden is complete under both label sets yet, so context precision "
+                     "cannot be compared: finish whole goldens.")
+    if c.note:
+        lines.append(c.note)
+    if report.systems is not None:
+        swapped = report.systems.swapped
+        if swapped:
+            lines.append(f"Ranking {report.systems.key} values: {len(swapped)} pair"
+                         f"{'s' if len(swapped) != 1 else ''} swap between label sets ("
+                         + "; ".join(f"{s.first} vs {s.second}" for s in swapped) + ").")
+        else:
+            lines.append(f"Both label sets rank the {report.systems.key} values the same way.")
+    for row in report.people.annotators:
+        if row.warning:
+            lines.append(f"{row.annotator}: {row.warning}")
+    return lines

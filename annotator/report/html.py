@@ -1,0 +1,105 @@
+"""The report as one self-contained HTML file: tables plus charts, no script, no network.
+
+Charts are matplotlib SVG documents embedded as data: URIs in <img> tags, so each chart is
+isolated (no clashing ids) and the page works offline; a Content-Security-Policy forbids the
+page from loading anything else.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from annotator.report import charts
+from annotator.report.layout import Block, Grid, Paragraphs, layout
+from annotator.report.model import Report
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem;
+       padding: 0 1rem; color: #1d1d1f; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+.headline { background: #f4f6fa; border-left: 4px solid #2f6db5; padding: .6rem 1rem; }
+.headline li { margin: .3rem 0; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { text-align: left; padding: .2rem .8rem .2rem 0; vertical-align: top;
+         border-bottom: 1px solid #eee; overflow-wrap: anywhere; }
+th { border-bottom: 2px solid #ccc; }
+td.undefined { color: #888; }
+p.note { color: #555; font-style: italic; margin: .3rem 0; }
+figure { margin: 1rem 0; } figcaption { color: #555; font-size: .9rem; }
+img.chart { max-width: 100%; height: auto; }
+"""
+
+
+def _chart(chart_id: str, svg: str, caption: str) -> str:
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return (f'<figure id="chart-{chart_id}" class="chart"><img class="chart" alt="{escape(caption)}"'
+            f' src="data:image/svg+xml;base64,{data}"><figcaption>{escape(caption)}</figcaption>'
+            "</figure>")
+
+
+def _block(block: Block) -> str:
+    title = f"<h2>{escape(block.title)}</h2>"
+    if isinstance(block, Paragraphs):
+        css = ' class="headline"' if block.id == "headline" else ""
+        items = "".join(f"<li>{escape(line)}</li>" for line in block.lines)
+        return f'<section id="{block.id}">{title}<ul{css}>{items}</ul></section>'
+    assert isinstance(block, Grid)
+    head = ""
+    if any(block.columns):
+        head = "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in block.columns) + "</tr></thead>"
+    body = "".join(
+        "<tr>" + "".join(
+            f'<td class="undefined">{escape(cell)}</td>' if cell.startswith("undefined")
+            else f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in block.rows)
+    notes = "".join(f'<p class="note">{escape(note)}</p>' for note in block.notes)
+    return f'<section id="{block.id}">{title}<table>{head}<tbody>{body}</tbody></table>{notes}</section>'
+
+
+def _charts(report: Report) -> dict[str, str]:
+    """Block id -> the chart(s) shown after that block."""
+    c, g = report.chunks, report.goldens
+    out: dict[str, str] = {}
+    cf = c.confusion
+    if cf.n:
+        out["chunks"] = _chart("confusion", charts.confusion_matrix(cf.tp, cf.fp, cf.fn, cf.tn),
+                               "Confusion matrix: rows are human labels (the truth), columns "
+                               "the judge's verdicts.")
+    if c.by_rank:
+        out["by_rank"] = _chart("by-rank", charts.agreement_by_rank(c.by_rank),
+                                "Percent agreement and Cohen's kappa at each rank.")
+    if g.per_golden:
+        out["goldens"] = _chart("cp-scatter", charts.cp_scatter(g.per_golden, report.pass_mark),
+                                "Context precision per golden under human labels (x) and judge "
+                                "labels (y); the dashed line is perfect agreement.")
+    if g.worst:
+        out["worst"] = _chart("precision-at-k",
+                              charts.precision_at_k_bars([w.row for w in g.worst]),
+                              "Precision@k at each rank under human and judge labels, for the "
+                              "goldens with the largest difference.")
+    if report.confidence is not None:
+        out["reliability"] = _chart("reliability",
+                                    charts.reliability_diagram(report.confidence.bins),
+                                    "Reliability diagram: mean P(relevant) against the share of "
+                                    "chunks people call relevant, per bin.")
+    return out
+
+
+def html_report(report: Report) -> str:
+    """The whole report as one HTML page."""
+    figures = _charts(report)
+    sections = []
+    for block in layout(report):
+        sections.append(_block(block))
+        if block.id in figures:
+            sections.append(figures[block.id])
+    title = f"cp-annotator report: judge {report.judge}"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{escape(title)}</h1>" + "".join(sections) + "</body></html>\n"
+    )

@@ -1,0 +1,210 @@
+"""The report laid out as titled paragraphs and tables: one layout, rendered by every text format.
+
+The Rich table, Markdown and HTML renderers only turn these blocks into their own markup, so
+all three always say the same thing in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotator.agreement import Stat
+from annotator.calibration import BINS
+from annotator.report.headline import who
+from annotator.report.model import LABELS, GoldenRow, Report
+
+MAX_LISTED = 20
+"""Longer lists (goldens whose verdict changes) show this many rows and a count of the rest."""
+QUESTION_CHARS = 90
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraphs:
+    """A titled group of sentences."""
+
+    id: str
+    title: str
+    lines: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A titled table of text cells."""
+
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+Block = Paragraphs | Grid
+
+
+def value(stat: Stat, digits: int = 4) -> str:
+    """A statistic's value, or 'undefined: reason'."""
+    return f"undefined: {stat.reason}" if stat.value is None else f"{stat.value:.{digits}f}"
+
+
+def interval(stat: Stat, digits: int = 4) -> str:
+    """'low to high', or '' when there is no interval."""
+    if stat.interval is None:
+        return ""
+    return f"{stat.interval[0]:.{digits}f} to {stat.interval[1]:.{digits}f}"
+
+
+def with_interval(stat: Stat, digits: int = 4) -> str:
+    """'value [low, high]' in one cell."""
+    text = value(stat, digits)
+    if stat.interval is not None:
+        text += f" [{stat.interval[0]:.{digits}f}, {stat.interval[1]:.{digits}f}]"
+    return text
+
+
+def _stat_rows(stats: dict[str, Stat], keys: list[str] | None = None) -> list[list[str]]:
+    return [[LABELS.get(k, k), value(stats[k]), interval(stats[k])] for k in keys or list(stats)]
+
+
+def verdict_string(verdicts: tuple[int, ...]) -> str:
+    """'1 0 1 1 0'."""
+    return " ".join(str(v) for v in verdicts)
+
+
+def _changed(row: GoldenRow) -> list[str]:
+    return [row.golden_id, row.annotator, f"{row.human:.4f}", f"{row.judge:.4f}",
+            f"{row.difference:+.4f}", "pass" if row.passes_human else "fail",
+            "pass" if row.passes_judge else "fail"]
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
+
+
+def layout(report: Report) -> list[Block]:
+    """Every block of the report, the headline first."""
+    c, g = report.chunks, report.goldens
+    cov = report.coverage
+    blocks: list[Block] = [Paragraphs("headline", "Headline", report.headline)]
+    compared = [
+        ["session", report.session],
+        ["judge", report.judge],
+        ["annotators", who(report)],
+        ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],
+        ["chunks judged", f"{cov.chunks_judged} ({cov.goldens_judged} goldens fully judged)"],
+        *[[f"decided by {a.annotator}", f"{a.chunks_decided} chunks, {a.goldens_complete} goldens "
+           "complete"] for a in cov.annotators],
+        ["chunks compared", str(cov.compared_chunks)],
+        ["goldens compared (complete under both)", str(cov.compared_goldens)],
+        ["context precision convention", report.convention],
+        ["pass mark", f"{report.pass_mark:g}"],
+        ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
+         f"seed {report.seed}" if report.resamples else "none (--bootstrap 0)"],
+    ]
+    blocks.append(Grid("coverage", "What was compared", ["", ""], compared))
+
+    cf = c.confusion
+    rows = [["confusion (human = truth)", f"tp {cf.tp}  fp {cf.fp}  fn {cf.fn}  tn {cf.tn}", ""]]
+    rows += _stat_rows(c.stats)
+    if c.wilson is not None:
+        rows.append(["percent agreement, Wilson (chunks as independent)", "",
+                     f"{c.wilson[0]:.4f} to {c.wilson[1]:.4f}"])
+    m = c.mcnemar
+    rows += [
+        ["judge looser (fp) / stricter (fn)", f"{m.looser} / {m.stricter}", ""],
+        ["McNemar, cluster-adjusted chi-square", value(m.cluster_statistic), ""],
+        ["McNemar, cluster-adjusted p", value(m.cluster_p), ""],
+        ["McNemar, exact p (chunks as independent)", value(m.exact_p), ""],
+    ]
+    notes = [c.direction] + ([c.note] if c.note else [])
+    blocks.append(Grid("chunks", "Chunks: the judge against human labels",
+                       ["statistic", "value", "95% CI"], rows, notes))
+    blocks.append(Grid(
+        "by_rank", "Agreement by rank", ["rank", "chunks", "tp", "fp", "fn", "tn", "percent",
+                                         "Cohen's kappa", "Gwet's AC1"],
+        [[str(r.rank), str(r.confusion.n), str(r.confusion.tp), str(r.confusion.fp),
+          str(r.confusion.fn), str(r.confusion.tn), value(r.stats["percent"], 3),
+          value(r.stats["cohen_kappa"], 3), value(r.stats["gwet_ac1"], 3)] for r in c.by_rank]))
+
+    golden_rows = [["goldens", str(g.goldens), ""], *_stat_rows(g.stats)]
+    golden_rows += [
+        ["no relevant chunk under both", str(g.no_relevant["both"]), ""],
+        ["no relevant chunk, human labels only", str(g.no_relevant["human_only"]), ""],
+        ["no relevant chunk, judge labels only", str(g.no_relevant["judge_only"]), ""],
+    ]
+    blocks.append(Grid("goldens", "Context precision per golden (complete goldens)",
+                       ["statistic", "value", "95% CI"], golden_rows,
+                       ["Spearman, Kendall and the Bland-Altman limits have no bootstrap "
+                        "interval."]))
+    changes = g.verdict_changes
+    if changes:
+        blocks.append(Grid(
+            "changes", f"Goldens whose pass/fail changes at {report.pass_mark:g}",
+            ["golden", "annotator", "CP human", "CP judge", "difference", "human", "judge"],
+            [_changed(r) for r in changes[:MAX_LISTED]],
+            [f"and {len(changes) - MAX_LISTED} more"] if len(changes) > MAX_LISTED else []))
+    if g.worst:
+        blocks.append(Grid(
+            "worst", "Worst goldens by |difference|",
+            ["golden", "question", "CP human", "CP judge", "difference", "human verdicts",
+             "judge verdicts"],
+            [[w.row.golden_id, _short(w.question), f"{w.row.human:.4f}", f"{w.row.judge:.4f}",
+              f"{w.row.difference:+.4f}", verdict_string(w.row.human_verdicts),
+              verdict_string(w.row.judge_verdicts)] for w in g.worst]))
+
+    if (s := report.systems) is not None:
+        blocks.append(Grid(
+            "systems", f"Systems by metadata '{s.key}'",
+            ["system", "goldens", "mean CP human", "mean CP judge", "rank human", "rank judge"],
+            [[r.system, str(r.goldens), with_interval(r.mean_human), with_interval(r.mean_judge),
+              str(r.rank_human), str(r.rank_judge)] for r in s.systems],
+            [f"Kendall tau-b between the two rankings: {value(s.kendall, 3)}."]))
+        blocks.append(Grid(
+            "system_pairs", "System pairs (difference = first - second)",
+            ["pair", "difference, human", "difference, judge", "same order", "significant (h/j)"],
+            [[f"{p.first} - {p.second}", with_interval(p.difference_human),
+              with_interval(p.difference_judge), "no: swapped" if p.swapped else "yes",
+              f"{_yes(p.significant_human)} / {_yes(p.significant_judge)}"] for p in s.pairs]))
+
+    people = report.people
+    blocks.append(Grid(
+        "people", "People",
+        ["annotator", "decided", "with judge shown", "acceptance rate", "median decision ms",
+         "agreement", "Cohen's kappa", "longest fast-accept run"],
+        [[a.annotator, str(a.chunks_decided), str(a.shown_judge),
+          value(a.stats["acceptance_rate"], 3), value(a.stats["median_decision_ms"], 0),
+          value(a.stats["percent"], 3), value(a.stats["cohen_kappa"], 3),
+          str(a.longest_fast_accept_run)] for a in people.annotators],
+        [a.warning for a in people.annotators if a.warning is not None]))
+    if (b := people.blind) is not None:
+        blocks.append(Grid(
+            "blind", "Anchoring: blind answers versus pre-filled labels",
+            ["", "chunks", "agreement with the judge", "Cohen's kappa"],
+            [["blind answers", str(b.blind_chunks), value(b.blind["percent"], 3),
+              value(b.blind["cohen_kappa"], 3)],
+             ["pre-filled", str(b.prefilled_chunks), value(b.prefilled["percent"], 3),
+              value(b.prefilled["cohen_kappa"], 3)]],
+            [f"After the reveal, {b.switched_to_judge} of {b.disagreed_blind} blind answers that "
+             f"disagreed with the judge were changed to its verdict (switch rate "
+             f"{value(b.switch_rate, 3)})."]))
+
+    if (conf := report.confidence) is not None:
+        blocks.append(Grid("confidence", f"Judge confidence: P(relevant) on {conf.chunks} chunks",
+                           ["statistic", "value", "95% CI"], _stat_rows(conf.stats),
+                           [f"ECE {name}: {text}." for name, text in conf.ece_conventions.items()]))
+        blocks.append(Grid(
+            "reliability", f"Reliability ({BINS} equal-width bins on P(relevant))",
+            ["bin", "chunks", "mean P(relevant)", "human relevant rate"],
+            [[f"{b.low:.1f}-{b.high:.1f}", str(b.chunks),
+              "-" if b.mean_p is None else f"{b.mean_p:.3f}",
+              "-" if b.human_rate is None else f"{b.human_rate:.3f}"] for b in conf.bins]))
+    if report.dropped_replicates:
+        blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", [
+            f"{key}: {n} of {report.resamples} replicates had it undefined (for example a "
+            "single class) and were left out of its interval." for key, n in
+            sorted(report.dropped_replicates.items())]))
+    return blocks
+
+
+def _yes(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "no")

@@ -1,0 +1,260 @@
+"""The agreement report as plain data: what every renderer (table, JSON, Markdown, HTML) reads.
+
+Statistics are :class:`Stat` values (None with a reason when undefined, an interval where the
+bootstrap gave one), grouped in ordered ``dict[str, Stat]`` maps whose keys are the JSON keys
+and whose display names are in :data:`LABELS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotator.agreement import Confusion, McNemar, Stat
+from annotator.calibration import ReliabilityBin
+
+LABELS: dict[str, str] = {
+    "percent": "percent agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "gwet_ac1": "Gwet's AC1",
+    "krippendorff_alpha": "Krippendorff's alpha (nominal)",
+    "precision": "judge precision",
+    "recall": "judge recall",
+    "f1": "judge F1",
+    "prevalence_human": "relevant, human labels",
+    "prevalence_judge": "relevant, judge labels",
+    "mean_human": "mean CP, human labels",
+    "mean_judge": "mean CP, judge labels",
+    "bias": "bias (judge - human)",
+    "mae": "mean |judge - human|",
+    "rmse": "RMSE",
+    "limits_low": "Bland-Altman lower limit",
+    "limits_high": "Bland-Altman upper limit",
+    "pearson": "Pearson r",
+    "spearman": "Spearman rho",
+    "kendall": "Kendall tau-b",
+    "ccc": "Lin's CCC",
+    "share_big_difference": "share with |difference| > 0.1",
+    "pass_rate_human": "pass rate, human labels",
+    "pass_rate_judge": "pass rate, judge labels",
+    "brier": "Brier score",
+    "log_loss": "log loss",
+    "ece_class1": "ECE (class-1)",
+    "ece_top_label": "ECE (top-label)",
+    "auroc": "AUROC",
+    "acceptance_rate": "acceptance rate",
+    "median_decision_ms": "median decision time (ms)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorCoverage:
+    """How far one annotator has got."""
+
+    annotator: str
+    chunks_decided: int
+    goldens_complete: int
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Goldens and chunks in all, judged, and decided."""
+
+    goldens: int
+    chunks: int
+    chunks_judged: int
+    goldens_judged: int
+    annotators: list[AnnotatorCoverage]
+    compared_chunks: int
+    """Chunks with a verdict from the judge and a label from the person (pairs, when pooled)."""
+    compared_goldens: int
+    """Goldens complete under both label sets (pairs, when several annotators are pooled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankRow:
+    """Agreement at one rank position."""
+
+    rank: int
+    confusion: Confusion
+    stats: dict[str, Stat]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSection:
+    """Chunk-level agreement, human = truth, relevant = positive."""
+
+    confusion: Confusion
+    stats: dict[str, Stat]
+    wilson: tuple[float, float] | None
+    """Wilson 95% interval on percent agreement, treating chunks as independent."""
+    direction: str
+    mcnemar: McNemar
+    note: str | None
+    """Set when kappa and AC1 tell different stories because prevalence is extreme."""
+    by_rank: list[RankRow]
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenRow:
+    """One golden (for one annotator) complete under both label sets."""
+
+    golden_id: str
+    annotator: str
+    human: float
+    judge: float
+    human_verdicts: tuple[int, ...]
+    judge_verdicts: tuple[int, ...]
+    passes_human: bool
+    passes_judge: bool
+
+    @property
+    def difference(self) -> float:
+        """CP(judge) - CP(human)."""
+        return self.judge - self.human
+
+
+@dataclass(frozen=True, slots=True)
+class WorstGolden:
+    """A golden with a large |difference|, with its question for the reader."""
+
+    row: GoldenRow
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSection:
+    """Context precision per golden under both label sets, and how they agree."""
+
+    goldens: int
+    stats: dict[str, Stat]
+    per_golden: list[GoldenRow]
+    verdict_changes: list[GoldenRow]
+    worst: list[WorstGolden]
+    no_relevant: dict[str, int]
+    """Goldens with no relevant chunk: under both, human only, judge only."""
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRow:
+    """One retriever (or --group-by value): mean CP under both label sets."""
+
+    system: str
+    goldens: int
+    mean_human: Stat
+    mean_judge: Stat
+    rank_human: int
+    rank_judge: int
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPair:
+    """Two systems compared under both label sets (difference = first - second)."""
+
+    first: str
+    second: str
+    difference_human: Stat
+    difference_judge: Stat
+
+    @property
+    def swapped(self) -> bool:
+        """The two label sets order this pair differently."""
+        h, j = self.difference_human.value, self.difference_judge.value
+        return h is not None and j is not None and h * j < 0
+
+    @staticmethod
+    def _significant(stat: Stat) -> bool | None:
+        if stat.interval is None:
+            return None
+        low, high = stat.interval
+        return low > 0 or high < 0
+
+    @property
+    def significant_human(self) -> bool | None:
+        """Whether the 95% interval of the difference under human labels excludes 0."""
+        return self._significant(self.difference_human)
+
+    @property
+    def significant_judge(self) -> bool | None:
+        """Whether the 95% interval of the difference under judge labels excludes 0."""
+        return self._significant(self.difference_judge)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemSection:
+    """Systems ranked under both label sets."""
+
+    key: str
+    systems: list[SystemRow]
+    kendall: Stat
+    pairs: list[SystemPair]
+
+    @property
+    def swapped(self) -> list[SystemPair]:
+        """Pairs the two label sets order differently."""
+        return [p for p in self.pairs if p.swapped]
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorRow:
+    """One person's behaviour: acceptance, speed, agreement with the judge."""
+
+    annotator: str
+    chunks_decided: int
+    shown_judge: int
+    """Decisions made with the judge's verdict on screen (not blind, not imported)."""
+    stats: dict[str, Stat]
+    longest_fast_accept_run: int
+    warning: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BlindRow:
+    """Anchoring: agreement on blind answers versus pre-filled labels."""
+
+    blind_chunks: int
+    prefilled_chunks: int
+    blind: dict[str, Stat]
+    prefilled: dict[str, Stat]
+    disagreed_blind: int
+    switched_to_judge: int
+    switch_rate: Stat
+
+
+@dataclass(frozen=True, slots=True)
+class PeopleSection:
+    """Per-annotator behaviour and, where there are blind labels, anchoring."""
+
+    annotators: list[AnnotatorRow]
+    blind: BlindRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceSection:
+    """Calibration of the judge's P(relevant) against human labels."""
+
+    chunks: int
+    stats: dict[str, Stat]
+    ece_conventions: dict[str, str]
+    bins: list[ReliabilityBin]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything ``annotator report`` says about one judge against one or more annotators."""
+
+    session: str
+    judge: str
+    annotators: list[str]
+    pass_mark: float
+    resamples: int
+    seed: int | None
+    convention: str
+    coverage: Coverage
+    chunks: ChunkSection
+    goldens: GoldenSection
+    systems: SystemSection | None
+    people: PeopleSection
+    confidence: ConfidenceSection | None
+    headline: list[str]
+    dropped_replicates: dict[str, int] = field(default_factory=dict)
+    """Bootstrap replicates in which a statistic was undefined (left out of its interval)."""

@@ -1,0 +1,123 @@
+"""The report as JSON-ready data, with the stable keys of DESIGN.md.
+
+A statistic is a number or null; beside each group of statistics, ``ci95`` holds the bootstrap
+intervals and ``why_undefined`` the reason for every null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.agreement import Confusion, Stat
+from annotator.report.model import GoldenRow, Report
+
+SCHEMA_VERSION = 1
+
+
+def stats_dict(stats: dict[str, Stat]) -> dict[str, Any]:
+    """{key: value, ..., "ci95": {key: [low, high]}, "why_undefined": {key: reason}}."""
+    out: dict[str, Any] = {key: stat.value for key, stat in stats.items()}
+    out["ci95"] = {key: list(stat.interval) for key, stat in stats.items()
+                   if stat.interval is not None}
+    out["why_undefined"] = {key: stat.reason for key, stat in stats.items() if stat.value is None}
+    return out
+
+
+def _confusion(c: Confusion) -> dict[str, int]:
+    return {"tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn}
+
+
+def _golden(row: GoldenRow) -> dict[str, Any]:
+    return {"golden_id": row.golden_id, "annotator": row.annotator, "human": row.human,
+            "judge": row.judge, "difference": row.difference, "passes_human": row.passes_human,
+            "passes_judge": row.passes_judge, "human_verdicts": list(row.human_verdicts),
+            "judge_verdicts": list(row.judge_verdicts)}
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """Every number of the report as plain JSON-ready data."""
+    c, g = report.chunks, report.goldens
+    m = c.mcnemar
+    agreement = {
+        "n": c.confusion.n,
+        **stats_dict(c.stats),
+        "confusion": _confusion(c.confusion),
+        "percent_wilson95": list(c.wilson) if c.wilson else None,
+        "direction": c.direction,
+        "kappa_ac1_note": c.note,
+        "mcnemar": {"looser_fp": m.looser, "stricter_fn": m.stricter,
+                    **stats_dict({"cluster_chi2": m.cluster_statistic, "cluster_p": m.cluster_p,
+                                  "exact_p_iid": m.exact_p})},
+        "by_rank": [{"rank": r.rank, "n": r.confusion.n, "confusion": _confusion(r.confusion),
+                     **stats_dict(r.stats)} for r in c.by_rank],
+    }
+    context_precision = {
+        "goldens": g.goldens,
+        **stats_dict(g.stats),
+        "no_relevant_chunk": g.no_relevant,
+        "per_golden": [_golden(r) for r in g.per_golden],
+        "verdict_changes": [_golden(r) for r in g.verdict_changes],
+        "worst": [{**_golden(w.row), "question": w.question} for w in g.worst],
+    }
+    systems = None
+    if (s := report.systems) is not None:
+        systems = {
+            "key": s.key,
+            "systems": [{"system": r.system, "goldens": r.goldens, "rank_human": r.rank_human,
+                         "rank_judge": r.rank_judge,
+                         **stats_dict({"mean_human": r.mean_human, "mean_judge": r.mean_judge})}
+                        for r in s.systems],
+            **stats_dict({"kendall_tau_b": s.kendall}),
+            "pairs": [{"first": p.first, "second": p.second, "swapped": p.swapped,
+                       "significant_human": p.significant_human,
+                       "significant_judge": p.significant_judge,
+                       **stats_dict({"difference_human": p.difference_human,
+                                     "difference_judge": p.difference_judge})}
+                      for p in s.pairs],
+            "swapped_pairs": [[p.first, p.second] for p in s.swapped],
+        }
+    people = report.people
+    blind = None
+    if (b := people.blind) is not None:
+        blind = {"blind_chunks": b.blind_chunks, "prefilled_chunks": b.prefilled_chunks,
+                 "blind": stats_dict(b.blind), "prefilled": stats_dict(b.prefilled),
+                 "disagreed_blind": b.disagreed_blind, "switched_to_judge": b.switched_to_judge,
+                 **stats_dict({"switch_rate": b.switch_rate})}
+    confidence = None
+    if (conf := report.confidence) is not None:
+        confidence = {"chunks": conf.chunks, **stats_dict(conf.stats),
+                      "ece_conventions": conf.ece_conventions,
+                      "reliability": [{"low": b.low, "high": b.high, "chunks": b.chunks,
+                                       "mean_p": b.mean_p, "human_rate": b.human_rate}
+                                      for b in conf.bins]}
+    cov = report.coverage
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "session": report.session,
+        "judge": report.judge,
+        "annotators": report.annotators,
+        "pass_mark": report.pass_mark,
+        "convention": report.convention,
+        "bootstrap": {"resamples": report.resamples, "seed": report.seed, "level": 0.95,
+                      "unit": "golden", "dropped_replicates": report.dropped_replicates},
+        "headline": report.headline,
+        "coverage": {
+            "goldens": cov.goldens, "chunks": cov.chunks, "chunks_judged": cov.chunks_judged,
+            "goldens_judged": cov.goldens_judged, "compared_chunks": cov.compared_chunks,
+            "compared_goldens": cov.compared_goldens,
+            "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
+                            "goldens_complete": a.goldens_complete} for a in cov.annotators],
+        },
+        "agreement": agreement,
+        "context_precision": context_precision,
+        "systems": systems,
+        "people": {
+            "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
+                            "shown_judge": a.shown_judge,
+                            "longest_fast_accept_run": a.longest_fast_accept_run,
+                            "warning": a.warning, **stats_dict(a.stats)}
+                           for a in people.annotators],
+            "blind": blind,
+        },
+        "confidence": confidence,
+    }
