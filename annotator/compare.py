@@ -5,11 +5,11 @@ The annotation screen and the report read the same numbers from here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotator.agreement import ChunkAgreement, Confusion, Stat
-from annotator.metrics import context_precision, passes
+from annotator.metrics import context_precision
 from annotator.models import Golden, Label, StoredVerdict
 from annotator.session import Session
 
@@ -89,46 +89,6 @@ def compare_session(session: Session, judge: str | None, annotator: str) -> list
     labels = session.labels(annotator)
     return [GoldenComparison.of_chunks(golden_id, chunk_ids, verdicts, labels)
             for golden_id, chunk_ids in session.chunk_ids().items()]
-
-
-@dataclass(frozen=True, slots=True)
-class CpSummary:
-    """Context precision under both label sets over goldens complete under both."""
-
-    goldens: int
-    mean_human: Stat
-    mean_judge: Stat
-    mean_difference: Stat
-    """Mean of CP(judge) - CP(human): positive when the judge flatters the retriever."""
-    mean_absolute_difference: Stat
-    pass_rate_human: Stat
-    pass_rate_judge: Stat
-    verdict_changes: int
-    """Goldens that pass under one label set and fail under the other."""
-
-    @classmethod
-    def of(cls, comparisons: Iterable[GoldenComparison], pass_mark: float) -> CpSummary:
-        """Summarise the goldens complete under both label sets."""
-        scores = [(cp_h, cp_j) for c in comparisons
-                  if (cp_h := c.cp_human()) is not None and (cp_j := c.cp_judge()) is not None]
-        if not scores:
-            none = Stat.undefined("no golden is complete under both label sets")
-            return cls(0, none, none, none, none, none, none, 0)
-        n = len(scores)
-
-        def mean(values: Iterable[float]) -> Stat:
-            return Stat(sum(values) / n)
-
-        return cls(
-            goldens=n,
-            mean_human=mean(h for h, _ in scores),
-            mean_judge=mean(j for _, j in scores),
-            mean_difference=mean(j - h for h, j in scores),
-            mean_absolute_difference=mean(abs(j - h) for h, j in scores),
-            pass_rate_human=mean(float(passes(h, pass_mark)) for h, _ in scores),
-            pass_rate_judge=mean(float(passes(j, pass_mark)) for _, j in scores),
-            verdict_changes=sum(passes(h, pass_mark) != passes(j, pass_mark) for h, j in scores),
-        )
 
 
 @dataclass(frozen=True, slots=True)

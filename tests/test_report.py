@@ -396,3 +396,54 @@ def test_bootstrap_intervals_cover_at_about_the_nominal_rate() -> None:
     print("coverage", rates)
     assert 0.92 <= rates["kappa"] <= 0.98, rates
     assert 0.92 <= rates["bias"] <= 0.98, rates
+
+
+def test_report_command_choices_and_errors(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    goldens = [golden_obj(i, [1, 0, 1], [1, 1, 0], human_labels={"alice": [1, 1, 0],
+                                                                 "bob": [1, 0, 1]})
+               for i in range(4)]
+    make_session(tmp_path, goldens).close()
+    db = str(tmp_path / "s.db")
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(cli, ["report", db, *args])
+
+    several = run()
+    assert several.exit_code == 2
+    assert "several annotators (alice, bob)" in several.output and "--all-annotators" in several.output
+    assert "no judge named 'nope' (judges: j)" in run("--judge", "nope", "-a", "bob").output
+    assert "No golden in the session has metadata 'team'" in run("--annotator", "alice",
+                                                                 "--group-by", "team").output
+    assert run("--annotator", "alice", "--all-annotators").exit_code == 2
+    pooled = json.loads(run("--all-annotators", "--format", "json", "--bootstrap", "50").output)
+    assert pooled["annotators"] == ["alice", "bob"]
+    assert pooled["agreement"]["n"] == 24 and pooled["context_precision"]["goldens"] == 8
+    assert {p["annotator"] for p in pooled["people"]["annotators"]} == {"alice", "bob"}
+    bob = json.loads(run("--annotator", "bob", "--format", "json", "--bootstrap", "0").output)
+    assert bob["agreement"]["percent"] == 1.0 and bob["agreement"]["ci95"] == {}
+
+
+def test_csv_has_one_row_per_chunk_with_every_label_and_note(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    goldens = [golden_obj(0, [1, 0], [1, None], human_notes={"alice": ["a, \"quoted\"\nnote", None]}),
+               golden_obj(1, [0, 1, 1], [0, 1, 0])]
+    make_session(tmp_path, goldens).close()
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert len(rows) == 5
+    assert [r["rank"] for r in rows] == ["1", "2", "1", "2", "3"]
+    assert rows[0]["note:alice"] == 'a, "quoted"\nnote' and rows[0]["label:alice"] == "1"
+    assert rows[1]["label:alice"] == "" and rows[1]["judge_verdict"] == "0"
+    assert rows[2]["judge_reason"] == "because" and rows[4]["chunk"] == "chunk 2 of 1"

@@ -9,6 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from annotator.formats import read_goldens
+from annotator.report.build import build_report
 from annotator.review import Review, is_blind
 from annotator.session import Session
 from annotator.tui.app import AnnotatorApp
@@ -186,7 +187,8 @@ async def test_blind_flow_hides_then_reveals_and_keeps_both_answers(session: Ses
             assert (label.blind_verdict, label.verdict, label.action) == (0, 1, "accept")
         await pilot.press("s")
         text = _screen_text(app)
-        assert "switched to the judge after reveal" in text and "1 of 1" in text
+        assert "Anchoring: blind answers versus pre-filled labels" in text
+        assert "1 of 1 blind answers that disagreed with the judge were changed" in text
 
 
 def _screen_text(app: AnnotatorApp) -> str:
@@ -216,9 +218,12 @@ async def test_statistics_screen_numbers_come_from_the_core(session: Session) ->
         await pilot.press("s")
         assert isinstance(app.screen, StatsScreen)
         text = _screen_text(app)
-        assert "tp 3  fp 0 (judge looser)  fn 1 (judge stricter)  tn 1" in text
-        assert "0.800" in text and "0.545" in text  # percent agreement, Cohen's kappa
-        assert "0.8875 / 0.7000" in text and "-0.1875" in text
+        assert "tp 3  fp 0  fn 1  tn 1" in text
+        assert "0.8000" in text and "0.5455" in text  # percent agreement, Cohen's kappa
+        assert "0.8875" in text and "0.7000" in text and "-0.1875" in text  # CP you, judge, bias
+        report = build_report(session, judge="sample-judge", annotators=["alice"], resamples=0)
+        for stat in (*report.chunks.stats.values(), *report.goldens.stats.values()):
+            assert (f"{stat.value:.4f}" if stat.value is not None else "undefined") in text
         await pilot.press("escape")
         assert isinstance(app.screen, AnnotateScreen)
 

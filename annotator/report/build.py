@@ -166,12 +166,13 @@ def build_report(
     systems_key = group_by or DEFAULT_GROUP_BY
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
     if system_of:
-        for row in rows:
-            name = system_of[row.golden_id]
-            cluster = np.array([index[row.golden_id]])
-            sums.add(f"sys_n:{name}", cluster)
-            sums.add(f"sys_h:{name}", cluster, row.human)
-            sums.add(f"sys_j:{name}", cluster, row.judge)
+        cluster = np.asarray([index[r.golden_id] for r in rows], dtype=np.int64)
+        system = np.asarray([system_of[r.golden_id] for r in rows])
+        for name in sorted(set(system_of.values())):
+            mine = system == name
+            sums.add(f"sys_n:{name}", cluster[mine])
+            sums.add(f"sys_h:{name}", cluster[mine], np.asarray([r.human for r in rows])[mine])
+            sums.add(f"sys_j:{name}", cluster[mine], np.asarray([r.judge for r in rows])[mine])
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -430,9 +431,9 @@ def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, d
         rows.append(AnnotatorRow(
             name, len(decided), len(shown),
             {"acceptance_rate": Stat(accepted / len(shown)) if shown else Stat.undefined(
-                "no decision was made with the judge's verdict shown"),
+                "judge never shown: no decision was made with its verdict on screen"),
              "median_decision_ms": Stat(statistics.median(times)) if times else Stat.undefined(
-                 "no decision was timed (imported labels)"),
+                 "not timed: no decision was made on the annotation screen"),
              "percent": percent_agreement(agreement),
              "cohen_kappa": cohen_kappa(agreement)},
             longest, warning))

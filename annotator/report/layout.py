@@ -7,6 +7,7 @@ all three always say the same thing in the same order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from annotator.agreement import Stat
 from annotator.calibration import BINS
@@ -41,9 +42,12 @@ class Grid:
 Block = Paragraphs | Grid
 
 
-def value(stat: Stat, digits: int = 4) -> str:
-    """A statistic's value, or 'undefined: reason'."""
-    return f"undefined: {stat.reason}" if stat.value is None else f"{stat.value:.{digits}f}"
+def value(stat: Stat, digits: int = 4, *, short: bool = False) -> str:
+    """A statistic's value, or 'undefined: reason' (``short``: the reason up to its colon)."""
+    if stat.value is not None:
+        return f"{stat.value:.{digits}f}"
+    reason = str(stat.reason)
+    return f"undefined: {reason.split(':')[0] if short else reason}"
 
 
 def interval(stat: Stat, digits: int = 4) -> str:
@@ -87,7 +91,7 @@ def layout(report: Report) -> list[Block]:
     cov = report.coverage
     blocks: list[Block] = [Paragraphs("headline", "Headline", report.headline)]
     compared = [
-        ["session", report.session],
+        ["session", Path(report.session).name],
         ["judge", report.judge],
         ["annotators", who(report)],
         ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],
@@ -99,7 +103,8 @@ def layout(report: Report) -> list[Block]:
         ["context precision convention", report.convention],
         ["pass mark", f"{report.pass_mark:g}"],
         ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
-         f"seed {report.seed}" if report.resamples else "none (--bootstrap 0)"],
+         f"seed {report.seed}" if report.resamples else "none here: 'annotator report' adds 95% "
+         "bootstrap intervals"],
     ]
     blocks.append(Grid("coverage", "What was compared", ["", ""], compared))
 
@@ -123,8 +128,9 @@ def layout(report: Report) -> list[Block]:
         "by_rank", "Agreement by rank", ["rank", "chunks", "tp", "fp", "fn", "tn", "percent",
                                          "Cohen's kappa", "Gwet's AC1"],
         [[str(r.rank), str(r.confusion.n), str(r.confusion.tp), str(r.confusion.fp),
-          str(r.confusion.fn), str(r.confusion.tn), value(r.stats["percent"], 3),
-          value(r.stats["cohen_kappa"], 3), value(r.stats["gwet_ac1"], 3)] for r in c.by_rank]))
+          str(r.confusion.fn), str(r.confusion.tn), value(r.stats["percent"], 3, short=True),
+          value(r.stats["cohen_kappa"], 3, short=True), value(r.stats["gwet_ac1"], 3, short=True)]
+         for r in c.by_rank]))
 
     golden_rows = [["goldens", str(g.goldens), ""], *_stat_rows(g.stats)]
     golden_rows += [
@@ -172,8 +178,9 @@ def layout(report: Report) -> list[Block]:
         ["annotator", "decided", "with judge shown", "acceptance rate", "median decision ms",
          "agreement", "Cohen's kappa", "longest fast-accept run"],
         [[a.annotator, str(a.chunks_decided), str(a.shown_judge),
-          value(a.stats["acceptance_rate"], 3), value(a.stats["median_decision_ms"], 0),
-          value(a.stats["percent"], 3), value(a.stats["cohen_kappa"], 3),
+          value(a.stats["acceptance_rate"], 3, short=True),
+          value(a.stats["median_decision_ms"], 0, short=True),
+          value(a.stats["percent"], 3, short=True), value(a.stats["cohen_kappa"], 3, short=True),
           str(a.longest_fast_accept_run)] for a in people.annotators],
         [a.warning for a in people.annotators if a.warning is not None]))
     if (b := people.blind) is not None:

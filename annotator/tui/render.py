@@ -6,11 +6,10 @@ golden or a reason is ever parsed as markup.
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
-from annotator.agreement import ChunkAgreement, Stat
-from annotator.compare import BlindSummary, CpSummary, GoldenComparison
+from annotator.agreement import ChunkAgreement
+from annotator.compare import GoldenComparison
 from annotator.metrics import passes
 from annotator.review import ChunkView, Review
 
@@ -192,72 +191,6 @@ def _agree(agreement: ChunkAgreement) -> str:
     if c.n == 0:
         return "-"
     return f"{c.agreements}/{c.n} ({c.agreements / c.n:.0%})"
-
-
-def stat(value: Stat, digits: int = 3) -> Text:
-    """A statistic, or 'undefined' with its reason, dimmed."""
-    if value.value is None:
-        return Text(f"undefined: {value.reason}", style="dim")
-    return Text(f"{value.value:.{digits}f}")
-
-
-def agreement_table(title: str, agreement: ChunkAgreement) -> Table:
-    """Confusion and the chunk-level coefficients of one comparison."""
-    c = agreement.confusion
-    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
-    table.add_row("chunks decided by both", str(c.n))
-    table.add_row("confusion (you = truth)",
-                  f"tp {c.tp}  fp {c.fp} (judge looser)  fn {c.fn} (judge stricter)  tn {c.tn}")
-    table.add_row("percent agreement", stat(agreement.percent))
-    table.add_row("Cohen's kappa", stat(agreement.cohen_kappa))
-    table.add_row("Gwet's AC1", stat(agreement.gwet_ac1))
-    table.add_row("Krippendorff's alpha", stat(agreement.krippendorff_alpha))
-    table.add_row("prevalence (you / judge)",
-                  Text.assemble(stat(agreement.human_prevalence), " / ",
-                                stat(agreement.judge_prevalence)))
-    table.add_row("judge precision / recall",
-                  Text.assemble(stat(agreement.precision), " / ", stat(agreement.recall)))
-    table.add_row("which way it errs", agreement.direction)
-    if agreement.note:
-        table.add_row("note", Text(agreement.note, style="yellow"))
-    return table
-
-
-def cp_table(cp: CpSummary, pass_mark: float) -> Table:
-    """Context precision under both label sets over complete goldens."""
-    table = Table(title="Context precision over goldens complete under both label sets",
-                  title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
-    table.add_row("goldens", str(cp.goldens))
-    table.add_row("mean CP you / judge", Text.assemble(stat(cp.mean_human, 4), " / ",
-                                                       stat(cp.mean_judge, 4)))
-    table.add_row("mean difference (judge - you)", stat(cp.mean_difference, 4))
-    table.add_row("mean |difference|", stat(cp.mean_absolute_difference, 4))
-    table.add_row(f"pass rate at {pass_mark:g} (you / judge)",
-                  Text.assemble(stat(cp.pass_rate_human), " / ", stat(cp.pass_rate_judge)))
-    table.add_row("goldens whose pass/fail changes", str(cp.verdict_changes))
-    return table
-
-
-def blind_table(blind: BlindSummary) -> Table:
-    """Agreement on blind versus pre-filled chunks, and how often people switched after reveal."""
-    table = Table(title="Anchoring: blind versus pre-filled", title_justify="left",
-                  show_header=False, box=None, padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
-    table.add_row("blind chunks answered", str(blind.blind_chunks))
-    table.add_row("agreement, blind answers", Text.assemble(
-        stat(blind.blind_agreement.percent), "  kappa ", stat(blind.blind_agreement.cohen_kappa)))
-    table.add_row("agreement, pre-filled", Text.assemble(
-        stat(blind.prefilled_agreement.percent), "  kappa ",
-        stat(blind.prefilled_agreement.cohen_kappa)))
-    table.add_row("switched to the judge after reveal",
-                  Text.assemble(f"{blind.switched_to_judge} of {blind.disagreed_blind}  ",
-                                stat(blind.switch_rate)))
-    return table
 
 
 def queue_state(c: GoldenComparison) -> str:

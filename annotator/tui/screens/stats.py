@@ -1,8 +1,12 @@
-"""Agreement and context precision for this person and judge, from the report's functions."""
+"""The statistics screen: the agreement report for this person and judge, from the same code.
+
+It is the report ``annotator report`` prints, without the bootstrap (so it opens at once);
+the command adds the 95% intervals.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,14 +14,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from annotator.agreement import ChunkAgreement, Confusion
-from annotator.compare import BlindSummary, CpSummary, compare_session
+from annotator.errors import SessionError
 from annotator.review import Review
-from annotator.tui import render
 
 
 class StatsScreen(Screen[None]):
-    """Confusion, agreement, which way the judge errs, CP under both label sets, anchoring."""
+    """Agreement, which way the judge errs, CP under both label sets, systems, anchoring."""
 
     BINDINGS = [Binding("escape,s,q", "app.pop_screen", "Back")]  # noqa: RUF012
 
@@ -26,19 +28,18 @@ class StatsScreen(Screen[None]):
         self.review = review
 
     def compose(self) -> ComposeResult:
+        from annotator.report.build import build_report
+        from annotator.report.render import rich_report
+
         review = self.review
-        comparisons = compare_session(review.session, review.judge, review.annotator)
-        confusion = sum((c.confusion() for c in comparisons), Confusion())
-        title = Text.assemble(("Statistics", "bold underline"), f"  {review.annotator} versus "
-                              f"judge {review.judge or '(none)'}")
-        parts: list[object] = [
-            title, "",
-            render.agreement_table("Chunks", ChunkAgreement.of(confusion)), "",
-            render.cp_table(CpSummary.of(comparisons, review.pass_mark), review.pass_mark),
-        ]
-        blind = BlindSummary.of(comparisons)
-        if blind.blind_chunks:
-            parts += ["", render.blind_table(blind)]
+        body: RenderableType
+        try:
+            report = build_report(review.session, judge=review.judge,
+                                  annotators=[review.annotator], pass_mark=review.pass_mark,
+                                  resamples=0)
+            body = rich_report(report)
+        except SessionError as error:
+            body = Text(str(error))
         with VerticalScroll(id="stats"):
-            yield Static(Group(*parts))  # type: ignore[arg-type]
+            yield Static(body)
         yield Footer()

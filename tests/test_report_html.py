@@ -1,0 +1,106 @@
+"""The HTML report in a real browser: Debian's chromium, headless, driven by Playwright.
+
+Every chart must load and show, the console must stay free of errors, and no request may
+leave the machine (only the file itself and its data: images are fetched).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from playwright.sync_api import sync_playwright
+
+from annotator.cli import cli
+from tests.test_report import golden_obj, make_session
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHARTS = {"confusion", "by-rank", "cp-scatter", "precision-at-k", "reliability"}
+ODD_IDS = ["<script>alert(1)</script>", "price-$5-and-$10$", "emoji-🦜-🚀", "rtl-שלום-مرحبا",
+           "markup-[/b]-[bold]x", "ampersand-&amp;-&lt;"]
+
+
+def odd_goldens() -> list[dict[str, Any]]:
+    """Goldens with confidences and text that breaks naive HTML, Markdown or mathtext."""
+    rng = np.random.default_rng(5)
+    goldens = []
+    for i in range(24):
+        human = [int(x) for x in rng.integers(0, 2, 5)]
+        judge = [h if rng.random() > 0.25 else 1 - h for h in human]
+        p = [float(np.clip(0.8 * j + 0.1 + rng.normal(0, 0.15), 0, 1)) for j in judge]
+        extra = {"user_input": f"{ODD_IDS[i % len(ODD_IDS)]} asks <b>what</b> & why? 100%"}
+        obj = golden_obj(i, judge, human, p, retriever=["bm25", "dense", "hybrid"][i % 3], **extra)
+        if i < len(ODD_IDS):
+            obj["id"] = ODD_IDS[i]
+        goldens.append(obj)
+    return goldens
+
+
+def test_the_html_report_in_headless_chromium(tmp_path: Path) -> None:
+    assert Path(CHROMIUM).exists(), (
+        "Debian's chromium is needed to open the HTML report: apt-get install chromium "
+        "(.ci/run installs it).")
+    make_session(tmp_path, odd_goldens()).close()
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "html",
+                                      "--output", str(out), "--bootstrap", "300"])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert "<script" not in html  # the golden id was escaped, and the page has no script
+    assert "http://" not in html and "https://" not in html
+
+    console: list[str] = []
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(out.as_uri(), wait_until="load")
+            figures = page.eval_on_selector_all(
+                "figure.chart",
+                """els => els.map(f => { const img = f.querySelector('img');
+                     const box = img.getBoundingClientRect();
+                     return {id: f.id, complete: img.complete, width: img.naturalWidth,
+                             height: box.height, shownWidth: box.width}; })""")
+            text = page.inner_text("body")
+            scripts = page.evaluate("document.scripts.length")
+        finally:
+            browser.close()
+    assert {f["id"].removeprefix("chart-") for f in figures} == CHARTS
+    for figure in figures:
+        assert figure["complete"] and figure["width"] > 100, figure
+        assert figure["height"] > 100 and figure["shownWidth"] > 100, figure
+    assert not errors, errors
+    assert not [m for m in console if m.startswith("error")], console
+    leaving = [u for u in requests if not u.startswith(("file://", "data:"))]
+    assert not leaving, leaving
+    assert scripts == 0
+    for odd in ("<script>alert(1)</script>", "emoji-🦜-🚀", "rtl-שלום-مرحبا", "markup-[/b]-[bold]x"):
+        assert odd in text  # shown literally
+    assert "Reliability" in text and "Cohen's kappa" in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "csv"])
+def test_odd_text_survives_every_text_format(tmp_path: Path, fmt: str) -> None:
+    make_session(tmp_path, odd_goldens()).close()
+    out = tmp_path / f"report.{fmt}"
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", fmt,
+                                      "--bootstrap", "50", "--worst", "30", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    if fmt == "markdown":
+        assert "\\<script\\>alert(1)\\</script\\>" in text
+    else:
+        assert "<script>alert(1)</script>" in text
+    for odd in ("emoji-🦜-🚀", "rtl-שלום-مرحبا", "markup-[/b]-[bold]x", "price-$5-and-$10$"):
+        assert odd in text.replace("\\", ""), odd
