@@ -24,7 +24,8 @@ def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
     return text
 
 
-def _count(n: int, word: str) -> str:
+def count(n: int, word: str) -> str:
+    """'1 golden', '3 goldens'."""
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
@@ -46,8 +47,8 @@ def headline(report: Report) -> list[str]:
                 f"{people}: annotate some goldens first ('annotator annotate "
                 f"{report.session} --judge {report.judge}')."]
     lines = [
-        f"Judge '{report.judge}' against {people} on {_count(c.confusion.n, 'chunk')} of "
-        f"{_count(report.coverage.goldens, 'golden')}: agreement "
+        f"Judge '{report.judge}' against {people} on {count(c.confusion.n, 'chunk')} of "
+        f"{count(report.coverage.goldens, 'golden')}: agreement "
         f"{interval_text(c.stats['percent'], 2, True)}, "
         f"Cohen's kappa {interval_text(c.stats['cohen_kappa'])}, Gwet's AC1 "
         f"{interval_text(c.stats['gwet_ac1'])}.",
@@ -61,7 +62,7 @@ def headline(report: Report) -> list[str]:
         amount = Stat(abs(bias.value or 0), None, None if bias.interval is None else (
             bias.interval[0], bias.interval[1]))
         lines.append(
-            f"Over {_count(g.goldens, 'golden')} complete under both label sets, mean context "
+            f"Over {count(g.goldens, 'golden')} complete under both label sets, mean context "
             "precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
             f"{g.stats['mean_judge'].format(4)} under the judge's: the judge {word} it by "
@@ -72,7 +73,7 @@ def headline(report: Report) -> list[str]:
             f"At pass mark {report.pass_mark:g}, {interval_text(g.stats['pass_rate_human'], 2, True)}"
             f" of goldens pass under human labels and "
             f"{interval_text(g.stats['pass_rate_judge'], 2, True)} under the judge's; "
-            f"{_count(changes, 'golden')} {'changes' if changes == 1 else 'change'} verdict.")
+            f"{count(changes, 'golden')} {'changes' if changes == 1 else 'change'} verdict.")
     else:
         lines.append("No golden is complete under both label sets yet, so context precision "
                      "cannot be compared: finish whole goldens.")

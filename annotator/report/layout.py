@@ -11,7 +11,7 @@ from pathlib import Path
 
 from annotator.agreement import Stat
 from annotator.calibration import BINS
-from annotator.report.headline import who
+from annotator.report.headline import count, who
 from annotator.report.model import LABELS, GoldenRow, Report
 
 MAX_LISTED = 20
@@ -95,9 +95,10 @@ def layout(report: Report) -> list[Block]:
         ["judge", report.judge],
         ["annotators", who(report)],
         ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],
-        ["chunks judged", f"{cov.chunks_judged} ({cov.goldens_judged} goldens fully judged)"],
-        *[[f"decided by {a.annotator}", f"{a.chunks_decided} chunks, {a.goldens_complete} goldens "
-           "complete"] for a in cov.annotators],
+        ["chunks judged", f"{cov.chunks_judged} ({count(cov.goldens_judged, 'golden')} fully "
+         "judged)"],
+        *[[f"decided by {a.annotator}", f"{count(a.chunks_decided, 'chunk')}, "
+           f"{count(a.goldens_complete, 'golden')} complete"] for a in cov.annotators],
         ["chunks compared", str(cov.compared_chunks)],
         ["goldens compared (complete under both)", str(cov.compared_goldens)],
         ["context precision convention", report.convention],
@@ -206,11 +207,24 @@ def layout(report: Report) -> list[Block]:
               "-" if b.mean_p is None else f"{b.mean_p:.3f}",
               "-" if b.human_rate is None else f"{b.human_rate:.3f}"] for b in conf.bins]))
     if report.dropped_replicates:
-        blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", [
-            f"{key}: {n} of {report.resamples} replicates had it undefined (for example a "
-            "single class) and were left out of its interval." for key, n in
-            sorted(report.dropped_replicates.items())]))
+        blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", _dropped(report)))
     return blocks
+
+
+def _dropped(report: Report) -> list[str]:
+    """One line per statistic, and one for all system statistics together."""
+    lines = []
+    systems = 0
+    for key, n in sorted(report.dropped_replicates.items()):
+        if ":" in key:  # a system's mean or a pair's difference
+            systems = max(systems, n)
+            continue
+        lines.append(f"{LABELS.get(key, key)}: undefined in {n} of {report.resamples} replicates "
+                     "(for example a single class or constant CP), left out of its interval.")
+    if systems:
+        lines.append(f"System means and differences: up to {systems} of {report.resamples} "
+                     "replicates drew no golden of a system and were left out.")
+    return lines
 
 
 def _yes(flag: bool | None) -> str:
