@@ -376,7 +376,8 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
             return
         from annotator.report.build import build_report
 
-        with counter("Bootstrap over goldens", unit="resamples", total=resamples) as advance:
+        with counter("Building the report (bootstrap over goldens)", unit="resamples",
+                     total=resamples) as advance:
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
                                   progress=advance)

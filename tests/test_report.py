@@ -447,3 +447,29 @@ def test_csv_has_one_row_per_chunk_with_every_label_and_note(tmp_path: Path) -> 
     assert rows[0]["note:alice"] == 'a, "quoted"\nnote' and rows[0]["label:alice"] == "1"
     assert rows[1]["label:alice"] == "" and rows[1]["judge_verdict"] == "0"
     assert rows[2]["judge_reason"] == "because" and rows[4]["chunk"] == "chunk 2 of 1"
+
+
+def test_people_acceptance_speed_and_rubber_stamping(tmp_path: Path) -> None:
+    goldens = [golden_obj(i, [1, 0, 1, 0, 1], None) for i in range(8)]
+    with make_session(tmp_path, goldens) as session:
+        chunks = [c.id for g in session.goldens() for c in g.chunks]
+        verdicts = session.verdicts("j")
+        for chunk in chunks[:30]:  # 30 accepts, each in 0.4 s: too fast to have read them
+            v = verdicts[chunk].verdict
+            session.decide("fast", chunk, v, "accept", judge="j", shown_verdict=v, decision_ms=400)
+        for n, chunk in enumerate(chunks[:10]):  # slow and careful, flipping every other one
+            v = verdicts[chunk].verdict
+            session.decide("careful", chunk, v if n % 2 else 1 - v, "accept" if n % 2 else "flip",
+                           judge="j", shown_verdict=v, decision_ms=5000 + n)
+        report = build_report(session, annotators=["fast", "careful"], resamples=0)
+    rows = {r.annotator: r for r in report.people.annotators}
+    fast, careful = rows["fast"], rows["careful"]
+    assert fast.chunks_decided == fast.shown_judge == 30
+    assert fast.stats["acceptance_rate"].value == 1.0
+    assert fast.stats["median_decision_ms"].value == 400
+    assert fast.longest_fast_accept_run == 30 and fast.warning is not None
+    assert "30 accepts in a row" in fast.warning
+    assert careful.stats["acceptance_rate"].value == 0.5 and careful.warning is None
+    assert careful.stats["median_decision_ms"].value == pytest.approx(5004.5)
+    assert careful.stats["cohen_kappa"].value is not None
+    assert any(line.startswith("fast: 30 accepts in a row") for line in report.headline)

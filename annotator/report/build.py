@@ -15,7 +15,6 @@ import numpy as np
 
 from annotator import calibration, cp_agreement
 from annotator.agreement import (
-    NOTHING_DECIDED,
     ChunkAgreement,
     Confusion,
     McNemar,
@@ -465,4 +464,4 @@ def _confidence(est: _Estimates, pairs: _ChunkPairs) -> ConfidenceSection:
                              calibration.reliability(est.totals))
 
 
-__all__ = ["NOTHING_DECIDED", "build_report", "choose_judge"]
+__all__ = ["build_report", "choose_judge"]
