@@ -113,8 +113,8 @@ def layout(report: Report) -> list[Block]:
     rows = [["confusion (human = truth)", f"tp {cf.tp}  fp {cf.fp}  fn {cf.fn}  tn {cf.tn}", ""]]
     rows += _stat_rows(c.stats)
     if c.wilson is not None:
-        rows.append(["percent agreement, Wilson (chunks as independent)", "",
-                     f"{c.wilson[0]:.4f} to {c.wilson[1]:.4f}"])
+        rows.append(["percent agreement, Wilson 95% (chunks as independent)",
+                     f"{c.wilson[0]:.4f} to {c.wilson[1]:.4f}", ""])
     m = c.mcnemar
     rows += [
         ["judge looser (fp) / stricter (fn)", f"{m.looser} / {m.stricter}", ""],
@@ -208,7 +208,15 @@ def layout(report: Report) -> list[Block]:
               "-" if b.human_rate is None else f"{b.human_rate:.3f}"] for b in conf.bins]))
     if report.dropped_replicates:
         blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", _dropped(report)))
-    return blocks
+    return [_without_empty_last_column(b) for b in blocks]
+
+
+def _without_empty_last_column(block: Block) -> Block:
+    """Drop an interval column with nothing in it (no bootstrap), so no empty column shows."""
+    if isinstance(block, Paragraphs) or not block.rows or any(row[-1] for row in block.rows):
+        return block
+    return Grid(block.id, block.title, block.columns[:-1], [row[:-1] for row in block.rows],
+                block.notes)
 
 
 def _dropped(report: Report) -> list[str]:
