@@ -7,10 +7,13 @@ so a replicate is a weighted sum: the weights are how often each golden was draw
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from annotator.agreement import Stat
 
 Sums = Mapping[str, np.ndarray]
 """Column name -> total (a 0-d array) or one total per replicate."""
@@ -82,3 +85,36 @@ def percentile_interval(replicates: np.ndarray) -> Interval | None:
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])
     return Interval(float(low), float(high), len(values) - len(defined))
+
+
+class Estimates:
+    """Point estimates with percentile intervals from one shared set of bootstrap replicates."""
+
+    def __init__(self, sums: ClusterSums, resamples: int, seed: int | None,
+                 progress: Callable[[int], None] | None) -> None:
+        self.totals = sums.totals()
+        self.replicates = (sums.resample(resamples, seed, progress)
+                           if resamples and sums.clusters else None)
+        self.dropped: dict[str, int] = {}
+
+    def attach(self, key: str, point: Stat, formula: Callable[[Sums], np.ndarray]) -> Stat:
+        """The point estimate with its bootstrap interval (unchanged when undefined)."""
+        if point.value is None or self.replicates is None:
+            return point
+        interval = percentile_interval(formula(self.replicates))
+        if interval is None:
+            self.dropped[key] = len(next(iter(self.replicates.values())))
+            return point
+        if interval.dropped:
+            self.dropped[key] = interval.dropped
+        return point.with_interval((interval.low, interval.high))
+
+    def stat(self, key: str, formula: Callable[[Sums], np.ndarray], reason: str | None = None
+             ) -> Stat:
+        """A statistic of the sums: undefined with ``reason``, else estimated with its interval."""
+        if reason is not None:
+            return Stat.undefined(reason)
+        value = float(formula(self.totals))
+        if math.isnan(value):
+            return Stat.undefined("undefined for these data")
+        return self.attach(key, Stat(value), formula)

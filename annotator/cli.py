@@ -427,6 +427,84 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
     return result
 
 
+@cli.command("judges")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
+@click.option("--judge", "-j", "judges", multiple=True,
+              help="Score only these judges (repeat the option; default: every judge).")
+@click.option("--sort", type=click.Choice(["cohen_kappa", "gwet_ac1", "percent", "precision",
+                                           "recall", "mae", "judge"]),
+              default="cohen_kappa", show_default=True, help="What to rank the judges by.")
+@click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write here instead of standard output.")
+@click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
+              help="Bootstrap resamples over goldens, shared by every judge (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True)
+def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
+                   fmt: str, output: str | None, resamples: int, seed: int) -> None:
+    """Rank every judge in the session on the same human labels.
+
+    Every judge is scored on the same chunks and goldens; intervals come from one bootstrap
+    over goldens shared by all of them, and a cluster-adjusted McNemar test, Holm-corrected
+    over all pairs, says which gaps are real. A judge is named best only when it beats every
+    other one significantly.
+
+    \b
+    Example:
+      annotator judges review.db --annotator alice
+      annotator judges review.db --format html --output judges.html
+    """
+    from annotator.leaderboard import build_leaderboard
+    from annotator.progress import counter
+
+    with _open(session_path) as session, counter(
+            "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples
+    ) as advance:
+        board = build_leaderboard(session, annotator=annotator, judges=judges or None,
+                                  resamples=resamples, seed=seed, sort=sort, progress=advance)
+    from annotator.report.layout import leaderboard_layout
+
+    blocks = leaderboard_layout(board)
+    title = f"Judges against {board.annotator}"
+    write: Callable[[Any], Any]
+    if fmt == "table":
+        from rich.console import Console
+
+        from annotator.report.render import rich_blocks
+
+        def write(out: Any) -> None:
+            console = Console() if out is sys.stdout else Console(
+                file=out, width=160, no_color=True, force_terminal=False)
+            console.print(rich_blocks(blocks))
+    elif fmt == "json":
+        import json
+
+        from annotator.report.serialize import leaderboard_dict
+
+        def write(out: Any) -> None:
+            out.write(json.dumps(leaderboard_dict(board), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "markdown":
+        from annotator.report.render import markdown_blocks
+
+        def write(out: Any) -> None:
+            out.write(markdown_blocks(blocks, title) + "\n")
+    elif fmt == "html":
+        from annotator.report.html import html_page
+
+        def write(out: Any) -> None:
+            out.write(html_page(title, blocks, {}))
+    else:
+        from annotator.report.serialize import write_leaderboard_csv
+
+        def write(out: Any) -> None:
+            write_leaderboard_csv(board, out)
+    _write_output(output, write)
+    if output is not None:
+        click.echo(f"Wrote the {fmt} leaderboard to {output}.", err=True)
+
+
 @cli.command("info")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 def info_command(session_path: str) -> None:

@@ -457,6 +457,22 @@ class Session:
             out.setdefault(chunk_id, set()).add(sha)
         return out
 
+    def call_summary(self, judge: str) -> dict[str, Any]:
+        """A judge's calls in all: count, failures, replies (to calls this tool made; imported
+        verdicts have none) and those that were not a verdict, tokens, every latency."""
+        row = self._rows(
+            """SELECT count(*) AS calls, count(error) AS failed,
+                      sum(request_sha256 IS NOT NULL AND error IS NOT NULL
+                          AND raw_reply IS NOT NULL) AS bad_replies,
+                      sum(request_sha256 IS NOT NULL AND (raw_reply IS NOT NULL OR error IS NULL))
+                        AS replies,
+                      coalesce(sum(tokens_in), 0) AS tokens_in,
+                      coalesce(sum(tokens_out), 0) AS tokens_out
+               FROM verdicts WHERE judge = ?""", [judge])[0]
+        latencies = [r[0] for r in self.db.conn.execute(
+            "SELECT latency_ms FROM verdicts WHERE judge = ? AND latency_ms IS NOT NULL", [judge])]
+        return {**dict(row), "latencies_ms": latencies}
+
     def calls(self, judge: str) -> list[dict[str, Any]]:
         """Every stored call of a judge (verdicts and errors), oldest first."""
         return [dict(row) for row in

@@ -39,7 +39,7 @@ from annotator.agreement import (
     recall_values,
     wilson_interval,
 )
-from annotator.bootstrap import ClusterSums, Sums, percentile_interval
+from annotator.bootstrap import ClusterSums, Estimates, Sums
 from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
 from annotator.metrics import CONVENTION_RAGAS, passes
@@ -97,39 +97,6 @@ def _chunk_formula(formula: Callable[..., np.ndarray]) -> Callable[[Sums], np.nd
     return lambda s: formula(*_pair_values(s))
 
 
-class _Estimates:
-    """Point estimates with percentile intervals from one shared set of bootstrap replicates."""
-
-    def __init__(self, sums: ClusterSums, resamples: int, seed: int | None,
-                 progress: Callable[[int], None] | None) -> None:
-        self.totals = sums.totals()
-        self.replicates = (sums.resample(resamples, seed, progress)
-                           if resamples and sums.clusters else None)
-        self.dropped: dict[str, int] = {}
-
-    def attach(self, key: str, point: Stat, formula: Callable[[Sums], np.ndarray]) -> Stat:
-        """The point estimate with its bootstrap interval (unchanged when undefined)."""
-        if point.value is None or self.replicates is None:
-            return point
-        interval = percentile_interval(formula(self.replicates))
-        if interval is None:
-            self.dropped[key] = len(next(iter(self.replicates.values())))
-            return point
-        if interval.dropped:
-            self.dropped[key] = interval.dropped
-        return point.with_interval((interval.low, interval.high))
-
-    def stat(self, key: str, formula: Callable[[Sums], np.ndarray], reason: str | None = None
-             ) -> Stat:
-        """A statistic of the sums: undefined with ``reason``, else estimated with its interval."""
-        if reason is not None:
-            return Stat.undefined(reason)
-        value = float(formula(self.totals))
-        if math.isnan(value):
-            return Stat.undefined("undefined for these data")
-        return self.attach(key, Stat(value), formula)
-
-
 def build_report(
     session: Session,
     *,
@@ -177,7 +144,7 @@ def build_report(
         calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
                                 pairs.human[has_p].astype(float))
 
-    estimates = _Estimates(sums, resamples, seed, progress)
+    estimates = Estimates(sums, resamples, seed, progress)
     chunks = _chunk_section(estimates, pairs, sums)
     goldens = _golden_section(session, estimates, rows, worst)
     systems = _system_section(estimates, systems_key, rows, system_of) if system_of else None
@@ -264,7 +231,7 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
         sums.add(name, cluster, values)
 
 
-def _chunk_section(est: _Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
+def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
     c = Confusion(*(int(est.totals[k]) for k in ("tp", "fp", "fn", "tn")))
     human, judge = prevalence(c)
     stats = {
@@ -300,7 +267,7 @@ def _n(s: Sums) -> np.ndarray:
     return s["tp"] + s["fp"] + s["fn"] + s["tn"]
 
 
-def _golden_section(session: Session, est: _Estimates, rows: list[GoldenRow], worst: int
+def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], worst: int
                     ) -> GoldenSection:
     none = NO_COMPLETE_GOLDEN if not rows else None
     human = [r.human for r in rows]
@@ -358,7 +325,7 @@ def _systems(session: Session, key: str, rows: list[GoldenRow], *, explicit: boo
     return {r.golden_id: system_of.get(r.golden_id, "(none)") for r in rows}
 
 
-def _system_section(est: _Estimates, key: str, rows: list[GoldenRow], system_of: dict[str, str]
+def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: dict[str, str]
                     ) -> SystemSection:
     from scipy import stats as scipy_stats
 
@@ -448,7 +415,7 @@ def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, d
     return PeopleSection(rows, blind_row)
 
 
-def _confidence(est: _Estimates, pairs: _ChunkPairs) -> ConfidenceSection:
+def _confidence(est: Estimates, pairs: _ChunkPairs) -> ConfidenceSection:
     has_p = ~np.isnan(pairs.p)
     p, y = pairs.p[has_p], pairs.human[has_p]
     auroc = calibration.auroc(p, y)

@@ -89,13 +89,16 @@ def _charts(report: Report) -> dict[str, str]:
 
 def html_report(report: Report) -> str:
     """The whole report as one HTML page."""
-    figures = _charts(report)
+    return html_page(f"cp-annotator report: judge {report.judge}", layout(report), _charts(report))
+
+
+def html_page(title: str, blocks: list[Block], figures: dict[str, str]) -> str:
+    """Blocks as one self-contained page, each figure after the block with its id."""
     sections = []
-    for block in layout(report):
+    for block in blocks:
         sections.append(_block(block))
         if block.id in figures:
             sections.append(figures[block.id])
-    title = f"cp-annotator report: judge {report.judge}"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from annotator.agreement import Stat
 from annotator.calibration import BINS
 from annotator.report.headline import count, who
 from annotator.report.model import LABELS, GoldenRow, Report
+
+if TYPE_CHECKING:
+    from annotator.leaderboard import Leaderboard
 
 MAX_LISTED = 20
 """Longer lists (goldens whose verdict changes) show this many rows and a count of the rest."""
@@ -237,3 +241,39 @@ def _dropped(report: Report) -> list[str]:
 
 def _yes(flag: bool | None) -> str:
     return "-" if flag is None else ("yes" if flag else "no")
+
+
+def leaderboard_layout(board: Leaderboard) -> list[Block]:
+    """The judge leaderboard as blocks: headline, judges, pairs."""
+    blocks: list[Block] = [Paragraphs("headline", "Headline", board.headline)]
+    def cell(stat: Stat, digits: int = 3) -> str:
+        return with_interval(stat, digits) if stat.value is not None else value(stat, short=True)
+
+    agreement = ["cohen_kappa", "gwet_ac1", "percent", "precision", "recall"]
+    blocks.append(Grid(
+        "judges", f"Judges against {board.annotator}, chunk by chunk (sorted by "
+                  f"{LABELS.get(board.sort, board.sort)})",
+        ["judge", *(LABELS[k] for k in agreement)],
+        [[row.judge, *(cell(row.stats[k]) for k in agreement)] for row in board.judges],
+        [f"Scored on the {board.chunks} chunks labelled by {board.annotator} and judged by every "
+         f"judge; 95% intervals from one bootstrap over goldens shared by all judges "
+         f"({board.resamples} resamples, seed {board.seed})."]))
+    blocks.append(Grid(
+        "judges_cp", "Context precision and cost",
+        ["judge", LABELS["mae"], LABELS["bias"], LABELS["kendall"], "parse failures",
+         "tokens per 1,000 chunks", "median latency ms"],
+        [[row.judge, cell(row.stats["mae"]), cell(row.stats["bias"]), cell(row.stats["kendall"]),
+          cell(row.calls.parse_failure_rate), cell(row.calls.tokens_per_1000_chunks, 0),
+          cell(row.calls.median_latency_ms, 0)] for row in board.judges],
+        [f"Over the {board.goldens} goldens complete under every label set."]))
+    if board.pairs:
+        blocks.append(Grid(
+            "pairs", "Pairs: who is right where the other is wrong",
+            ["pair", "first only right", "second only right", "kappa difference",
+             "McNemar p (cluster)", "Holm p", "verdict"],
+            [[f"{p.first} vs {p.second}", str(p.first_only_right), str(p.second_only_right),
+              with_interval(p.kappa_difference, 3), value(p.p, 4, short=True),
+              value(p.p_holm, 4, short=True),
+              f"{p.better} is better" if p.better else "no significant difference"]
+             for p in board.pairs]))
+    return [_without_empty_last_column(b) for b in blocks]

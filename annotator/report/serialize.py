@@ -6,10 +6,14 @@ intervals and ``why_undefined`` the reason for every null.
 
 from __future__ import annotations
 
-from typing import Any
+import csv
+from typing import IO, TYPE_CHECKING, Any
 
 from annotator.agreement import Confusion, Stat
 from annotator.report.model import GoldenRow, Report
+
+if TYPE_CHECKING:
+    from annotator.leaderboard import Leaderboard
 
 SCHEMA_VERSION = 1
 
@@ -121,3 +125,52 @@ def report_dict(report: Report) -> dict[str, Any]:
         },
         "confidence": confidence,
     }
+
+
+def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
+    """The leaderboard as plain JSON-ready data."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "session": board.session,
+        "annotator": board.annotator,
+        "chunks": board.chunks,
+        "goldens": board.goldens,
+        "bootstrap": {"resamples": board.resamples, "seed": board.seed, "level": 0.95,
+                      "unit": "golden", "paired": True},
+        "sort": board.sort,
+        "best": board.best,
+        "headline": board.headline,
+        "judges": [{"judge": row.judge, **stats_dict(row.stats),
+                    "calls": row.calls.calls, "failed_calls": row.calls.failed,
+                    **{f"call_{k}": v for k, v in stats_dict({
+                        "parse_failure_rate": row.calls.parse_failure_rate,
+                        "tokens_per_1000_chunks": row.calls.tokens_per_1000_chunks,
+                        "median_latency_ms": row.calls.median_latency_ms}).items()}}
+                   for row in board.judges],
+        "pairs": [{"first": p.first, "second": p.second,
+                   "first_only_right": p.first_only_right,
+                   "second_only_right": p.second_only_right, "better": p.better,
+                   **stats_dict({"kappa_difference": p.kappa_difference, "mcnemar_p": p.p,
+                                 "holm_p": p.p_holm})} for p in board.pairs],
+    }
+
+
+def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
+    """One row per judge: every statistic with its interval, and the cost of its calls."""
+    keys = list(board.judges[0].stats) if board.judges else []
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["judge", *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
+                     "calls", "failed_calls", "parse_failure_rate", "tokens_per_1000_chunks",
+                     "median_latency_ms"])
+    for row in board.judges:
+        cells: list[object] = [row.judge]
+        for k in keys:
+            stat = row.stats[k]
+            low, high = stat.interval or ("", "")
+            cells += ["" if stat.value is None else stat.value, low, high]
+        calls = row.calls
+        cells += [calls.calls, calls.failed] + [
+            "" if s.value is None else s.value
+            for s in (calls.parse_failure_rate, calls.tokens_per_1000_chunks,
+                      calls.median_latency_ms)]
+        writer.writerow(cells)

@@ -1,0 +1,292 @@
+"""Judges ranked on the same human labels, with paired intervals and pairwise tests.
+
+Every judge is scored on the same chunks (labelled by the person and judged by every judge)
+and the same goldens, and every interval comes from one shared set of resampled goldens, so
+differences between judges are paired. A pairwise cluster-adjusted McNemar test on which
+judge is right, Holm-corrected over all pairs, says which gaps are real; a judge is named best
+only when it beats every other one significantly.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from annotator import cp_agreement
+from annotator.agreement import (
+    Confusion,
+    McNemar,
+    Stat,
+    ac1_values,
+    cohen_kappa,
+    gwet_ac1,
+    kappa_values,
+    percent_agreement,
+    percent_values,
+    precision,
+    precision_values,
+    recall,
+    recall_values,
+)
+from annotator.bootstrap import ClusterSums, Estimates, Sums, percentile_interval
+from annotator.errors import SessionError
+from annotator.metrics import context_precision
+from annotator.session import Session
+
+SORT_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall", "mae", "judge")
+ALPHA = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class CallSummary:
+    """What running the judge cost and how often it failed."""
+
+    calls: int
+    failed: int
+    parse_failure_rate: Stat
+    """Replies that came back but were not a verdict (bad JSON, a verdict of 2, cut off)."""
+    tokens_per_1000_chunks: Stat
+    median_latency_ms: Stat
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRow:
+    """One judge's scores on the shared chunks and goldens."""
+
+    judge: str
+    stats: dict[str, Stat]
+    calls: CallSummary
+
+
+@dataclass(frozen=True, slots=True)
+class JudgePair:
+    """Two judges on the same chunks: who is right where the other is wrong."""
+
+    first: str
+    second: str
+    first_only_right: int
+    second_only_right: int
+    kappa_difference: Stat
+    """Cohen's kappa of first minus second, with a paired bootstrap interval."""
+    p: Stat
+    """Cluster-adjusted McNemar p on correctness."""
+    p_holm: Stat
+
+    @property
+    def better(self) -> str | None:
+        """The judge that is significantly more often right, after Holm's correction."""
+        if self.p_holm.value is None or self.p_holm.value >= ALPHA:
+            return None
+        return self.first if self.first_only_right > self.second_only_right else self.second
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    """Every judge of a session scored against one person's labels."""
+
+    session: str
+    annotator: str
+    chunks: int
+    goldens: int
+    resamples: int
+    seed: int | None
+    sort: str
+    judges: list[JudgeRow]
+    pairs: list[JudgePair]
+    best: str | None
+    headline: list[str]
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-Bonferroni adjusted p-values (None stays None and does not count as a test)."""
+    tested = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(tested)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(tested):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def _columns(sums: ClusterSums, prefix: str, cluster: np.ndarray, human: np.ndarray,
+             judge: np.ndarray) -> None:
+    for name, mask in (("tp", (human == 1) & (judge == 1)), ("fp", (human == 0) & (judge == 1)),
+                       ("fn", (human == 1) & (judge == 0)), ("tn", (human == 0) & (judge == 0))):
+        sums.add(f"{prefix}{name}", cluster[mask])
+
+
+def _view(s: Sums, prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix):]: v for k, v in s.items() if k.startswith(prefix)}
+
+
+def build_leaderboard(session: Session, *, annotator: str | None = None,
+                      judges: Sequence[str] | None = None, resamples: int = 2000,
+                      seed: int | None = 0, sort: str = "cohen_kappa",
+                      progress: Callable[[int], None] | None = None) -> Leaderboard:
+    """Score every judge (or the given ones) against one person's labels."""
+    names = list(judges) if judges else [j.name for j in session.judges()]
+    if len(names) < 1:
+        raise SessionError("The session has no judge yet: run 'annotator judge' first.")
+    people = session.annotators()
+    if annotator is None:
+        if len(people) != 1:
+            raise SessionError(
+                "Choose whose labels are the truth with --annotator NAME"
+                + (f" (annotators: {', '.join(people)})." if people else
+                   "; nobody has labelled a chunk yet."))
+        annotator = people[0]
+    labels = {c: label.verdict for c, label in session.labels(annotator).items()
+              if label.verdict is not None}
+    verdicts = {name: {c: v.verdict for c, v in session.verdicts(name).items()} for name in names}
+    chunk_ids = session.chunk_ids()
+    golden_ids = list(chunk_ids)
+    common = [(g, k, c) for g, gid in enumerate(golden_ids) for k, c in enumerate(chunk_ids[gid])
+              if c in labels and all(c in verdicts[n] for n in names)]
+    cluster = np.asarray([g for g, _, _ in common], dtype=np.int64)
+    human = np.asarray([labels[c] for _, _, c in common], dtype=np.int64)
+    said = {n: np.asarray([verdicts[n][c] for _, _, c in common], dtype=np.int64) for n in names}
+    complete = [g for g, gid in enumerate(golden_ids)
+                if all(c in labels and all(c in verdicts[n] for n in names)
+                       for c in chunk_ids[gid])]
+
+    sums = ClusterSums(len(golden_ids))
+    cp_rows: dict[str, tuple[list[float], list[float]]] = {}
+    for i, name in enumerate(names):
+        _columns(sums, f"{i}:", cluster, human, said[name])
+        h = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
+                        for g in complete], dtype=float)
+        j = np.asarray([context_precision([verdicts[name][c] for c in chunk_ids[golden_ids[g]]])
+                        for g in complete], dtype=float)
+        at = np.asarray(complete, dtype=np.int64)
+        d = j - h
+        for col, values in (("n", np.ones_like(h)), ("h", h), ("j", j), ("ad", np.abs(d))):
+            sums.add(f"{i}:{col}", at, values)
+        cp_rows[name] = (h.tolist(), j.tolist())
+    est = Estimates(sums, resamples, seed, progress)
+
+    rows = []
+    for i, name in enumerate(names):
+        prefix = f"{i}:"
+        c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in ("tp", "fp", "fn", "tn")))
+
+        def chunk(formula: Callable[..., Any], prefix: str = prefix) -> Callable[[Sums], Any]:
+            return lambda s: formula(*(s[f"{prefix}{k}"] for k in ("tp", "fp", "fn", "tn")))
+
+        def golden(formula: Callable[[Sums], Any], prefix: str = prefix
+                   ) -> Callable[[Sums], Any]:
+            return lambda s: formula(_view(s, prefix))
+
+        none = None if complete else "no golden is complete under every label set"
+        _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
+        stats = {
+            "cohen_kappa": est.attach(f"{name}:cohen_kappa", cohen_kappa(c), chunk(kappa_values)),
+            "gwet_ac1": est.attach(f"{name}:gwet_ac1", gwet_ac1(c), chunk(ac1_values)),
+            "percent": est.attach(f"{name}:percent", percent_agreement(c), chunk(percent_values)),
+            "precision": est.attach(f"{name}:precision", precision(c), chunk(precision_values)),
+            "recall": est.attach(f"{name}:recall", recall(c), chunk(recall_values)),
+            "mae": est.stat(f"{name}:mae", golden(cp_agreement.mae), none),
+            "bias": est.stat(f"{name}:bias", golden(cp_agreement.bias), none),
+            "kendall": kendall,
+        }
+        rows.append(JudgeRow(name, stats, _calls(session, name)))
+
+    pairs = _pairs(names, est, cluster, human, said, len(golden_ids))
+    rows.sort(key=_sort_key(sort))
+    best = _best(names, pairs)
+    board = Leaderboard(str(session.path), annotator, len(common), len(complete), resamples, seed,
+                        sort, rows, pairs, best, [])
+    board.headline.extend(_headline(board))
+    return board
+
+
+def _calls(session: Session, judge: str) -> CallSummary:
+    summary = session.call_summary(judge)
+    chunks = summary["calls"] - summary["failed"]
+    replies = summary["replies"] or 0
+    latencies = summary["latencies_ms"]
+    tokens = summary["tokens_in"] + summary["tokens_out"]
+    return CallSummary(
+        summary["calls"], summary["failed"],
+        Stat((summary["bad_replies"] or 0) / replies) if replies else Stat.undefined(
+            "imported: no reply was recorded for these verdicts"),
+        Stat(1000 * tokens / chunks) if chunks and tokens else Stat.undefined(
+            "imported: no tokens were recorded for these verdicts"),
+        Stat(statistics.median(latencies)) if latencies else Stat.undefined(
+            "imported: no latency was recorded for these verdicts"),
+    )
+
+
+def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndarray,
+           said: dict[str, np.ndarray], goldens: int) -> list[JudgePair]:
+    raw = []
+    for (a_i, a), (b_i, b) in combinations(enumerate(names), 2):
+        right_a, right_b = said[a] == human, said[b] == human
+        only_a = np.bincount(cluster[right_a & ~right_b], minlength=goldens)
+        only_b = np.bincount(cluster[~right_a & right_b], minlength=goldens)
+        test = McNemar.of(only_a.tolist(), only_b.tolist())
+
+        def diff(s: Sums, a_i: int = a_i, b_i: int = b_i) -> Any:
+            return (kappa_values(*(s[f"{a_i}:{k}"] for k in ("tp", "fp", "fn", "tn")))
+                    - kappa_values(*(s[f"{b_i}:{k}"] for k in ("tp", "fp", "fn", "tn"))))
+
+        ka = float(diff(est.totals))
+        point = Stat.undefined("kappa is undefined for one of them") if np.isnan(ka) else Stat(ka)
+        interval = percentile_interval(diff(est.replicates)) if est.replicates is not None else None
+        if interval is not None and point.value is not None:
+            point = point.with_interval((interval.low, interval.high))
+        raw.append((a, b, int(only_a.sum()), int(only_b.sum()), point, test.cluster_p))
+    adjusted = holm([p.value for *_, p in raw])
+    return [JudgePair(a, b, na, nb, dk, p,
+                      Stat(q) if q is not None else Stat.undefined(str(p.reason)))
+            for (a, b, na, nb, dk, p), q in zip(raw, adjusted, strict=True)]
+
+
+def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
+    """The judge that significantly beats every other judge, if there is one."""
+    if len(names) == 1:
+        return None
+    for name in names:
+        mine = [p for p in pairs if name in (p.first, p.second)]
+        if all(p.better == name for p in mine):
+            return name
+    return None
+
+
+def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
+    if sort == "judge":
+        return lambda row: row.judge
+    if sort not in SORT_KEYS:
+        raise SessionError(f"Cannot sort by '{sort}'; choose one of {', '.join(SORT_KEYS)}.")
+    sign = 1.0 if sort == "mae" else -1.0  # a smaller mean |CP difference| is better
+
+    def key(row: JudgeRow) -> tuple[bool, float, str]:
+        value = row.stats[sort].value
+        return value is None, sign * (value or 0.0), row.judge
+
+    return key
+
+
+def _headline(board: Leaderboard) -> list[str]:
+    lines = [f"{len(board.judges)} judge{'s' if len(board.judges) != 1 else ''} scored against "
+             f"{board.annotator} on the same {board.chunks} chunks ({board.goldens} complete "
+             "goldens)."]
+    if board.chunks == 0:
+        lines.append("No chunk is labelled by the person and judged by every judge yet.")
+        return lines
+    if board.best is not None:
+        lines.append(f"Best: '{board.best}', right significantly more often than every other "
+                     "judge (cluster-adjusted McNemar, Holm-corrected, p < 0.05).")
+    elif len(board.judges) > 1:
+        lines.append("No judge is right significantly more often than every other one: the "
+                     "gaps below may be noise; label more goldens to tell them apart.")
+    for pair in board.pairs:
+        if pair.better is not None:
+            worse = pair.second if pair.better == pair.first else pair.first
+            lines.append(f"'{pair.better}' beats '{worse}' (Holm p = {pair.p_holm.value:.3g}).")
+    return lines

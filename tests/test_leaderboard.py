@@ -1,0 +1,91 @@
+"""The judge leaderboard: a simulated calibration study, Holm's correction, the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.multitest import multipletests
+
+from annotator.cli import cli
+from annotator.leaderboard import build_leaderboard, holm
+from tests.test_report import make_session
+
+
+def study(error_rates: dict[str, float], goldens: int = 100, k: int = 10, seed: int = 1
+          ) -> list[dict[str, Any]]:
+    """Goldens labelled by 'alice', and judges that err on a known share of chunks."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(goldens):
+        human = (rng.random(k) < rng.uniform(0.2, 0.8)).astype(int)
+        judges = {name: [{"verdict": int(1 - h if rng.random() < rate else h), "reason": "sim"}
+                         for h in human] for name, rate in error_rates.items()}
+        out.append({"id": f"g{i:03d}", "user_input": f"q{i}", "reference": "a",
+                    "retrieved_contexts": [f"c{i}-{r}" for r in range(k)], "judges": judges,
+                    "human_labels": {"alice": [int(h) for h in human]}})
+    return out
+
+
+def test_a_ten_point_gap_is_found_and_a_one_point_gap_is_not(tmp_path: Path) -> None:
+    goldens = study({"good": 0.05, "poor": 0.15, "close": 0.06})
+    with make_session(tmp_path, goldens) as session:
+        board = build_leaderboard(session, resamples=1000, seed=3)
+    order = [row.judge for row in board.judges]
+    assert order[0] == "good" and order[-1] == "poor"
+    pairs = {frozenset((p.first, p.second)): p for p in board.pairs}
+    assert pairs[frozenset(("good", "poor"))].better == "good"  # 10 points: found
+    assert pairs[frozenset(("close", "poor"))].better == "close"
+    assert pairs[frozenset(("good", "close"))].better is None  # 1 point: not found
+    assert board.best is None  # 'good' does not beat 'close' significantly
+    assert any("No judge is right significantly more often" in line for line in board.headline)
+    # Kappa per judge equals scikit-learn's on the same chunks, and the intervals are paired:
+    # the kappa difference of good and poor has an interval excluding 0.
+    human = [h for g in goldens for h in g["human_labels"]["alice"]]
+    for row in board.judges:
+        judge = [v["verdict"] for g in goldens for v in g["judges"][row.judge]]
+        assert row.stats["cohen_kappa"].value == pytest.approx(cohen_kappa_score(human, judge))
+    gap = pairs[frozenset(("good", "poor"))].kappa_difference
+    assert gap.interval is not None and min(abs(x) for x in gap.interval) > 0
+    assert gap.interval[0] * gap.interval[1] > 0
+
+
+def test_best_needs_a_significant_win_over_every_other_judge(tmp_path: Path) -> None:
+    with make_session(tmp_path, study({"good": 0.03, "poor": 0.2, "worse": 0.3})) as session:
+        board = build_leaderboard(session, resamples=200)
+    assert board.best == "good"
+    assert board.headline[1].startswith("Best: 'good'")
+
+
+def test_holm_matches_statsmodels() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p = rng.random(int(rng.integers(1, 8))) ** 2
+        ours = holm(list(p))
+        theirs = multipletests(p, method="holm")[1]
+        assert ours == pytest.approx(list(theirs))
+    assert holm([None, 0.01, 0.04]) == [None, pytest.approx(0.02), pytest.approx(0.04)]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "html", "csv"])
+def test_the_judges_command_in_every_format(tmp_path: Path, fmt: str) -> None:
+    make_session(tmp_path, study({"a": 0.05, "b": 0.2}, goldens=20)).close()
+    out = tmp_path / f"board.{fmt}"
+    result = CliRunner().invoke(cli, ["judges", str(tmp_path / "s.db"), "--format", fmt,
+                                      "--output", str(out), "--bootstrap", "200"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "a" in text and "b" in text
+    if fmt == "json":
+        data = json.loads(text)
+        assert [j["judge"] for j in data["judges"]] == ["a", "b"] and data["best"] == "a"
+        assert data["judges"][0]["call_why_undefined"]["tokens_per_1000_chunks"].startswith(
+            "imported")
+    if fmt == "csv":
+        assert text.splitlines()[0].startswith("judge,cohen_kappa,cohen_kappa_low")
+        assert len(text.splitlines()) == 3
