@@ -67,6 +67,23 @@ class ClusterSums:
         return {name: out[:, i] for i, name in enumerate(names)}
 
 
+COUNTS = ("tp", "fp", "fn", "tn")
+
+
+def add_confusion(sums: ClusterSums, cluster: np.ndarray, human: np.ndarray, judge: np.ndarray,
+                  prefix: str = "") -> None:
+    """Count each (human, judge) pair into its golden's tp/fp/fn/tn columns (named prefix+tp...)."""
+    for name, mask in (("tp", (human == 1) & (judge == 1)), ("fp", (human == 0) & (judge == 1)),
+                       ("fn", (human == 1) & (judge == 0)), ("tn", (human == 0) & (judge == 0))):
+        sums.add(f"{prefix}{name}", cluster[mask])
+
+
+def confusion_formula(formula: Callable[..., np.ndarray], prefix: str = ""
+                      ) -> Callable[[Sums], np.ndarray]:
+    """A formula of (tp, fp, fn, tn), as a statistic of the sums."""
+    return lambda s: formula(*(s[f"{prefix}{k}"] for k in COUNTS))
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A percentile interval and how many replicates had the statistic undefined."""

@@ -33,7 +33,15 @@ from annotator.agreement import (
     recall,
     recall_values,
 )
-from annotator.bootstrap import ClusterSums, Estimates, Sums, percentile_interval
+from annotator.bootstrap import (
+    COUNTS,
+    ClusterSums,
+    Estimates,
+    Sums,
+    add_confusion,
+    confusion_formula,
+    percentile_interval,
+)
 from annotator.errors import SessionError
 from annotator.metrics import context_precision
 from annotator.session import Session
@@ -114,13 +122,6 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def _columns(sums: ClusterSums, prefix: str, cluster: np.ndarray, human: np.ndarray,
-             judge: np.ndarray) -> None:
-    for name, mask in (("tp", (human == 1) & (judge == 1)), ("fp", (human == 0) & (judge == 1)),
-                       ("fn", (human == 1) & (judge == 0)), ("tn", (human == 0) & (judge == 0))):
-        sums.add(f"{prefix}{name}", cluster[mask])
-
-
 def _view(s: Sums, prefix: str) -> dict[str, np.ndarray]:
     return {k[len(prefix):]: v for k, v in s.items() if k.startswith(prefix)}
 
@@ -158,7 +159,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     sums = ClusterSums(len(golden_ids))
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     for i, name in enumerate(names):
-        _columns(sums, f"{i}:", cluster, human, said[name])
+        add_confusion(sums, cluster, human, said[name], prefix=f"{i}:")
         h = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
                         for g in complete], dtype=float)
         j = np.asarray([context_precision([verdicts[name][c] for c in chunk_ids[golden_ids[g]]])
@@ -173,10 +174,10 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     rows = []
     for i, name in enumerate(names):
         prefix = f"{i}:"
-        c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in ("tp", "fp", "fn", "tn")))
+        c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
 
         def chunk(formula: Callable[..., Any], prefix: str = prefix) -> Callable[[Sums], Any]:
-            return lambda s: formula(*(s[f"{prefix}{k}"] for k in ("tp", "fp", "fn", "tn")))
+            return confusion_formula(formula, prefix)
 
         def golden(formula: Callable[[Sums], Any], prefix: str = prefix
                    ) -> Callable[[Sums], Any]:
@@ -231,9 +232,12 @@ def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndar
         only_b = np.bincount(cluster[~right_a & right_b], minlength=goldens)
         test = McNemar.of(only_a.tolist(), only_b.tolist())
 
-        def diff(s: Sums, a_i: int = a_i, b_i: int = b_i) -> Any:
-            return (kappa_values(*(s[f"{a_i}:{k}"] for k in ("tp", "fp", "fn", "tn")))
-                    - kappa_values(*(s[f"{b_i}:{k}"] for k in ("tp", "fp", "fn", "tn"))))
+        kappa_a = confusion_formula(kappa_values, f"{a_i}:")
+        kappa_b = confusion_formula(kappa_values, f"{b_i}:")
+
+        def diff(s: Sums, kappa_a: Callable[[Sums], Any] = kappa_a,
+                 kappa_b: Callable[[Sums], Any] = kappa_b) -> Any:
+            return kappa_a(s) - kappa_b(s)
 
         ka = float(diff(est.totals))
         point = Stat.undefined("kappa is undefined for one of them") if np.isnan(ka) else Stat(ka)

@@ -39,7 +39,7 @@ from annotator.agreement import (
     recall_values,
     wilson_interval,
 )
-from annotator.bootstrap import ClusterSums, Estimates, Sums
+from annotator.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
 from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
 from annotator.metrics import CONVENTION_RAGAS, passes
@@ -89,14 +89,6 @@ def choose_judge(session: Session, judge: str | None) -> str:
     return names[0]
 
 
-def _pair_values(s: Sums) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return s["tp"], s["fp"], s["fn"], s["tn"]
-
-
-def _chunk_formula(formula: Callable[..., np.ndarray]) -> Callable[[Sums], np.ndarray]:
-    return lambda s: formula(*_pair_values(s))
-
-
 def build_report(
     session: Session,
     *,
@@ -122,11 +114,7 @@ def build_report(
 
     sums = ClusterSums(len(golden_ids))
     pairs = _ChunkPairs.of(comparisons, chunk_ids, index, verdicts)
-    for name, mask in (("tp", (pairs.human == 1) & (pairs.judge == 1)),
-                       ("fp", (pairs.human == 0) & (pairs.judge == 1)),
-                       ("fn", (pairs.human == 1) & (pairs.judge == 0)),
-                       ("tn", (pairs.human == 0) & (pairs.judge == 0))):
-        sums.add(name, pairs.cluster[mask])
+    add_confusion(sums, pairs.cluster, pairs.human, pairs.judge)
     rows = _golden_rows(comparisons, pass_mark)
     _add_golden_columns(sums, rows, index)
     systems_key = group_by or DEFAULT_GROUP_BY
@@ -232,17 +220,17 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
 
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
-    c = Confusion(*(int(est.totals[k]) for k in ("tp", "fp", "fn", "tn")))
+    c = Confusion(*(int(est.totals[k]) for k in COUNTS))
     human, judge = prevalence(c)
     stats = {
-        "percent": est.attach("percent", percent_agreement(c), _chunk_formula(percent_values)),
-        "cohen_kappa": est.attach("cohen_kappa", cohen_kappa(c), _chunk_formula(kappa_values)),
-        "gwet_ac1": est.attach("gwet_ac1", gwet_ac1(c), _chunk_formula(ac1_values)),
+        "percent": est.attach("percent", percent_agreement(c), confusion_formula(percent_values)),
+        "cohen_kappa": est.attach("cohen_kappa", cohen_kappa(c), confusion_formula(kappa_values)),
+        "gwet_ac1": est.attach("gwet_ac1", gwet_ac1(c), confusion_formula(ac1_values)),
         "krippendorff_alpha": est.attach("krippendorff_alpha", krippendorff_alpha(c),
-                                         _chunk_formula(alpha_values)),
-        "precision": est.attach("precision", precision(c), _chunk_formula(precision_values)),
-        "recall": est.attach("recall", recall(c), _chunk_formula(recall_values)),
-        "f1": est.attach("f1", f1(c), _chunk_formula(f1_values)),
+                                         confusion_formula(alpha_values)),
+        "precision": est.attach("precision", precision(c), confusion_formula(precision_values)),
+        "recall": est.attach("recall", recall(c), confusion_formula(recall_values)),
+        "f1": est.attach("f1", f1(c), confusion_formula(f1_values)),
         "prevalence_human": est.attach("prevalence_human", human,
                                        lambda s: ratio(s["tp"] + s["fn"], _n(s))),
         "prevalence_judge": est.attach("prevalence_judge", judge,
