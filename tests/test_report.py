@@ -473,3 +473,11 @@ def test_people_acceptance_speed_and_rubber_stamping(tmp_path: Path) -> None:
     assert careful.stats["median_decision_ms"].value == pytest.approx(5004.5)
     assert careful.stats["cohen_kappa"].value is not None
     assert any(line.startswith("fast: 30 accepts in a row") for line in report.headline)
+
+
+def test_markdown_escapes_each_character_once() -> None:
+    from annotator.report.layout import Grid
+    from annotator.report.render import markdown_blocks
+
+    text = markdown_blocks([Grid("x", "t", ["a"], [["a|b\\c\nd"]])], "T")
+    assert "| a\\|b\\\\c d |" in text.splitlines()

@@ -41,10 +41,6 @@ def rich_report(report: Report) -> RenderableType:
     return rich_blocks(layout(report))
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def _md_text(text: str) -> str:
     """Escape what Markdown would otherwise read as markup in running text."""
     out = text.replace("\\", "\\\\")
@@ -65,7 +61,7 @@ def markdown_blocks(blocks: list[Block], title: str) -> str:
         header = [c or " " for c in block.columns]
         out.append("| " + " | ".join(_md_text(c) for c in header) + " |")
         out.append("|" + "|".join("---" for _ in header) + "|")
-        out += ["| " + " | ".join(_md_text(_cell(cell)) for cell in row) + " |"
+        out += ["| " + " | ".join(_md_text(cell.replace("\n", " ")) for cell in row) + " |"
                 for row in block.rows]
         out.append("")
         out += [f"_{_md_text(note)}_" for note in block.notes]
