@@ -36,10 +36,9 @@ def _figure(width: float, height: float) -> Iterator[Figure]:
 
 
 def _svg(fig: Figure) -> str:
-    with rc_context(STYLE), warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        out = io.StringIO()
-        fig.savefig(out, format="svg", metadata={"Date": None})
+    """The figure as an SVG document (call inside ``_figure``, whose style it needs)."""
+    out = io.StringIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
     return out.getvalue()
 
 
