@@ -159,6 +159,16 @@ def f1_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
     return ratio(2 * tp, 2 * tp + fp + fn)
 
 
+def human_prevalence_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Share of chunks the person calls useful, from counts."""
+    return ratio(tp + fn, tp + fp + fn + tn)
+
+
+def judge_prevalence_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
+    """Share of chunks the judge calls useful, from counts."""
+    return ratio(tp + fp, tp + fp + fn + tn)
+
+
 def _stat(value: Counts, reason: str | None) -> Stat:
     if reason is not None:
         return Stat.undefined(reason)
@@ -206,10 +216,9 @@ def f1(c: Confusion) -> Stat:
 
 def prevalence(c: Confusion) -> tuple[Stat, Stat]:
     """Share of chunks called useful by the person, and by the judge."""
-    if c.n == 0:
-        undefined = Stat.undefined(NOTHING_DECIDED)
-        return undefined, undefined
-    return Stat((c.tp + c.fn) / c.n), Stat((c.tp + c.fp) / c.n)
+    reason = NOTHING_DECIDED if c.n == 0 else None
+    return (_stat(human_prevalence_values(*c.counts), reason),
+            _stat(judge_prevalence_values(*c.counts), reason))
 
 
 def direction(c: Confusion) -> str:

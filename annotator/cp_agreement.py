@@ -110,6 +110,15 @@ def rank_correlations(human: Sequence[float], judge: Sequence[float]) -> tuple[S
     return Stat(float(rho)), Stat(float(tau))
 
 
+def ccc_reason(human: Sequence[float], judge: Sequence[float]) -> str | None:
+    """Why Lin's CCC is undefined, or None: it needs CP to vary under at least one label set."""
+    if len(human) < 2:
+        return "needs at least two goldens"
+    if np.ptp(np.concatenate([np.asarray(human), np.asarray(judge)])) <= SAME_CP:
+        return "CP is the same on every golden under both label sets"
+    return None
+
+
 def constant_reason(human: Sequence[float], judge: Sequence[float]) -> str | None:
     """Why a correlation of the two CP lists is undefined, or None."""
     if len(human) < 2:

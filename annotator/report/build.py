@@ -26,6 +26,8 @@ from annotator.agreement import (
     f1,
     f1_values,
     gwet_ac1,
+    human_prevalence_values,
+    judge_prevalence_values,
     kappa_paradox_note,
     kappa_values,
     krippendorff_alpha,
@@ -116,17 +118,9 @@ def build_report(
     pairs = _ChunkPairs.of(comparisons, chunk_ids, index, verdicts)
     add_confusion(sums, pairs.cluster, pairs.human, pairs.judge)
     rows = _golden_rows(comparisons, pass_mark)
-    _add_golden_columns(sums, rows, index)
     systems_key = group_by or DEFAULT_GROUP_BY
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
-    if system_of:
-        cluster = np.asarray([index[r.golden_id] for r in rows], dtype=np.int64)
-        system = np.asarray([system_of[r.golden_id] for r in rows])
-        for name in sorted(set(system_of.values())):
-            mine = system == name
-            sums.add(f"sys_n:{name}", cluster[mine])
-            sums.add(f"sys_h:{name}", cluster[mine], np.asarray([r.human for r in rows])[mine])
-            sums.add(f"sys_j:{name}", cluster[mine], np.asarray([r.judge for r in rows])[mine])
+    _add_golden_columns(sums, rows, index, system_of)
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -205,18 +199,26 @@ def _golden_rows(comparisons: list[tuple[str, GoldenComparison]], pass_mark: flo
     return rows
 
 
-def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[str, int]) -> None:
+def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[str, int],
+                        system_of: dict[str, str]) -> None:
+    """The cp_agreement columns, and per system its goldens' count and CP sums."""
     cluster = np.asarray([index[r.golden_id] for r in rows], dtype=np.int64)
     h = np.asarray([r.human for r in rows], dtype=float)
     j = np.asarray([r.judge for r in rows], dtype=float)
-    ph = np.asarray([r.passes_human for r in rows], dtype=float)
-    pj = np.asarray([r.passes_judge for r in rows], dtype=float)
     d = j - h
     for name, values in (("n", 1.0), ("h", h), ("j", j), ("hh", h * h), ("jj", j * j),
                          ("hj", h * j), ("ad", np.abs(d)), ("dd", d * d),
                          ("big", (np.abs(d) > cp_agreement.BIG_DIFFERENCE).astype(float)),
-                         ("pass_h", ph), ("pass_j", pj), ("change", (ph != pj).astype(float))):
+                         ("pass_h", np.asarray([r.passes_human for r in rows], dtype=float)),
+                         ("pass_j", np.asarray([r.passes_judge for r in rows], dtype=float))):
         sums.add(name, cluster, values)
+    if system_of:
+        system = np.asarray([system_of[r.golden_id] for r in rows])
+        for name in sorted(set(system_of.values())):
+            mine = system == name
+            sums.add(f"sys_n:{name}", cluster[mine])
+            sums.add(f"sys_h:{name}", cluster[mine], h[mine])
+            sums.add(f"sys_j:{name}", cluster[mine], j[mine])
 
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
@@ -232,9 +234,9 @@ def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> Chu
         "recall": est.attach("recall", recall(c), confusion_formula(recall_values)),
         "f1": est.attach("f1", f1(c), confusion_formula(f1_values)),
         "prevalence_human": est.attach("prevalence_human", human,
-                                       lambda s: ratio(s["tp"] + s["fn"], _n(s))),
+                                       confusion_formula(human_prevalence_values)),
         "prevalence_judge": est.attach("prevalence_judge", judge,
-                                       lambda s: ratio(s["tp"] + s["fp"], _n(s))),
+                                       confusion_formula(judge_prevalence_values)),
     }
     by_rank = []
     for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
@@ -249,10 +251,6 @@ def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> Chu
     return ChunkSection(c, stats, wilson_interval(c.agreements, c.n), direction(c),
                         McNemar.of(looser.astype(int).tolist(), stricter.astype(int).tolist()),
                         kappa_paradox_note(c), by_rank)
-
-
-def _n(s: Sums) -> np.ndarray:
-    return s["tp"] + s["fp"] + s["fn"] + s["tn"]
 
 
 def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], worst: int
@@ -274,7 +272,7 @@ def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], wor
         "pearson": est.stat("pearson", cp_agreement.pearson, constant),
         "spearman": spearman,
         "kendall": kendall,
-        "ccc": est.stat("ccc", cp_agreement.ccc, none or _ccc_reason(human, judge)),
+        "ccc": est.stat("ccc", cp_agreement.ccc, none or cp_agreement.ccc_reason(human, judge)),
         "share_big_difference": est.stat("share_big_difference", cp_agreement.share_big, none),
         "pass_rate_human": est.stat("pass_rate_human", cp_agreement.pass_rate_human, none),
         "pass_rate_judge": est.stat("pass_rate_judge", cp_agreement.pass_rate_judge, none),
@@ -290,14 +288,6 @@ def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], wor
     return GoldenSection(len(rows), stats, rows,
                          [r for r in rows if r.passes_human != r.passes_judge],
                          [WorstGolden(r, questions[r.golden_id]) for r in ranked], no_relevant)
-
-
-def _ccc_reason(human: list[float], judge: list[float]) -> str | None:
-    if len(human) < 2:
-        return "needs at least two goldens"
-    if np.ptp(human + judge) <= cp_agreement.SAME_CP:
-        return "CP is the same on every golden under both label sets"
-    return None
 
 
 def _systems(session: Session, key: str, rows: list[GoldenRow], *, explicit: bool
