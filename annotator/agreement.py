@@ -8,7 +8,7 @@ class only, nothing decided, ...), never a silent 0 or 1. Formulas follow
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,11 +214,34 @@ def f1(c: Confusion) -> Stat:
                  "no chunk is useful for either" if 2 * c.tp + c.fp + c.fn == 0 else None)
 
 
+def human_prevalence(c: Confusion) -> Stat:
+    """Share of chunks the person calls useful."""
+    return _stat(human_prevalence_values(*c.counts), NOTHING_DECIDED if c.n == 0 else None)
+
+
+def judge_prevalence(c: Confusion) -> Stat:
+    """Share of chunks the judge calls useful."""
+    return _stat(judge_prevalence_values(*c.counts), NOTHING_DECIDED if c.n == 0 else None)
+
+
 def prevalence(c: Confusion) -> tuple[Stat, Stat]:
     """Share of chunks called useful by the person, and by the judge."""
-    reason = NOTHING_DECIDED if c.n == 0 else None
-    return (_stat(human_prevalence_values(*c.counts), reason),
-            _stat(judge_prevalence_values(*c.counts), reason))
+    return human_prevalence(c), judge_prevalence(c)
+
+
+CHUNK_STATISTICS: dict[str, tuple[Callable[[Confusion], Stat], Callable[..., Counts]]] = {
+    "percent": (percent_agreement, percent_values),
+    "cohen_kappa": (cohen_kappa, kappa_values),
+    "gwet_ac1": (gwet_ac1, ac1_values),
+    "krippendorff_alpha": (krippendorff_alpha, alpha_values),
+    "precision": (precision, precision_values),
+    "recall": (recall, recall_values),
+    "f1": (f1, f1_values),
+    "prevalence_human": (human_prevalence, human_prevalence_values),
+    "prevalence_judge": (judge_prevalence, judge_prevalence_values),
+}
+"""Each chunk-level statistic: its Stat (with the reason when undefined) and its formula on
+counts (for bootstrap replicates), by the key the report and the leaderboard use."""
 
 
 def direction(c: Confusion) -> str:

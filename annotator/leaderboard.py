@@ -19,19 +19,11 @@ import numpy as np
 
 from annotator import cp_agreement
 from annotator.agreement import (
+    CHUNK_STATISTICS,
     Confusion,
     McNemar,
     Stat,
-    ac1_values,
-    cohen_kappa,
-    gwet_ac1,
     kappa_values,
-    percent_agreement,
-    percent_values,
-    precision,
-    precision_values,
-    recall,
-    recall_values,
 )
 from annotator.bootstrap import (
     COUNTS,
@@ -46,6 +38,7 @@ from annotator.errors import SessionError
 from annotator.metrics import context_precision
 from annotator.session import Session
 
+CHUNK_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall")
 SORT_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall", "mae", "judge")
 ALPHA = 0.05
 
@@ -152,32 +145,30 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     cluster = np.asarray([g for g, _, _ in common], dtype=np.int64)
     human = np.asarray([labels[c] for _, _, c in common], dtype=np.int64)
     said = {n: np.asarray([verdicts[n][c] for _, _, c in common], dtype=np.int64) for n in names}
-    complete = [g for g, gid in enumerate(golden_ids)
-                if all(c in labels and all(c in verdicts[n] for n in names)
-                       for c in chunk_ids[gid])]
+    in_common = np.bincount(cluster, minlength=len(golden_ids))
+    complete = [g for g, gid in enumerate(golden_ids) if in_common[g] == len(chunk_ids[gid])]
+    at = np.asarray(complete, dtype=np.int64)
+    cp_human = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
+                           for g in complete], dtype=float)
 
     sums = ClusterSums(len(golden_ids))
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     for i, name in enumerate(names):
         add_confusion(sums, cluster, human, said[name], prefix=f"{i}:")
-        h = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
-                        for g in complete], dtype=float)
-        j = np.asarray([context_precision([verdicts[name][c] for c in chunk_ids[golden_ids[g]]])
-                        for g in complete], dtype=float)
-        at = np.asarray(complete, dtype=np.int64)
-        d = j - h
-        for col, values in (("n", np.ones_like(h)), ("h", h), ("j", j), ("ad", np.abs(d))):
+        cp_judge = np.asarray([context_precision([verdicts[name][c]
+                                                  for c in chunk_ids[golden_ids[g]]])
+                               for g in complete], dtype=float)
+        d = cp_judge - cp_human
+        for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
+                            ("ad", np.abs(d))):
             sums.add(f"{i}:{col}", at, values)
-        cp_rows[name] = (h.tolist(), j.tolist())
+        cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []
     for i, name in enumerate(names):
         prefix = f"{i}:"
         c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
-
-        def chunk(formula: Callable[..., Any], prefix: str = prefix) -> Callable[[Sums], Any]:
-            return confusion_formula(formula, prefix)
 
         def golden(formula: Callable[[Sums], Any], prefix: str = prefix
                    ) -> Callable[[Sums], Any]:
@@ -186,11 +177,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         none = None if complete else "no golden is complete under every label set"
         _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
         stats = {
-            "cohen_kappa": est.attach(f"{name}:cohen_kappa", cohen_kappa(c), chunk(kappa_values)),
-            "gwet_ac1": est.attach(f"{name}:gwet_ac1", gwet_ac1(c), chunk(ac1_values)),
-            "percent": est.attach(f"{name}:percent", percent_agreement(c), chunk(percent_values)),
-            "precision": est.attach(f"{name}:precision", precision(c), chunk(precision_values)),
-            "recall": est.attach(f"{name}:recall", recall(c), chunk(recall_values)),
+            **{key: est.attach(f"{name}:{key}", statistic(c), confusion_formula(formula, prefix))
+               for key in CHUNK_KEYS for statistic, formula in [CHUNK_STATISTICS[key]]},
             "mae": est.stat(f"{name}:mae", golden(cp_agreement.mae), none),
             "bias": est.stat(f"{name}:bias", golden(cp_agreement.bias), none),
             "kendall": kendall,

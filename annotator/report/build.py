@@ -15,30 +15,17 @@ import numpy as np
 
 from annotator import calibration, cp_agreement
 from annotator.agreement import (
+    CHUNK_STATISTICS,
     ChunkAgreement,
     Confusion,
     McNemar,
     Stat,
-    ac1_values,
-    alpha_values,
     cohen_kappa,
     direction,
-    f1,
-    f1_values,
     gwet_ac1,
-    human_prevalence_values,
-    judge_prevalence_values,
     kappa_paradox_note,
-    kappa_values,
-    krippendorff_alpha,
     percent_agreement,
-    percent_values,
-    precision,
-    precision_values,
-    prevalence,
     ratio,
-    recall,
-    recall_values,
     wilson_interval,
 )
 from annotator.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
@@ -223,21 +210,8 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
     c = Confusion(*(int(est.totals[k]) for k in COUNTS))
-    human, judge = prevalence(c)
-    stats = {
-        "percent": est.attach("percent", percent_agreement(c), confusion_formula(percent_values)),
-        "cohen_kappa": est.attach("cohen_kappa", cohen_kappa(c), confusion_formula(kappa_values)),
-        "gwet_ac1": est.attach("gwet_ac1", gwet_ac1(c), confusion_formula(ac1_values)),
-        "krippendorff_alpha": est.attach("krippendorff_alpha", krippendorff_alpha(c),
-                                         confusion_formula(alpha_values)),
-        "precision": est.attach("precision", precision(c), confusion_formula(precision_values)),
-        "recall": est.attach("recall", recall(c), confusion_formula(recall_values)),
-        "f1": est.attach("f1", f1(c), confusion_formula(f1_values)),
-        "prevalence_human": est.attach("prevalence_human", human,
-                                       confusion_formula(human_prevalence_values)),
-        "prevalence_judge": est.attach("prevalence_judge", judge,
-                                       confusion_formula(judge_prevalence_values)),
-    }
+    stats = {key: est.attach(key, statistic(c), confusion_formula(formula))
+             for key, (statistic, formula) in CHUNK_STATISTICS.items()}
     by_rank = []
     for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
         at = pairs.rank == k
