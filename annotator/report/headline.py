@@ -58,15 +58,14 @@ def headline(report: Report) -> list[str]:
     lines.append(c.direction.rstrip(".") + test + ".")
     if g.goldens:
         bias = g.stats["bias"]
-        word = "overstates" if (bias.value or 0) > 0 else "understates"
-        amount = Stat(abs(bias.value or 0), None, None if bias.interval is None else (
-            bias.interval[0], bias.interval[1]))
+        amount = bias.value or 0.0  # defined whenever a golden is complete
+        word = "overstates" if amount > 0 else "understates"
         lines.append(
             f"Over {count(g.goldens, 'golden')} complete under both label sets, mean context "
             "precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
             f"{g.stats['mean_judge'].format(4)} under the judge's: the judge {word} it by "
-            f"{amount.format(4)}" + (f" (bias 95% CI {bias.interval[0]:+.4f} to "
+            f"{abs(amount):.4f}" + (f" (bias 95% CI {bias.interval[0]:+.4f} to "
                                      f"{bias.interval[1]:+.4f})" if bias.interval else "") + ".")
         changes = len(g.verdict_changes)
         lines.append(
