@@ -381,38 +381,48 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
                                   progress=advance)
-    if fmt == "table":
-        from rich.console import Console
+    from annotator.report.html import report_charts
+    from annotator.report.layout import layout, report_title
+    from annotator.report.serialize import report_dict
 
-        from annotator.report.render import rich_report
+    _write_document(fmt, output, "report", layout(report), report_title(report),
+                    lambda: report_dict(report), lambda: report_charts(report))
 
-        if output is None:
-            Console().print(rich_report(report))
-            return
-        _write_output(output, lambda out: Console(file=out, width=120, no_color=True,
-                                                  force_terminal=False).print(rich_report(report)))
-        return
-    render = _text_renderer(fmt)
-    _write_output(output, lambda out: out.write(render(report)))
+
+def _write_document(fmt: str, output: str | None, what: str, blocks: list[Any], title: str,
+                    data: Callable[[], dict[str, Any]],
+                    figures: Callable[[], dict[str, str]] = dict,
+                    to_csv: Callable[[Any], Any] | None = None) -> None:
+    """Write laid-out blocks as a table, Markdown or HTML, or their data as JSON or CSV."""
+    def write(out: Any) -> None:
+        if fmt == "table":
+            from rich.console import Console
+
+            from annotator.report.render import rich_blocks
+
+            console = Console() if out is sys.stdout else Console(
+                file=out, width=120, no_color=True, force_terminal=False)
+            console.print(rich_blocks(blocks))
+        elif fmt == "json":
+            import json
+
+            out.write(json.dumps(data(), indent=2, ensure_ascii=False) + "\n")
+        elif fmt == "markdown":
+            from annotator.report.render import markdown_blocks
+
+            out.write(markdown_blocks(blocks, title) + "\n")
+        elif fmt == "html":
+            from annotator.report.html import html_page
+
+            out.write(html_page(title, blocks, figures()))
+        elif to_csv is not None:
+            to_csv(out)
+        else:
+            raise ValueError(f"no {fmt} form of the {what}")
+
+    _write_output(output, write)
     if output is not None:
-        click.echo(f"Wrote the {fmt} report to {output}.", err=True)
-
-
-def _text_renderer(fmt: str) -> Callable[[Any], str]:
-    """The function turning a report into JSON, Markdown or HTML text."""
-    if fmt == "json":
-        import json
-
-        from annotator.report.serialize import report_dict
-
-        return lambda report: json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"
-    if fmt == "markdown":
-        from annotator.report.render import markdown_report
-
-        return markdown_report
-    from annotator.report.html import html_report
-
-    return html_report
+        click.echo(f"Wrote the {fmt} {what} to {output}.", err=True)
 
 
 def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
@@ -465,44 +475,11 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   resamples=resamples, seed=seed, sort=sort, progress=advance)
     from annotator.report.layout import leaderboard_layout
+    from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
 
-    blocks = leaderboard_layout(board)
-    title = f"Judges against {board.annotator}"
-    write: Callable[[Any], Any]
-    if fmt == "table":
-        from rich.console import Console
-
-        from annotator.report.render import rich_blocks
-
-        def write(out: Any) -> None:
-            console = Console() if out is sys.stdout else Console(
-                file=out, width=160, no_color=True, force_terminal=False)
-            console.print(rich_blocks(blocks))
-    elif fmt == "json":
-        import json
-
-        from annotator.report.serialize import leaderboard_dict
-
-        def write(out: Any) -> None:
-            out.write(json.dumps(leaderboard_dict(board), indent=2, ensure_ascii=False) + "\n")
-    elif fmt == "markdown":
-        from annotator.report.render import markdown_blocks
-
-        def write(out: Any) -> None:
-            out.write(markdown_blocks(blocks, title) + "\n")
-    elif fmt == "html":
-        from annotator.report.html import html_page
-
-        def write(out: Any) -> None:
-            out.write(html_page(title, blocks, {}))
-    else:
-        from annotator.report.serialize import write_leaderboard_csv
-
-        def write(out: Any) -> None:
-            write_leaderboard_csv(board, out)
-    _write_output(output, write)
-    if output is not None:
-        click.echo(f"Wrote the {fmt} leaderboard to {output}.", err=True)
+    _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
+                    f"Judges against {board.annotator}", lambda: leaderboard_dict(board),
+                    to_csv=lambda out: write_leaderboard_csv(board, out))
 
 
 @cli.command("info")

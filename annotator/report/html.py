@@ -11,7 +11,7 @@ import base64
 from html import escape
 
 from annotator.report import charts
-from annotator.report.layout import Block, Grid, Paragraphs, layout
+from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
@@ -58,7 +58,7 @@ def _block(block: Block) -> str:
     return f'<section id="{block.id}">{title}<table>{head}<tbody>{body}</tbody></table>{notes}</section>'
 
 
-def _charts(report: Report) -> dict[str, str]:
+def report_charts(report: Report) -> dict[str, str]:
     """Block id -> the chart(s) shown after that block."""
     c, g = report.chunks, report.goldens
     out: dict[str, str] = {}
@@ -89,7 +89,7 @@ def _charts(report: Report) -> dict[str, str]:
 
 def html_report(report: Report) -> str:
     """The whole report as one HTML page."""
-    return html_page(f"cp-annotator report: judge {report.judge}", layout(report), _charts(report))
+    return html_page(report_title(report), layout(report), report_charts(report))
 
 
 def html_page(title: str, blocks: list[Block], figures: dict[str, str]) -> str:

@@ -89,6 +89,11 @@ def _short(text: str) -> str:
     return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
 
 
+def report_title(report: Report) -> str:
+    """The report's title, in every format."""
+    return f"Judge '{report.judge}' against human labels"
+
+
 def layout(report: Report) -> list[Block]:
     """Every block of the report, the headline first."""
     c, g = report.chunks, report.goldens

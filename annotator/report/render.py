@@ -7,7 +7,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from annotator.report.layout import Block, Grid, Paragraphs, layout
+from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
 
 
@@ -72,4 +72,4 @@ def markdown_blocks(blocks: list[Block], title: str) -> str:
 
 def markdown_report(report: Report) -> str:
     """The whole report as Markdown."""
-    return markdown_blocks(layout(report), f"Judge '{report.judge}' against human labels")
+    return markdown_blocks(layout(report), report_title(report))
