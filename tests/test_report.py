@@ -26,7 +26,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from annotator import cp_agreement
 from annotator.agreement import McNemar, kappa_values, wilson_interval
-from annotator.bootstrap import ClusterSums, percentile_interval
+from annotator.bootstrap import ClusterSums, add_confusion, percentile_interval
 from annotator.formats import read_goldens
 from annotator.metrics import context_precision
 from annotator.report.build import build_report
@@ -363,10 +363,7 @@ def _sums(human: np.ndarray, judge: np.ndarray) -> ClusterSums:
     goldens, k = human.shape
     sums = ClusterSums(goldens)
     cluster = np.repeat(np.arange(goldens), k)
-    h, j = human.ravel(), judge.ravel()
-    for name, mask in (("tp", (h == 1) & (j == 1)), ("fp", (h == 0) & (j == 1)),
-                       ("fn", (h == 1) & (j == 0)), ("tn", (h == 0) & (j == 0))):
-        sums.add(name, cluster[mask])
+    add_confusion(sums, cluster, human.ravel(), judge.ravel())
     every = np.arange(goldens)
     sums.add("n", every)
     sums.add("h", every, _cp_rows(human))
