@@ -326,3 +326,26 @@ def test_p_relevant_renormalises_over_the_two_labels() -> None:
               T(token="}", logprob=0, top_logprobs=[])]
     assert p_relevant(content, tokens) == pytest.approx(0.75)
     assert p_relevant('{"reason": "no verdict"}', tokens) is None
+
+
+def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path) -> None:
+    from annotator.leaderboard import build_leaderboard
+
+    session = make_session(tmp_path, chunks=8)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.plan[texts[0]] = ["malformed"]
+        server.plan[texts[1]] = ["verdict2"]
+        server.plan[texts[2]] = ["500"]
+        run(session, server, max_retries=1)
+    summary = session.call_summary("test-judge")
+    assert (summary["calls"], summary["failed"], summary["bad_replies"]) == (11, 3, 2)
+    for chunk, verdict in session.verdicts("test-judge").items():
+        session.decide("alice", chunk, verdict.verdict, "accept")
+    board = build_leaderboard(session, resamples=0)
+    calls = board.judges[0].calls
+    assert summary["replies"] == 10  # 8 verdicts and 2 replies that were not one
+    assert calls.parse_failure_rate.value == pytest.approx(0.2)
+    assert calls.tokens_per_1000_chunks.value == pytest.approx(
+        1000 * (summary["tokens_in"] + summary["tokens_out"]) / 8)
+    assert calls.median_latency_ms.value is not None and calls.median_latency_ms.value > 0
