@@ -227,6 +227,9 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
 @click.option("--price-out", type=float, help="USD per million completion tokens.")
 @click.option("--limit", type=click.IntRange(1), help="Judge at most N chunks this run.")
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Judge every chunk K times to measure how often its verdict flips (the "
+              "first run's verdict is the one in force).")
 @click.option("--temperature", type=float, default=0.0, show_default=True,
               help="Sampling temperature (the ragas prompt uses RAGAS's own 0.01).")
 @click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True,
@@ -235,7 +238,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   prompt_id: str, against: str, concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, logprobs: bool,
                   price_in: float | None, price_out: float | None, limit: int | None,
-                  temperature: float, max_tokens: int) -> None:
+                  repeat: int, temperature: float, max_tokens: int) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
     Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp). The
@@ -266,7 +269,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
     name = name or f"{model}-{prompt.id}"
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                         limit=limit)
+                         limit=limit, repeat=repeat)
     key = _api_key(base_url)
     stats = RunStats()
 
@@ -480,6 +483,46 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
                     f"Judges against {board.annotator}", lambda: leaderboard_dict(board),
                     to_csv=lambda out: write_leaderboard_csv(board, out))
+
+
+@cli.command("merge")
+@click.argument("sources", metavar="SESSION...", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False))
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The new team session file to write.")
+def merge_command(sources: tuple[str, ...], output: str) -> None:
+    """Merge several people's session files over the same goldens into a new one.
+
+    Every label, verdict, gold label, split and event of every file is kept. Where one
+    person labelled a chunk differently in two files, the newest label is in force and each
+    version is listed here and kept in the file. The order of the files does not matter, and
+    merging a file in twice changes nothing.
+
+    \b
+    Example:
+      annotator merge alice.db bob.db --output team.db
+    """
+    from annotator.merge import merge_sessions
+
+    summary = merge_sessions(sources, output)
+    click.echo(f"Merged {len(sources)} files into {output}: {summary.goldens} goldens, "
+               f"{summary.labels} labels from {len(summary.annotators)} annotators "
+               f"({', '.join(summary.annotators) or 'none'}), judges: "
+               f"{', '.join(summary.judges) or 'none'}.")
+    if summary.conflicts:
+        click.echo(f"{len(summary.conflicts)} chunks were labelled differently by the same "
+                   "person in different files; the newest label is in force, every version is "
+                   "kept:")
+        for conflict in summary.conflicts:
+            versions = "; ".join(
+                f"{'-' if verdict is None else verdict}"
+                + (f" ({note!r})" if note else "") + f" at {when}"
+                for verdict, note, when in conflict.versions)
+            click.echo(f"  {conflict.annotator}, golden {conflict.golden_id} rank "
+                       f"{conflict.rank}: {versions}")
+    if summary.gold_conflicts:
+        click.echo(f"{summary.gold_conflicts} chunks had different gold labels in different "
+                   "files; the newest is in force.")
 
 
 @cli.command("info")

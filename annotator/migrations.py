@@ -116,3 +116,44 @@ def m001_initial(db: Database) -> None:
     db.execute("CREATE UNIQUE INDEX events_undoes ON events(undoes)")
     # The session's own identity seeds anything reproducible per session (blind sampling).
     db.execute("INSERT INTO settings(key, value) VALUES ('session_id', ?)", [uuid.uuid4().hex])
+
+
+@migrations()
+def m002_calibration(db: Database) -> None:
+    """Dev/test splits, adjudicated gold labels, labels kept aside by a merge, judge repetitions."""
+    db.execute(
+        """
+        CREATE TABLE splits (
+            golden_id TEXT PRIMARY KEY REFERENCES goldens(id) ON DELETE CASCADE,
+            split TEXT NOT NULL CHECK (split IN ('dev', 'test')),
+            seed INTEGER,
+            created_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE gold_labels (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER NOT NULL CHECK (verdict IN (0, 1)),
+            decided_by TEXT NOT NULL,
+            note TEXT,
+            decided_at TEXT NOT NULL
+        )"""
+    )
+    # A merge keeps every version of a label one person gave differently in two files: the
+    # newest stays in force in labels, and each version is kept here to be reported.
+    db.execute(
+        """
+        CREATE TABLE label_conflicts (
+            id INTEGER PRIMARY KEY,
+            annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            note TEXT,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id)")
+    # Repetition 1 is the judge's verdict in force; 2..K measure how stable it is.
+    db.execute("ALTER TABLE verdicts ADD COLUMN repetition INTEGER NOT NULL DEFAULT 1 "
+               "CHECK (repetition >= 1)")

@@ -164,3 +164,14 @@ class ImportSummary:
         return not (
             self.goldens_added or self.goldens_replaced or self.verdicts_added or self.labels_added
         )
+
+
+@dataclass(frozen=True, slots=True)
+class GoldLabel:
+    """The label an adjudicator settled on where people disagreed, and who decided it."""
+
+    chunk_id: int
+    verdict: int
+    decided_by: str
+    note: str | None
+    decided_at: str

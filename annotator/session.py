@@ -24,6 +24,7 @@ from annotator.migrations import migrations
 from annotator.models import (
     Action,
     Chunk,
+    GoldLabel,
     Golden,
     GoldenRecord,
     ImportSummary,
@@ -230,7 +231,7 @@ class Session:
         rows = self.db.conn.execute(
             f"""SELECT v.chunk_id, v.verdict, v.reason, v.p_relevant, max(v.id)
                 FROM {join}
-                WHERE v.judge = ? AND v.error IS NULL {where}
+                WHERE v.judge = ? AND v.error IS NULL AND v.repetition = 1 {where}
                 GROUP BY v.chunk_id""",
             [judge, *params],
         )
@@ -425,15 +426,16 @@ class Session:
                     reason: str | None = None, p_relevant: float | None = None,
                     error: str | None = None, raw_reply: str | None = None,
                     tokens_in: int | None = None, tokens_out: int | None = None,
-                    latency_ms: float | None = None, request_sha256: str | None = None) -> None:
+                    latency_ms: float | None = None, request_sha256: str | None = None,
+                    repetition: int = 1) -> None:
         """Store one judge call the moment it ends: a verdict, or the error it met."""
         with self._write():
             self.db.conn.execute(
                 "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
-                " tokens_in, tokens_out, latency_ms, request_sha256, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tokens_in, tokens_out, latency_ms, request_sha256, repetition, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (judge, chunk_id, verdict, reason, p_relevant, error, raw_reply, tokens_in,
-                 tokens_out, latency_ms, request_sha256, now()),
+                 tokens_out, latency_ms, request_sha256, repetition, now()),
             )
 
     def latest_verdict_id(self) -> int:
@@ -445,16 +447,26 @@ class Session:
         # "+judge" keeps SQLite off the judge index: the rowid range holds only the new calls.
         return [(chunk_id, verdict) for chunk_id, verdict in self.db.conn.execute(
             "SELECT chunk_id, verdict FROM verdicts WHERE id > ? AND +judge = ? "
-            "AND error IS NULL ORDER BY id", [after_id, judge])]
+            "AND error IS NULL AND repetition = 1 ORDER BY id", [after_id, judge])]
 
-    def judged_requests(self, judge: str) -> dict[int, set[str]]:
-        """Chunk id -> the request hashes that already gave this judge a verdict on it."""
-        out: dict[int, set[str]] = {}
+    def judged_requests(self, judge: str) -> dict[tuple[int, int], set[str]]:
+        """(chunk id, repetition) -> the request hashes that already gave this judge a verdict."""
+        out: dict[tuple[int, int], set[str]] = {}
         rows = self.db.conn.execute(
-            "SELECT chunk_id, request_sha256 FROM verdicts WHERE judge = ? AND error IS NULL "
-            "AND request_sha256 IS NOT NULL", [judge])
-        for chunk_id, sha in rows:
-            out.setdefault(chunk_id, set()).add(sha)
+            "SELECT chunk_id, repetition, request_sha256 FROM verdicts WHERE judge = ? "
+            "AND error IS NULL AND request_sha256 IS NOT NULL", [judge])
+        for chunk_id, repetition, sha in rows:
+            out.setdefault((chunk_id, repetition), set()).add(sha)
+        return out
+
+    def repetitions(self, judge: str) -> dict[int, dict[int, int]]:
+        """Chunk id -> repetition -> the judge's latest verdict in that repetition."""
+        out: dict[int, dict[int, int]] = {}
+        rows = self.db.conn.execute(
+            "SELECT chunk_id, repetition, verdict, max(id) FROM verdicts "
+            "WHERE judge = ? AND error IS NULL GROUP BY chunk_id, repetition", [judge])
+        for chunk_id, repetition, verdict, _ in rows:
+            out.setdefault(chunk_id, {})[repetition] = verdict
         return out
 
     def call_summary(self, judge: str) -> dict[str, Any]:
@@ -477,6 +489,85 @@ class Session:
         """Every stored call of a judge (verdicts and errors), oldest first."""
         return [dict(row) for row in
                 self._rows("SELECT * FROM verdicts WHERE judge = ? ORDER BY id", [judge])]
+
+    def set_price(self, judge: str, price_in: float, price_out: float) -> None:
+        """Remember a judge's price in USD per million prompt and completion tokens."""
+        with self._write():
+            self.db.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                "value = excluded.value", [f"price:{judge}", json.dumps([price_in, price_out])])
+
+    def price(self, judge: str) -> tuple[float, float] | None:
+        """A judge's remembered price (USD per million tokens in, out), if one was given."""
+        value = self._scalar("SELECT value FROM settings WHERE key = ?", [f"price:{judge}"])
+        if value is None:
+            return None
+        price_in, price_out = json.loads(value)
+        return float(price_in), float(price_out)
+
+    # -- splits and gold labels ------------------------------------------------------------------
+
+    def splits(self) -> dict[str, str]:
+        """Golden id -> 'dev' or 'test', for every golden given a split."""
+        return dict(self.db.conn.execute("SELECT golden_id, split FROM splits"))
+
+    def set_splits(self, splits: dict[str, str], seed: int | None, *, replace: bool) -> None:
+        """Store goldens' splits; with ``replace`` every earlier split is dropped first."""
+        with self._write():
+            if replace:
+                self.db.conn.execute("DELETE FROM splits")
+            stamp = now()
+            self.db.conn.executemany(
+                "INSERT INTO splits(golden_id, split, seed, created_at) VALUES (?, ?, ?, ?)",
+                [(golden_id, split, seed, stamp) for golden_id, split in splits.items()])
+            self._event("split", payload={"seed": seed, "replace": replace,
+                                          "dev": sum(v == "dev" for v in splits.values()),
+                                          "test": sum(v == "test" for v in splits.values())})
+
+    def gold_labels(self) -> dict[int, GoldLabel]:
+        """Chunk id -> its adjudicated gold label."""
+        return {row["chunk_id"]: GoldLabel(row["chunk_id"], row["verdict"], row["decided_by"],
+                                           row["note"], row["decided_at"])
+                for row in self._rows("SELECT * FROM gold_labels")}
+
+    def set_gold(self, chunk_id: int, verdict: int, decided_by: str,
+                 note: str | None = None) -> GoldLabel:
+        """Record an adjudicator's gold label on a chunk (replacing an earlier one), with its
+        event, and commit it."""
+        if type(verdict) is not int or verdict not in (0, 1):
+            raise ValueError(f"a gold label must be 0 or 1, not {verdict!r}")
+        with self._write():
+            before = self._rows("SELECT verdict, decided_by, note FROM gold_labels "
+                                "WHERE chunk_id = ?", [chunk_id])
+            stamp = now()
+            self.db.conn.execute(
+                """INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at)
+                   VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET
+                     verdict = excluded.verdict, decided_by = excluded.decided_by,
+                     note = excluded.note, decided_at = excluded.decided_at""",
+                (chunk_id, verdict, decided_by, note or None, stamp))
+            self._event("adjudicate", annotator=decided_by, chunk_id=chunk_id,
+                        golden_id=self.golden_id_of(chunk_id),
+                        payload={"before": dict(before[0]) if before else None,
+                                 "after": {"verdict": verdict, "note": note or None}})
+        return GoldLabel(chunk_id, verdict, decided_by, note or None, stamp)
+
+    def clear_gold(self, chunk_id: int, decided_by: str) -> None:
+        """Take back the gold label on a chunk (an adjudicator's undo), with its event."""
+        with self._write():
+            self.db.conn.execute("DELETE FROM gold_labels WHERE chunk_id = ?", [chunk_id])
+            self._event("adjudicate", annotator=decided_by, chunk_id=chunk_id,
+                        golden_id=self.golden_id_of(chunk_id), payload={"after": None})
+
+    def label_conflicts(self) -> list[dict[str, Any]]:
+        """Every version of a label one person gave differently in merged files, with where."""
+        return [dict(row) for row in self._rows(
+            """SELECT x.annotator, c.golden_id, c.rank, x.chunk_id, x.verdict, x.note,
+                      x.updated_at, l.verdict AS in_force
+               FROM label_conflicts x JOIN chunks c ON c.id = x.chunk_id
+               JOIN goldens g ON g.id = c.golden_id
+               LEFT JOIN labels l ON l.annotator = x.annotator AND l.chunk_id = x.chunk_id
+               ORDER BY g.position, c.rank, x.annotator, x.updated_at""")]
 
     # -- import and export ----------------------------------------------------------------------
 
@@ -542,6 +633,81 @@ class Session:
                             None if label is None else label.note for label in mine
                         ]
                 yield record
+
+
+    # -- merging --------------------------------------------------------------------------------
+
+    def portable_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """Every row of the file, chunks named by (golden id, rank) instead of their local ids,
+        and an undo naming the position of the event it undoes: what a merge combines."""
+        chunk = ("(SELECT golden_id FROM chunks WHERE id = t.chunk_id) AS golden_id_of_chunk, "
+                 "(SELECT rank FROM chunks WHERE id = t.chunk_id) AS rank")
+
+        def rows(sql: str) -> list[dict[str, Any]]:
+            return [dict(row) for row in self._rows(sql)]
+
+        events = rows(f"SELECT t.*, {chunk} FROM events t ORDER BY t.id")
+        position = {event["id"]: index for index, event in enumerate(events)}
+        for event in events:
+            event["undoes"] = position.get(event["undoes"]) if event["undoes"] else None
+        out = {
+            "goldens": rows("SELECT * FROM goldens ORDER BY position"),
+            "chunks": rows("SELECT golden_id, rank, text FROM chunks"),
+            "judges": rows("SELECT * FROM judges"),
+            "verdicts": rows(f"SELECT t.*, {chunk} FROM verdicts t ORDER BY t.id"),
+            "labels": rows(f"SELECT t.*, {chunk} FROM labels t"),
+            "gold_labels": rows(f"SELECT t.*, {chunk} FROM gold_labels t"),
+            "label_conflicts": rows(f"SELECT t.*, {chunk} FROM label_conflicts t"),
+            "splits": rows("SELECT * FROM splits"),
+            "prices": rows("SELECT key, value FROM settings WHERE key LIKE 'price:%'"),
+            "events": events,
+        }
+        for name in ("verdicts", "labels", "gold_labels", "label_conflicts", "events"):
+            for row in out[name]:
+                row.pop("id", None)  # local row ids mean nothing in another file
+                row["chunk"] = (row.pop("golden_id_of_chunk"), row.pop("rank"))
+                row.pop("chunk_id")
+        return out
+
+    def load_rows(self, tables: dict[str, list[dict[str, Any]]]) -> None:
+        """Fill an empty session with rows shaped like ``portable_rows`` (one transaction)."""
+        if self.count_goldens():
+            raise SessionError(f"{self.path} already holds goldens; merge into a new file.")
+        with self._write():
+            conn = self.db.conn
+
+            def insert(table: str, rows: list[dict[str, Any]]) -> None:
+                if rows:
+                    names = list(rows[0])
+                    conn.executemany(
+                        f"INSERT INTO {table}({', '.join(names)}) "
+                        f"VALUES ({', '.join('?' * len(names))})",
+                        [[row[name] for name in names] for row in rows])
+
+            insert("goldens", tables["goldens"])
+            chunk_ids: dict[tuple[str, int], int] = {}
+            for index, row in enumerate(tables["chunks"], 1):
+                chunk_ids[(row["golden_id"], row["rank"])] = index
+            insert("chunks", [{**row, "id": chunk_ids[(row["golden_id"], row["rank"])]}
+                              for row in tables["chunks"]])
+            insert("judges", tables["judges"])
+            for table in ("verdicts", "labels", "gold_labels", "label_conflicts"):
+                insert(table, [{**{k: v for k, v in row.items() if k != "chunk"},
+                                "chunk_id": chunk_ids[tuple(row["chunk"])]}
+                               for row in tables[table]])
+            insert("splits", tables["splits"])
+            insert("settings", tables["prices"])
+            event_ids: list[int] = []
+            for row in tables["events"]:
+                chunk = row.get("chunk")
+                cursor = conn.execute(
+                    "INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (row["at"], row["annotator"], row["kind"],
+                     None if chunk is None or chunk[0] is None else chunk_ids[tuple(chunk)],
+                     row["golden_id"], row["payload"],
+                     None if row["undoes"] is None else event_ids[row["undoes"]]))
+                event_ids.append(int(cursor.lastrowid or 0))
 
 
 class _Importer:

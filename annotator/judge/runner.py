@@ -5,6 +5,9 @@ Rate limits live in the client's HTTP layer (client.make_client).
 Every call is stored the moment it ends (verdict or error). A chunk already judged by the
 same request (model, messages, sampling parameters) is skipped, so an interrupted run
 resumes where it stopped and a finished one makes no calls at all.
+
+With ``repeat`` K > 1 every chunk is judged K times (repetitions 1..K, the same request each
+time): repetition 1 is the verdict in force, and the others measure how often it flips.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ class RunOptions:
     max_retries: int = 4
     limit: int | None = None
     """Judge at most this many chunks in this run."""
+    repeat: int = 1
+    """Judge every chunk this many times (repetitions 1..repeat)."""
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
 
@@ -89,7 +94,7 @@ async def run_judge(
     done = session.judged_requests(name)
     # The work holds references to the texts, not rendered prompts: those are rebuilt when a
     # chunk's turn comes, so a large session costs no second copy of every chunk in memory.
-    work: list[tuple[int, str, str, str, str]] = []
+    work: list[tuple[int, str, str, str, str, int]] = []
     for golden in session.goldens():
         answer = golden.reference if settings.prompt.against == "reference" else golden.response
         if answer is None:
@@ -98,10 +103,13 @@ async def run_judge(
         for chunk in golden.chunks:
             sha = request_sha256(settings, settings.prompt.messages(golden.user_input, answer,
                                                                     chunk.text))
-            if sha in done.get(chunk.id, ()):
-                stats.skipped += 1
-            else:
-                work.append((chunk.id, golden.user_input, answer, chunk.text, sha))
+            for repetition in range(1, options.repeat + 1):
+                if sha in done.get((chunk.id, repetition), ()):
+                    stats.skipped += 1
+                else:
+                    work.append((chunk.id, golden.user_input, answer, chunk.text, sha,
+                                 repetition))
+    work.sort(key=lambda item: item[5])  # every verdict in force before any repetition
     if options.limit is not None:
         work = work[: options.limit]
     stats.total = len(work)
@@ -109,16 +117,17 @@ async def run_judge(
         raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
                            "use --against " + ("response" if settings.prompt.against ==
                                                "reference" else "reference") + ".")
-    queue: asyncio.Queue[tuple[int, str, str, str, str]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, str, str, str, str, int]] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
     del work
 
-    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str) -> None:
+    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str,
+                        repetition: int) -> None:
         messages = settings.prompt.messages(question, answer, text)
         for attempt in range(options.max_retries + 1):
             result = await settings.prompt.ask(client, settings, messages, options.timeout)
-            _store(session, name, chunk_id, sha, result, secret)
+            _store(session, name, chunk_id, sha, repetition, result, secret)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
             if result.verdict is not None:
@@ -153,8 +162,8 @@ def _backoff(attempt: int, options: RunOptions) -> float:
     return random.uniform(0, min(options.backoff_cap, options.backoff_base * 2**attempt))
 
 
-def _store(session: Session, name: str, chunk_id: int, sha: str, result: CallResult,
-           secret: str | None) -> None:
+def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int,
+           result: CallResult, secret: str | None) -> None:
     error, raw = result.error, result.raw_reply
     if secret:  # belt and braces: a key echoed back by a server never reaches the file
         error = error.replace(secret, "***") if error else error
@@ -163,4 +172,4 @@ def _store(session: Session, name: str, chunk_id: int, sha: str, result: CallRes
         name, chunk_id, verdict=result.verdict, reason=result.reason,
         p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
         "no verdict", raw_reply=raw, tokens_in=result.tokens_in, tokens_out=result.tokens_out,
-        latency_ms=result.latency_ms, request_sha256=sha)
+        latency_ms=result.latency_ms, request_sha256=sha, repetition=repetition)

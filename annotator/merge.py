@@ -1,0 +1,239 @@
+"""Merging session files over the same goldens into one team file.
+
+Nothing any file holds is lost and the order of the files does not matter: merging A with B
+gives the same file as B with A, and merging a file in again changes nothing. Where one person
+labelled a chunk differently in two files, the newest label is in force and every version is
+kept and reported as a conflict; different people's labels are never a conflict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotator.errors import SessionError
+from annotator.session import Session
+
+Row = dict[str, Any]
+
+
+def _key(row: Row, *leave_out: str) -> str:
+    """A canonical text form of a row, for sets and a deterministic order."""
+    return json.dumps({k: v for k, v in row.items() if k not in leave_out}, sort_keys=True,
+                      ensure_ascii=False, default=list)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelConflict:
+    """One person's different labels on one chunk, in the files merged."""
+
+    annotator: str
+    golden_id: str
+    rank: int
+    versions: list[tuple[int | None, str | None, str]]
+    """(verdict, note, when) of every version, oldest first; the last is in force."""
+
+
+@dataclass(slots=True)
+class MergeSummary:
+    """What a merge put together."""
+
+    sources: list[str]
+    goldens: int = 0
+    judges: list[str] = field(default_factory=list)
+    annotators: list[str] = field(default_factory=list)
+    labels: int = 0
+    conflicts: list[LabelConflict] = field(default_factory=list)
+    gold_conflicts: int = 0
+
+
+def merge_sessions(paths: Sequence[str | Path], output: str | Path) -> MergeSummary:
+    """Merge session files into a new one; on any error the new file is not left behind."""
+    out = Path(output)
+    if out.exists():
+        raise SessionError(f"{out} already exists; merge into a new file (it may be one of "
+                           "the files you merge, under a new name).")
+    tables: list[dict[str, list[Row]]] = []
+    for path in paths:
+        with Session(path, create=False) as session:
+            tables.append(session.portable_rows())
+    names = [str(p) for p in paths]
+    merged, summary = _merge(tables, names)
+    try:
+        with Session(out) as session:
+            session.load_rows(merged)
+    except BaseException:
+        for leftover in (out, Path(f"{out}-wal"), Path(f"{out}-shm")):
+            leftover.unlink(missing_ok=True)
+        raise
+    return summary
+
+
+def _merge(sources: list[dict[str, list[Row]]], names: list[str]
+           ) -> tuple[dict[str, list[Row]], MergeSummary]:
+    summary = MergeSummary(names)
+    every = {table: [(name, row) for name, tables in zip(names, sources, strict=True)
+                     for row in tables[table]] for table in sources[0]}
+    goldens = _goldens(every["goldens"])
+    summary.goldens = len(goldens)
+    judges = _judges(every["judges"])
+    summary.judges = sorted(row["name"] for row in judges)
+    position = {row["id"]: row["position"] for row in goldens}
+    chunks = sorted({_key(row): row for _, row in every["chunks"]}.values(),
+                    key=lambda row: (position[row["golden_id"]], row["rank"]))
+    labels, conflicts = _labels(every["labels"], every["label_conflicts"])
+    summary.labels = sum(row["verdict"] is not None for row in labels)
+    summary.annotators = sorted({row["annotator"] for row in labels})
+    summary.conflicts = _report(conflicts, labels)
+    gold, summary.gold_conflicts = _newest(every["gold_labels"], ("chunk",), "decided_at",
+                                           ("verdict",))
+    merged = {
+        "goldens": goldens,
+        "chunks": chunks,
+        "judges": judges,
+        "verdicts": _calls(every["verdicts"]),
+        "labels": labels,
+        "gold_labels": gold,
+        "label_conflicts": conflicts,
+        "splits": _splits(every["splits"]),
+        "prices": _newest(every["prices"], ("key",), "value", ())[0],
+        "events": _events(sources),
+    }
+    return merged, summary
+
+
+def _goldens(rows: list[tuple[str, Row]]) -> list[Row]:
+    """One row per golden id (content must agree), ordered by earliest position, then id."""
+    by_id: dict[str, tuple[str, Row]] = {}
+    first: dict[str, tuple[int, str]] = {}
+    for name, row in rows:
+        seen = by_id.get(row["id"])
+        if seen is not None and seen[1]["content_sha256"] != row["content_sha256"]:
+            raise SessionError(
+                f"Golden '{row['id']}' differs between {seen[0]} and {name} (question, answers, "
+                "chunks or metadata). Merge only sessions over the same goldens.")
+        if seen is None or row["created_at"] < seen[1]["created_at"]:
+            by_id[row["id"]] = (name, row)
+        first[row["id"]] = min(first.get(row["id"], (row["position"], row["id"])),
+                               (row["position"], row["id"]))
+    order = sorted(by_id, key=lambda golden_id: first[golden_id])
+    return [{**by_id[golden_id][1], "position": position}
+            for position, golden_id in enumerate(order, 1)]
+
+
+def _judges(rows: list[tuple[str, Row]]) -> list[Row]:
+    """One definition per judge name; an imported placeholder gives way to a real one."""
+    by_name: dict[str, tuple[str, Row]] = {}
+    for name, row in sorted(rows, key=lambda item: _key(item[1])):
+        seen = by_name.get(row["name"])
+        if seen is None or seen[1]["prompt_id"] == "imported":
+            by_name[row["name"]] = (name, row)
+        elif row["prompt_id"] != "imported" and _key(seen[1], "created_at") != _key(
+                row, "created_at"):
+            raise SessionError(
+                f"Judge '{row['name']}' has other settings in {name} than in {seen[0]}; rename "
+                "one of them before merging.")
+    return [row for _, row in sorted(by_name.values(), key=lambda item: item[1]["name"])]
+
+
+def _calls(rows: list[tuple[str, Row]]) -> list[Row]:
+    """Every distinct judge call once (the same import in two files is one call), oldest first,
+    so the newest verdict stays the one in force."""
+    calls: dict[str, Row] = {}
+    for _, row in rows:
+        key = _key(row, "created_at")
+        if key not in calls or row["created_at"] < calls[key]["created_at"]:
+            calls[key] = row
+    return sorted(calls.values(), key=lambda row: (row["created_at"], _key(row)))
+
+
+def _labels(rows: list[tuple[str, Row]], kept: list[tuple[str, Row]]
+            ) -> tuple[list[Row], list[Row]]:
+    """The label in force per person and chunk (the newest), and every conflicting version."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for _, row in rows:
+        groups.setdefault((row["annotator"], _key({"c": row["chunk"]})), []).append(row)
+    labels, conflicts = [], {_key(row): row for _, row in kept}
+    for versions in groups.values():
+        newest = max(versions, key=lambda row: (row["updated_at"], _key(row)))
+        labels.append(newest)
+        if len({(row["verdict"], row["note"]) for row in versions}) > 1:
+            for row in versions:
+                version = {"annotator": row["annotator"], "chunk": row["chunk"],
+                           "verdict": row["verdict"], "note": row["note"],
+                           "updated_at": row["updated_at"]}
+                conflicts[_key(version)] = version
+    return (sorted(labels, key=lambda row: (row["annotator"], row["chunk"])),
+            sorted(conflicts.values(), key=_key))
+
+
+def _report(conflicts: list[Row], labels: list[Row]) -> list[LabelConflict]:
+    in_force = {(row["annotator"], tuple(row["chunk"])): row for row in labels}
+    grouped: dict[tuple[str, tuple[str, int]], set[tuple[Any, ...]]] = {}
+    for row in conflicts:
+        grouped.setdefault((row["annotator"], tuple(row["chunk"])), set()).add(
+            (row["verdict"], row["note"], row["updated_at"]))
+    out = []
+    for (annotator, (golden_id, rank)), versions in sorted(grouped.items()):
+        label = in_force[(annotator, (golden_id, rank))]
+        versions.add((label["verdict"], label["note"], label["updated_at"]))
+        out.append(LabelConflict(annotator, golden_id, rank,
+                                 sorted(versions, key=lambda v: (v[2], json.dumps(v)))))
+    return out
+
+
+def _newest(rows: list[tuple[str, Row]], key: tuple[str, ...], when: str,
+            compared: tuple[str, ...]) -> tuple[list[Row], int]:
+    """The newest row per key, and how many keys had versions differing in ``compared``."""
+    groups: dict[str, list[Row]] = {}
+    for _, row in rows:
+        groups.setdefault(_key({k: row[k] for k in key}), []).append(row)
+    differing = sum(len({tuple(row[c] for c in compared) for row in group}) > 1
+                    for group in groups.values())
+    return ([max(group, key=lambda row: (row[when], _key(row)))
+             for _, group in sorted(groups.items())], differing)
+
+
+def _splits(rows: list[tuple[str, Row]]) -> list[Row]:
+    """One split per golden; a golden that is dev in one file and test in another is an error."""
+    by_golden: dict[str, tuple[str, Row]] = {}
+    for name, row in sorted(rows, key=lambda item: _key(item[1])):
+        seen = by_golden.get(row["golden_id"])
+        if seen is not None and seen[1]["split"] != row["split"]:
+            raise SessionError(
+                f"Golden '{row['golden_id']}' is in the {seen[1]['split']} split in {seen[0]} "
+                f"but in the {row['split']} split in {name}. Merge the files without one of "
+                "their splits, or split the merged file again with 'annotator split --replace'.")
+        by_golden.setdefault(row["golden_id"], (name, row))
+    return [row for _, row in sorted(by_golden.values(), key=lambda item: item[1]["golden_id"])]
+
+
+def _events(sources: list[dict[str, list[Row]]]) -> list[Row]:
+    """Every distinct event once, in time order, each undo pointing at the event it undoes."""
+    events: dict[str, Row] = {}
+    undoes: dict[str, str] = {}
+    for tables in sources:
+        keys: list[str] = []
+        for row in tables["events"]:
+            base = {k: v for k, v in row.items() if k != "undoes"}
+            target = None if row["undoes"] is None else keys[row["undoes"]]
+            key = _key({**base, "undoes": target})
+            keys.append(key)
+            events[key] = base
+            if target is not None:
+                undoes[key] = target
+    # An undo sorts after what it undoes even within one millisecond.
+    order = sorted(events, key=lambda key: (events[key]["at"], key in undoes, key))
+    index = {key: i for i, key in enumerate(order)}
+    out, undone = [], set()
+    for key in order:
+        target = undoes.get(key)
+        # Two files may each hold a different undo of one decision: the first keeps the link.
+        link = index[target] if target is not None and target not in undone else None
+        if link is not None:
+            undone.add(target)
+        out.append({**events[key], "undoes": link})
+    return out
