@@ -280,6 +280,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                             secret=None if key == LOCAL_KEY else key)
 
     with _open(session_path) as session, judging(name, price_in, price_out) as show:
+        if price_in is not None and price_out is not None:
+            session.set_price(name, price_in, price_out)  # for the leaderboard's cost column
         try:
             asyncio.run(judge(session, show))
         except KeyboardInterrupt:
@@ -452,13 +454,22 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]),
+              help="Which goldens to score on (default: test when the session has a split, "
+              "else all).")
+@click.option("--price", "prices", multiple=True, metavar="JUDGE=IN,OUT",
+              help="A judge's price in USD per million tokens in and out, for the cost column "
+              "(default: the price given to 'annotator judge').")
 @click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
               help="Bootstrap resamples over goldens, shared by every judge (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True)
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
-                   fmt: str, output: str | None, resamples: int, seed: int) -> None:
+                   fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
+                   resamples: int, seed: int) -> None:
     """Rank every judge in the session on the same human labels.
 
+    The truth is one person's labels with --annotator; otherwise the team's: the adjudicated
+    gold label where there is one, else the label everyone who labelled a chunk agrees on.
     Every judge is scored on the same chunks and goldens; intervals come from one bootstrap
     over goldens shared by all of them, and a cluster-adjusted McNemar test, Holm-corrected
     over all pairs, says which gaps are real. A judge is named best only when it beats every
@@ -467,6 +478,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     \b
     Example:
       annotator judges review.db --annotator alice
+      annotator judges review.db --split test --price gpt-4o-mini=0.15,0.6
       annotator judges review.db --format html --output judges.html
     """
     from annotator.leaderboard import build_leaderboard
@@ -476,13 +488,65 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
             "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples
     ) as advance:
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
-                                  resamples=resamples, seed=seed, sort=sort, progress=advance)
+                                  split=split, prices=_prices(prices), resamples=resamples,
+                                  seed=seed, sort=sort, progress=advance)
     from annotator.report.layout import leaderboard_layout
     from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
 
     _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
-                    f"Judges against {board.annotator}", lambda: leaderboard_dict(board),
+                    f"Judges against {board.truth.source}", lambda: leaderboard_dict(board),
                     to_csv=lambda out: write_leaderboard_csv(board, out))
+
+
+def _prices(given: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    """--price JUDGE=IN,OUT options as judge -> (USD in, USD out) per million tokens."""
+    out = {}
+    for text in given:
+        name, _, pair = text.rpartition("=")
+        try:
+            price_in, price_out = (float(p) for p in pair.split(","))
+        except ValueError:
+            raise click.BadParameter(f"'{text}' is not JUDGE=IN,OUT, e.g. gpt-4o-mini=0.15,0.6",
+                                     param_hint="--price") from None
+        if not name:
+            raise click.BadParameter(f"'{text}' names no judge; write JUDGE=IN,OUT",
+                                     param_hint="--price")
+        out[name] = (price_in, price_out)
+    return out
+
+
+@cli.command("split")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dev", "dev", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Share of goldens for the dev split; the rest are test.")
+@click.option("--seed", type=int, required=True, help="The same seed gives the same split.")
+@click.option("--replace", is_flag=True, help="Draw every golden's split again (by default only "
+              "goldens without one get a split, so a split already in use never changes).")
+def split_command(session_path: str, dev: float, seed: int, replace: bool) -> None:
+    """Mark goldens dev or test, reproducibly, so a judge tuned on dev is scored on test.
+
+    Tune prompts while looking at the dev goldens only; 'annotator judges' then scores
+    every judge on the test goldens by default.
+
+    \b
+    Example:
+      annotator split review.db --dev 0.5 --seed 1
+    """
+    from annotator.splits import assign_splits
+
+    with _open(session_path) as session:
+        existing = {} if replace else session.splits()
+        todo = [g for g in session.golden_ids() if g not in existing]
+        if not todo:
+            click.echo(f"Every golden of {session_path} already has a split; nothing changed "
+                       "(use --replace to draw them all again).")
+            return
+        drawn = assign_splits(todo, dev, seed)
+        session.set_splits(drawn, seed, replace=replace)
+        every = {**existing, **drawn}
+    counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}
+    click.echo(f"{len(drawn)} goldens given a split (seed {seed}); {session_path} now has "
+               f"{counts['dev']} dev and {counts['test']} test goldens.")
 
 
 @cli.command("merge")

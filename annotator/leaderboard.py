@@ -37,22 +37,32 @@ from annotator.bootstrap import (
 from annotator.errors import SessionError
 from annotator.metrics import context_precision
 from annotator.session import Session
+from annotator.truth import Truth
+from annotator.truth import truth as find_truth
 
 CHUNK_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall")
 SORT_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall", "mae", "judge")
 ALPHA = 0.05
 
 
+CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
+                "cost_per_1000_chunks", "median_latency_ms")
+
+
 @dataclass(frozen=True, slots=True)
 class CallSummary:
-    """What running the judge cost and how often it failed."""
+    """What running the judge cost, how often it failed, and how stable its verdicts are.
+
+    ``figures`` holds, by CALL_FIGURES key: the share of replies that were not a verdict (bad
+    JSON, a verdict of 2, cut off); the share of chunks judged more than once whose verdict
+    changed between runs; tokens and USD per 1,000 chunks; the median latency of a call.
+    """
 
     calls: int
     failed: int
-    parse_failure_rate: Stat
-    """Replies that came back but were not a verdict (bad JSON, a verdict of 2, cut off)."""
-    tokens_per_1000_chunks: Stat
-    median_latency_ms: Stat
+    figures: dict[str, Stat]
+    unstable: list[tuple[str, int, list[int]]]
+    """(golden id, rank, verdict of each run) of every chunk whose verdict flipped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +98,12 @@ class JudgePair:
 
 @dataclass(frozen=True, slots=True)
 class Leaderboard:
-    """Every judge of a session scored against one person's labels."""
+    """Every judge of a session scored against the same truth."""
 
     session: str
-    annotator: str
+    truth: Truth
+    split: str
+    """'test', 'dev', or 'all' goldens."""
     chunks: int
     goldens: int
     resamples: int
@@ -120,25 +132,34 @@ def _view(s: Sums, prefix: str) -> dict[str, np.ndarray]:
 
 
 def build_leaderboard(session: Session, *, annotator: str | None = None,
-                      judges: Sequence[str] | None = None, resamples: int = 2000,
-                      seed: int | None = 0, sort: str = "cohen_kappa",
+                      judges: Sequence[str] | None = None, split: str | None = None,
+                      prices: dict[str, tuple[float, float]] | None = None,
+                      resamples: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
                       progress: Callable[[int], None] | None = None) -> Leaderboard:
-    """Score every judge (or the given ones) against one person's labels."""
+    """Score every judge (or the given ones) against one person's labels or the team's gold.
+
+    ``split`` picks the goldens: 'test', 'dev' or 'all'; by default the test split when the
+    session has splits, else all. ``prices`` (USD per million tokens in, out) override the
+    prices remembered from 'annotator judge'.
+    """
     names = list(judges) if judges else [j.name for j in session.judges()]
     if len(names) < 1:
         raise SessionError("The session has no judge yet: run 'annotator judge' first.")
-    people = session.annotators()
-    if annotator is None:
-        if len(people) != 1:
-            raise SessionError(
-                "Choose whose labels are the truth with --annotator NAME"
-                + (f" (annotators: {', '.join(people)})." if people else
-                   "; nobody has labelled a chunk yet."))
-        annotator = people[0]
-    labels = {c: label.verdict for c, label in session.labels(annotator).items()
-              if label.verdict is not None}
+    known = {j.name for j in session.judges()}
+    if unknown := [n for n in names if n not in known]:
+        raise SessionError(f"The session has no judge called {', '.join(map(repr, unknown))} "
+                           f"(judges: {', '.join(sorted(known))}).")
+    truth = find_truth(session, annotator)
+    labels = truth.labels
     verdicts = {name: {c: v.verdict for c, v in session.verdicts(name).items()} for name in names}
     chunk_ids = session.chunk_ids()
+    splits = session.splits()
+    split = split or ("test" if splits else "all")
+    if split != "all":
+        if not splits:
+            raise SessionError("The session has no dev/test split yet: make one with "
+                               "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
+        chunk_ids = {g: ids for g, ids in chunk_ids.items() if splits.get(g) == split}
     golden_ids = list(chunk_ids)
     common = [(g, k, c) for g, gid in enumerate(golden_ids) for k, c in enumerate(chunk_ids[gid])
               if c in labels and all(c in verdicts[n] for n in names)]
@@ -183,32 +204,52 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
             "bias": est.stat(f"{name}:bias", golden(cp_agreement.bias), none),
             "kendall": kendall,
         }
-        rows.append(JudgeRow(name, stats, _calls(session, name)))
+        rows.append(JudgeRow(name, stats, _calls(session, name, (prices or {}).get(name),
+                                                 chunk_ids)))
 
     pairs = _pairs(names, est, cluster, human, said, len(golden_ids))
     rows.sort(key=_sort_key(sort))
     best = _best(names, pairs)
-    board = Leaderboard(str(session.path), annotator, len(common), len(complete), resamples, seed,
-                        sort, rows, pairs, best, [])
+    board = Leaderboard(str(session.path), truth, split, len(common), len(complete), resamples,
+                        seed, sort, rows, pairs, best, [])
     board.headline.extend(_headline(board))
     return board
 
 
-def _calls(session: Session, judge: str) -> CallSummary:
+def _calls(session: Session, judge: str, price: tuple[float, float] | None,
+           chunk_ids: dict[str, list[int]]) -> CallSummary:
     summary = session.call_summary(judge)
     chunks = summary["calls"] - summary["failed"]
     replies = summary["replies"] or 0
     latencies = summary["latencies_ms"]
     tokens = summary["tokens_in"] + summary["tokens_out"]
-    return CallSummary(
-        summary["calls"], summary["failed"],
-        Stat((summary["bad_replies"] or 0) / replies) if replies else Stat.undefined(
-            "imported: no reply was recorded for these verdicts"),
-        Stat(1000 * tokens / chunks) if chunks and tokens else Stat.undefined(
-            "imported: no tokens were recorded for these verdicts"),
-        Stat(statistics.median(latencies)) if latencies else Stat.undefined(
-            "imported: no latency was recorded for these verdicts"),
-    )
+    price = price or session.price(judge)
+    no_tokens = "imported: no tokens were recorded for these verdicts"
+    if price is None:
+        cost = Stat.undefined(f"no price given: pass --price '{judge}=IN,OUT' (USD per million "
+                              "tokens) or give --price-in and --price-out to 'annotator judge'")
+    elif not chunks or not tokens:
+        cost = Stat.undefined(no_tokens)
+    else:
+        cost = Stat((summary["tokens_in"] * price[0] + summary["tokens_out"] * price[1])
+                    / 1e6 * 1000 / chunks)
+    runs = session.repetitions(judge)
+    place = {c: (g, rank) for g, ids in chunk_ids.items() for rank, c in enumerate(ids, 1)}
+    repeated = {c: [by_run[r] for r in sorted(by_run)] for c, by_run in runs.items()
+                if len(by_run) > 1 and c in place}
+    unstable = sorted((*place[c], said) for c, said in repeated.items() if len(set(said)) > 1)
+    figures = {
+        "parse_failure_rate": Stat((summary["bad_replies"] or 0) / replies) if replies else
+        Stat.undefined("imported: no reply was recorded for these verdicts"),
+        "flip_rate": Stat(len(unstable) / len(repeated)) if repeated else Stat.undefined(
+            f"judged once: run 'annotator judge --name {judge} --repeat 3' to measure"),
+        "tokens_per_1000_chunks": Stat(1000 * tokens / chunks) if chunks and tokens else
+        Stat.undefined(no_tokens),
+        "cost_per_1000_chunks": cost,
+        "median_latency_ms": Stat(statistics.median(latencies)) if latencies else
+        Stat.undefined("imported: no latency was recorded for these verdicts"),
+    }
+    return CallSummary(summary["calls"], summary["failed"], figures, unstable)
 
 
 def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndarray,
@@ -265,11 +306,20 @@ def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
 
 
 def _headline(board: Leaderboard) -> list[str]:
+    truth = board.truth
+    goldens = {"all": "", "test": " of the test split", "dev": " of the dev split"}[board.split]
     lines = [f"{len(board.judges)} judge{'s' if len(board.judges) != 1 else ''} scored against "
-             f"{board.annotator} on the same {board.chunks} chunks ({board.goldens} complete "
-             "goldens)."]
+             f"{truth.source} on the same {board.chunks} chunks ({board.goldens} complete "
+             f"goldens{goldens})."]
+    if board.split == "dev":
+        lines.append("These are the dev goldens: a prompt tuned on them looks better here than "
+                     "it is; choose on --split test.")
+    if truth.adjudicated or truth.pending:
+        lines.append(f"{truth.adjudicated} chunks carry an adjudicated gold label; "
+                     f"{truth.pending} where people disagree await adjudication and are left out "
+                     "('annotator annotate SESSION --adjudicate').")
     if board.chunks == 0:
-        lines.append("No chunk is labelled by the person and judged by every judge yet.")
+        lines.append("No chunk is labelled and judged by every judge yet.")
         return lines
     if board.best is not None:
         lines.append(f"Best: '{board.best}', right significantly more often than every other "
@@ -281,4 +331,9 @@ def _headline(board: Leaderboard) -> list[str]:
         if pair.better is not None:
             worse = pair.second if pair.better == pair.first else pair.first
             lines.append(f"'{pair.better}' beats '{worse}' (Holm p = {pair.p_holm.value:.3g}).")
+    for row in board.judges:
+        if row.calls.unstable:
+            lines.append(f"'{row.judge}' changed its verdict between runs on "
+                         f"{len(row.calls.unstable)} chunks (flip rate "
+                         f"{row.calls.figures['flip_rate'].value:.1%}).")
     return lines

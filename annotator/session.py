@@ -24,9 +24,9 @@ from annotator.migrations import migrations
 from annotator.models import (
     Action,
     Chunk,
-    GoldLabel,
     Golden,
     GoldenRecord,
+    GoldLabel,
     ImportSummary,
     Judge,
     JudgeVerdict,

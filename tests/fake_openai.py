@@ -2,8 +2,8 @@
 
 The real openai client talks HTTP to it. Each chunk's replies follow ``plan[chunk]`` (a list
 of behaviours consumed one per request, then "ok"): ok, 429, 503, 500, slow, malformed,
-verdict2, truncated, drop, no_json_schema, no_logprobs, echo_key. An ok reply's verdict is 1 when the
-chunk text contains "useful", else 0.
+verdict2, truncated, drop, no_json_schema, no_logprobs, echo_key, flip. An ok reply's verdict is 1
+when the chunk text contains "useful", else 0; flip replies with the other verdict.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class FakeOpenAI:
                                                                  "for this model"}})
                 if behaviour == "slow":
                     time.sleep(server.slow_seconds)
-                verdict = 1 if "useful" in chunk else 0
+                verdict = (1 if "useful" in chunk else 0) ^ (behaviour == "flip")
                 content = json.dumps({"reason": f"Checked: {chunk[:30]}", "verdict": verdict})
                 finish = "stop"
                 if behaviour == "malformed":

@@ -345,7 +345,43 @@ def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path
     board = build_leaderboard(session, resamples=0)
     calls = board.judges[0].calls
     assert summary["replies"] == 10  # 8 verdicts and 2 replies that were not one
-    assert calls.parse_failure_rate.value == pytest.approx(0.2)
-    assert calls.tokens_per_1000_chunks.value == pytest.approx(
+    figures = calls.figures
+    assert figures["parse_failure_rate"].value == pytest.approx(0.2)
+    assert figures["tokens_per_1000_chunks"].value == pytest.approx(
         1000 * (summary["tokens_in"] + summary["tokens_out"]) / 8)
-    assert calls.median_latency_ms.value is not None and calls.median_latency_ms.value > 0
+    latency = figures["median_latency_ms"].value
+    assert latency is not None and latency > 0
+    assert figures["cost_per_1000_chunks"].value is None  # no price given
+    assert "--price" in str(figures["cost_per_1000_chunks"].reason)
+    assert figures["flip_rate"].value is None and "--repeat" in str(figures["flip_rate"].reason)
+    priced = build_leaderboard(session, resamples=0, prices={"test-judge": (2.0, 8.0)})
+    assert priced.judges[0].calls.figures["cost_per_1000_chunks"].value == pytest.approx(
+        (summary["tokens_in"] * 2.0 + summary["tokens_out"] * 8.0) / 1e6 * 1000 / 8)
+
+
+def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
+        tmp_path: Path) -> None:
+    from annotator.leaderboard import build_leaderboard
+
+    session = make_session(tmp_path, chunks=8)
+    goldens = session.goldens()
+    texts = [c.text for g in goldens for c in g.chunks]
+    with FakeOpenAI() as server:
+        run(session, server)  # one run first: --repeat 3 later adds runs 2 and 3 only
+        assert len(server.requests) == 8
+        server.plan[texts[4]] = ["flip", "ok"]  # run 2 disagrees with runs 1 and 3
+        stats = run(session, server, repeat=3)
+        assert (stats.skipped, stats.judged, len(server.requests)) == (8, 16, 24)
+        assert run(session, server, repeat=3).judged == 0  # all three runs are stored
+    first = {c: v.verdict for c, v in session.verdicts("test-judge").items()}
+    for chunk, verdict in first.items():
+        session.decide("alice", chunk, verdict, "accept")
+    board = build_leaderboard(session, resamples=0)
+    [row] = board.judges
+    assert row.calls.figures["flip_rate"].value == pytest.approx(1 / 8)
+    chunk = next(c for g in goldens for c in g.chunks if c.text == texts[4])
+    assert row.calls.unstable == [(chunk.golden_id, chunk.rank, [first[chunk.id], 1 - first[chunk.id],
+                                                                 first[chunk.id]])]
+    assert any("changed its verdict between runs on 1 chunks" in line for line in board.headline)
+    # Repetitions never replace the verdict in force: that is the first run's.
+    assert session.verdicts("test-judge")[chunk.id].verdict == first[chunk.id]

@@ -90,3 +90,54 @@ def test_the_judges_command_in_every_format(tmp_path: Path, fmt: str) -> None:
     if fmt == "csv":
         assert text.splitlines()[0].startswith("judge,cohen_kappa,cohen_kappa_low")
         assert len(text.splitlines()) == 3
+
+
+def test_split_is_reproducible_and_the_leaderboard_scores_the_test_goldens(tmp_path: Path) -> None:
+    goldens = study({"good": 0.05, "poor": 0.2}, goldens=40)
+    make_session(tmp_path, goldens).close()
+    db = str(tmp_path / "s.db")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["judges", db, "--split", "test"])
+    assert result.exit_code == 2 and "annotator split" in result.output
+    result = runner.invoke(cli, ["split", db, "--dev", "0.25", "--seed", "4"])
+    assert result.exit_code == 0 and "now has 10 dev and 30 test goldens" in result.output
+    again = runner.invoke(cli, ["split", db, "--dev", "0.5", "--seed", "9"])
+    assert "nothing changed" in again.output  # a split in use never changes by accident
+    from annotator.session import Session
+    from annotator.splits import assign_splits
+
+    with Session(db) as session:
+        splits = session.splits()
+        # The same ids and seed give the same split, in any order.
+        assert splits == assign_splits(list(reversed(session.golden_ids())), 0.25, 4)
+        test = [g for g in goldens if splits[g["id"]] == "test"]
+        board = build_leaderboard(session, resamples=0)  # the test split by default
+        assert (board.split, board.goldens, board.chunks) == ("test", 30, 300)
+        human = [h for g in test for h in g["human_labels"]["alice"]]
+        for row in board.judges:
+            judge = [v["verdict"] for g in test for v in g["judges"][row.judge]]
+            assert row.stats["cohen_kappa"].value == pytest.approx(cohen_kappa_score(human, judge))
+        dev = build_leaderboard(session, resamples=0, split="dev")
+        assert dev.goldens == 10 and any("dev goldens" in line for line in dev.headline)
+        assert build_leaderboard(session, resamples=0, split="all").goldens == 40
+    redrawn = runner.invoke(cli, ["split", db, "--dev", "0.5", "--seed", "9", "--replace"])
+    assert "now has 20 dev and 20 test goldens" in redrawn.output
+
+
+def test_the_team_truth_is_gold_where_adjudicated_else_what_people_agree_on(tmp_path: Path) -> None:
+    goldens = study({"j": 0.1}, goldens=6, k=4)
+    for g in goldens:
+        g["human_labels"]["bob"] = list(g["human_labels"]["alice"])
+    goldens[0]["human_labels"]["bob"][0] ^= 1  # two disagreements
+    goldens[1]["human_labels"]["bob"][2] ^= 1
+    with make_session(tmp_path, goldens) as session:
+        board = build_leaderboard(session, resamples=0)
+        assert (board.truth.pending, board.chunks, board.goldens) == (2, 22, 4)
+        first = session.chunk_ids()["g000"][0]
+        session.set_gold(first, goldens[0]["human_labels"]["bob"][0], "carol")
+        board = build_leaderboard(session, resamples=0)
+        assert (board.truth.adjudicated, board.truth.pending, board.chunks) == (1, 1, 23)
+        assert board.truth.labels[first] == goldens[0]["human_labels"]["bob"][0]
+        assert any("1 where people disagree await adjudication" in line for line in board.headline)
+        alice = build_leaderboard(session, resamples=0, annotator="alice")
+        assert alice.chunks == 24 and alice.truth.source == "alice"

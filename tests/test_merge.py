@@ -117,6 +117,6 @@ def test_splits_and_gold_labels_travel_and_contradicting_splits_are_refused(tmp_
         [gold] = t.gold_labels().values()
         assert (gold.verdict, gold.decided_by, gold.note) == (1, "dana", "settled by the policy text")
     with Session(b) as s:
-        s.set_splits({g: "dev" for g in s.golden_ids()}, 8, replace=False)
+        s.set_splits(dict.fromkeys(s.golden_ids(), "dev"), 8, replace=False)
     with pytest.raises(SessionError, match="split in"):
         merge_sessions([a, b], tmp_path / "t3.db")

@@ -255,22 +255,37 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
         return with_interval(stat, digits) if stat.value is not None else value(stat, short=True)
 
     agreement = ["cohen_kappa", "gwet_ac1", "percent", "precision", "recall"]
+    split = "" if board.split == "all" else f" ({board.split} split)"
     blocks.append(Grid(
-        "judges", f"Judges against {board.annotator}, chunk by chunk (sorted by "
+        "judges", f"Judges against {board.truth.source}{split}, chunk by chunk (sorted by "
                   f"{LABELS.get(board.sort, board.sort)})",
         ["judge", *(LABELS[k] for k in agreement)],
         [[row.judge, *(cell(row.stats[k]) for k in agreement)] for row in board.judges],
-        [f"Scored on the {board.chunks} chunks labelled by {board.annotator} and judged by every "
-         f"judge; 95% intervals from one bootstrap over goldens shared by all judges "
+        [f"Scored on the {board.chunks} chunks labelled by {board.truth.source} and judged by "
+         f"every judge; 95% intervals from one bootstrap over goldens shared by all judges "
          f"({board.resamples} resamples, seed {board.seed})."]))
     blocks.append(Grid(
-        "judges_cp", "Context precision and cost",
-        ["judge", LABELS["mae"], LABELS["bias"], LABELS["kendall"], "parse failures",
-         "tokens per 1,000 chunks", "median latency ms"],
-        [[row.judge, cell(row.stats["mae"]), cell(row.stats["bias"]), cell(row.stats["kendall"]),
-          cell(row.calls.parse_failure_rate), cell(row.calls.tokens_per_1000_chunks, 0),
-          cell(row.calls.median_latency_ms, 0)] for row in board.judges],
+        "judges_cp", "Context precision",
+        ["judge", LABELS["mae"], LABELS["bias"], LABELS["kendall"]],
+        [[row.judge, cell(row.stats["mae"]), cell(row.stats["bias"]), cell(row.stats["kendall"])]
+         for row in board.judges],
         [f"Over the {board.goldens} goldens complete under every label set."]))
+    blocks.append(Grid(
+        "judges_calls", "Cost, failures and stability",
+        ["judge", "calls", "parse failures", "flip rate between runs", "tokens per 1,000 chunks",
+         "USD per 1,000 chunks", "median latency ms"],
+        [[row.judge, str(row.calls.calls), cell(f["parse_failure_rate"]), cell(f["flip_rate"]),
+          cell(f["tokens_per_1000_chunks"], 0), cell(f["cost_per_1000_chunks"], 4),
+          cell(f["median_latency_ms"], 0)]
+         for row in board.judges for f in [row.calls.figures]],
+        ["Over every call each judge made in this session."]))
+    unstable = [(row.judge, *chunk) for row in board.judges for chunk in row.calls.unstable]
+    if unstable:
+        blocks.append(Grid(
+            "unstable", "Unstable chunks: the verdict changed between runs",
+            ["judge", "golden", "rank", "verdict in each run"],
+            [[judge, golden, str(rank), " ".join(map(str, said))]
+             for judge, golden, rank, said in unstable]))
     if board.pairs:
         blocks.append(Grid(
             "pairs", "Pairs: who is right where the other is wrong",

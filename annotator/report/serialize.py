@@ -132,7 +132,9 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "session": board.session,
-        "annotator": board.annotator,
+        "truth": {"source": board.truth.source, "adjudicated": board.truth.adjudicated,
+                  "pending_adjudication": board.truth.pending},
+        "split": board.split,
         "chunks": board.chunks,
         "goldens": board.goldens,
         "bootstrap": {"resamples": board.resamples, "seed": board.seed, "level": 0.95,
@@ -142,10 +144,9 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         "headline": board.headline,
         "judges": [{"judge": row.judge, **stats_dict(row.stats),
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
-                    **{f"call_{k}": v for k, v in stats_dict({
-                        "parse_failure_rate": row.calls.parse_failure_rate,
-                        "tokens_per_1000_chunks": row.calls.tokens_per_1000_chunks,
-                        "median_latency_ms": row.calls.median_latency_ms}).items()}}
+                    **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
+                    "unstable_chunks": [{"golden_id": g, "rank": rank, "verdicts": said}
+                                        for g, rank, said in row.calls.unstable]}
                    for row in board.judges],
         "pairs": [{"first": p.first, "second": p.second,
                    "first_only_right": p.first_only_right,
@@ -157,11 +158,12 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
 
 def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     """One row per judge: every statistic with its interval, and the cost of its calls."""
+    from annotator.leaderboard import CALL_FIGURES
+
     keys = list(board.judges[0].stats) if board.judges else []
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["judge", *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
-                     "calls", "failed_calls", "parse_failure_rate", "tokens_per_1000_chunks",
-                     "median_latency_ms"])
+                     "calls", "failed_calls", *CALL_FIGURES])
     for row in board.judges:
         cells: list[object] = [row.judge]
         for k in keys:
@@ -170,7 +172,5 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
             cells += ["" if stat.value is None else stat.value, low, high]
         calls = row.calls
         cells += [calls.calls, calls.failed] + [
-            "" if s.value is None else s.value
-            for s in (calls.parse_failure_rate, calls.tokens_per_1000_chunks,
-                      calls.median_latency_ms)]
+            "" if (v := calls.figures[k].value) is None else v for k in CALL_FIGURES]
         writer.writerow(cells)

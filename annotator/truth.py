@@ -1,0 +1,64 @@
+"""What the judges are scored against: one person's labels, or the team's gold.
+
+With several annotators (or any adjudicated chunk), the truth on a chunk is its gold label
+where an adjudicator decided one, else the label everyone who labelled it agrees on. Chunks
+where people disagree and nobody has adjudicated are left out, and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotator.errors import SessionError
+from annotator.session import Session
+
+
+@dataclass(frozen=True, slots=True)
+class Truth:
+    """Chunk id -> the verdict a judge should have given, and where it came from."""
+
+    labels: dict[int, int]
+    source: str
+    """Whose labels these are, for headings: a person's name, or 'the team's gold labels'."""
+    adjudicated: int = 0
+    pending: int = 0
+    """Chunks where people disagree and nobody has adjudicated yet (left out)."""
+
+
+def disagreements(session: Session) -> dict[int, dict[str, int]]:
+    """Chunk id -> each person's label, on the chunks where people gave different labels."""
+    by_chunk: dict[int, dict[str, int]] = {}
+    for person in session.annotators():
+        for chunk_id, label in session.labels(person).items():
+            if label.verdict is not None:
+                by_chunk.setdefault(chunk_id, {})[person] = label.verdict
+    return {c: people for c, people in by_chunk.items() if len(set(people.values())) > 1}
+
+
+def truth(session: Session, annotator: str | None = None) -> Truth:
+    """One person's labels when named; else the team's gold (or the only person's labels)."""
+    people = session.annotators()
+    if annotator is not None:
+        if annotator not in people:
+            raise SessionError(f"Nobody called '{annotator}' has labelled this session"
+                               + (f" (annotators: {', '.join(people)})." if people else "."))
+        return Truth({c: label.verdict for c, label in session.labels(annotator).items()
+                      if label.verdict is not None}, annotator)
+    gold = session.gold_labels()
+    if not people and not gold:
+        raise SessionError("Nobody has labelled a chunk yet: annotate some goldens first "
+                           "('annotator annotate SESSION').")
+    if len(people) == 1 and not gold:
+        return truth(session, people[0])
+    agreed: dict[int, int] = {}
+    split: set[int] = set()
+    for person in people:
+        for chunk_id, label in session.labels(person).items():
+            if label.verdict is None or chunk_id in split:
+                continue
+            if agreed.setdefault(chunk_id, label.verdict) != label.verdict:
+                split.add(chunk_id)
+                del agreed[chunk_id]
+    agreed.update({c: g.verdict for c, g in gold.items()})
+    pending = len(split - gold.keys())
+    return Truth(agreed, "the team's gold labels", adjudicated=len(gold), pending=pending)
