@@ -118,9 +118,10 @@ class Estimates:
         """The point estimate with its bootstrap interval (unchanged when undefined)."""
         if point.value is None or self.replicates is None:
             return point
-        interval = percentile_interval(formula(self.replicates))
+        values = np.asarray(formula(self.replicates), dtype=float)
+        interval = percentile_interval(values)
         if interval is None:
-            self.dropped[key] = len(next(iter(self.replicates.values())))
+            self.dropped[key] = int(np.isnan(values).sum())
             return point
         if interval.dropped:
             self.dropped[key] = interval.dropped

@@ -33,6 +33,7 @@ from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
 from annotator.metrics import CONVENTION_RAGAS, passes
 from annotator.models import Label, StoredVerdict
+from annotator.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.report.headline import headline
 from annotator.report.model import (
     AnnotatorCoverage,
@@ -112,6 +113,12 @@ def build_report(
     if has_p.any():
         calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
                                 pairs.human[has_p].astype(float))
+    everyone = session.annotators()
+    rater_columns = None
+    if len(everyone) > 1:
+        every_label = {p: labels[p] if p in labels else session.labels(p) for p in everyone}
+        rater_columns = _add_rater_columns(sums, everyone, every_label, verdicts, chunk_ids,
+                                           judge)
 
     estimates = Estimates(sums, resamples, seed, progress)
     chunks = _chunk_section(estimates, pairs, sums)
@@ -133,9 +140,27 @@ def build_report(
         confidence=_confidence(estimates, pairs) if has_p.any() else None,
         headline=[],
         dropped_replicates=estimates.dropped,
+        raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
     )
     report.headline.extend(headline(report))
     return report
+
+
+def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, dict[int, Label]],
+                       verdicts: dict[int, StoredVerdict], chunk_ids: dict[str, list[int]],
+                       judge: str) -> RaterColumns:
+    """Everyone's labels and the judge's verdicts as rows over every chunk, NaN where missing."""
+    chunks = [c for ids in chunk_ids.values() for c in ids]
+    cluster = np.repeat(np.arange(len(chunk_ids)), [len(ids) for ids in chunk_ids.values()])
+    nan = float("nan")
+
+    def row(given: dict[int, int | None]) -> np.ndarray:
+        return np.array([nan if (v := given.get(c)) is None else float(v) for c in chunks])
+
+    ratings = np.vstack([row({c: label.verdict for c, label in labels[p].items()})
+                         for p in people])
+    judged = row({c: v.verdict for c, v in verdicts.items()})
+    return add_rater_columns(sums, people, ratings, cluster.astype(np.int64), judge, judged)
 
 
 class _ChunkPairs:

@@ -89,4 +89,6 @@ def headline(report: Report) -> list[str]:
     for row in report.people.annotators:
         if row.warning:
             lines.append(f"{row.annotator}: {row.warning}")
+    if report.raters is not None:
+        lines.append(report.raters.ceiling)
     return lines

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annotator.agreement import Stat
+from annotator.bootstrap import MIN_VALID_SHARE
 from annotator.calibration import BINS
 from annotator.report.headline import count, who
 from annotator.report.model import LABELS, GoldenRow, Report
 
 if TYPE_CHECKING:
     from annotator.leaderboard import Leaderboard
+    from annotator.raters import PairAgreement, RaterAgreement
 
 MAX_LISTED = 20
 """Longer lists (goldens whose verdict changes) show this many rows and a count of the rest."""
@@ -205,6 +207,8 @@ def layout(report: Report) -> list[Block]:
              f"disagreed with the judge were changed to its verdict (switch rate "
              f"{value(b.switch_rate, 3)})."]))
 
+    if (team := report.raters) is not None:
+        blocks.extend(_rater_blocks(team))
     if (conf := report.confidence) is not None:
         blocks.append(Grid("confidence", f"Judge confidence: P(relevant) on {conf.chunks} chunks",
                            ["statistic", "value", "95% CI"], _stat_rows(conf.stats),
@@ -218,6 +222,30 @@ def layout(report: Report) -> list[Block]:
     if report.dropped_replicates:
         blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", _dropped(report)))
     return [_without_empty_last_column(b) for b in blocks]
+
+
+def _rater_blocks(team: RaterAgreement) -> list[Block]:
+    """Agreement among people, and the pairwise Cohen's kappa matrix with the judge beside it."""
+    kappa = {(p.first, p.second): p for p in team.pairs}
+    kappa.update({(p.second, p.first): p for p in team.pairs})
+    judge = {p.second: p for p in team.judge_vs}
+
+    def cell(pair: PairAgreement | None) -> str:
+        if pair is None:
+            return "-"
+        return f"{value(pair.kappa, 3, short=True)} (n={pair.chunks})"
+
+    return [
+        Grid("raters", f"Between people: {len(team.people)} annotators",
+             ["statistic", "value", "95% CI"], _stat_rows(team.stats),
+             [f"Alpha counts the {team.shared_chunks} chunks labelled by two or more people "
+              "(missing labels allowed); Fleiss' kappa the "
+              f"{team.complete_chunks} chunks labelled by every person.", team.ceiling]),
+        Grid("rater_matrix", "Cohen's kappa for each pair (chunks both labelled)",
+             ["", *team.people, *([f"judge {team.judge}"] if team.judge else [])],
+             [[a, *("-" if a == b else cell(kappa.get((a, b))) for b in team.people),
+               *([cell(judge.get(a))] if team.judge else [])] for a in team.people]),
+    ]
 
 
 def _without_empty_last_column(block: Block) -> Block:
@@ -236,8 +264,10 @@ def _dropped(report: Report) -> list[str]:
         if ":" in key:  # a system's mean or a pair's difference
             systems = max(systems, n)
             continue
+        outcome = ("left out of its interval" if n <= (1 - MIN_VALID_SHARE) * report.resamples
+                   else "too many for an interval, so none is given")
         lines.append(f"{LABELS.get(key, key)}: undefined in {n} of {report.resamples} replicates "
-                     "(for example a single class or constant CP), left out of its interval.")
+                     f"(for example a single class or constant CP), {outcome}.")
     if systems:
         lines.append(f"System means and differences: up to {systems} of {report.resamples} "
                      "replicates drew no golden of a system and were left out.")

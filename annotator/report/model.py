@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from annotator.agreement import Confusion, McNemar, Stat
 from annotator.calibration import ReliabilityBin
+from annotator.raters import RaterAgreement
 
 LABELS: dict[str, str] = {
     "percent": "percent agreement",
@@ -41,6 +42,11 @@ LABELS: dict[str, str] = {
     "ece_class1": "ECE (class-1)",
     "ece_top_label": "ECE (top-label)",
     "auroc": "AUROC",
+    "alpha_people": "Krippendorff's alpha, people",
+    "alpha_with_judge": "Krippendorff's alpha, people and judge",
+    "fleiss_kappa": "Fleiss' kappa (chunks every person labelled)",
+    "light_kappa": "Light's kappa (mean pairwise Cohen's kappa)",
+    "judge_mean_kappa": "judge against each person, mean Cohen's kappa",
     "acceptance_rate": "acceptance rate",
     "median_decision_ms": "median decision time (ms)",
 }
@@ -258,3 +264,5 @@ class Report:
     headline: list[str]
     dropped_replicates: dict[str, int] = field(default_factory=dict)
     """Bootstrap replicates in which a statistic was undefined (left out of its interval)."""
+    raters: RaterAgreement | None = None
+    """Agreement among everyone who labelled the session, when two or more people did."""

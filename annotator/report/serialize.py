@@ -14,6 +14,7 @@ from annotator.report.model import GoldenRow, Report
 
 if TYPE_CHECKING:
     from annotator.leaderboard import Leaderboard
+    from annotator.raters import PairAgreement
 
 SCHEMA_VERSION = 1
 
@@ -94,6 +95,16 @@ def report_dict(report: Report) -> dict[str, Any]:
                       "reliability": [{"low": b.low, "high": b.high, "chunks": b.chunks,
                                        "mean_p": b.mean_p, "human_rate": b.human_rate}
                                       for b in conf.bins]}
+    raters = None
+    if (team := report.raters) is not None:
+        def pairs(items: list[PairAgreement]) -> list[dict[str, Any]]:
+            return [{"first": p.first, "second": p.second, "chunks": p.chunks,
+                     **stats_dict({"cohen_kappa": p.kappa})} for p in items]
+
+        raters = {"annotators": team.people, "judge": team.judge,
+                  "shared_chunks": team.shared_chunks, "complete_chunks": team.complete_chunks,
+                  **stats_dict(team.stats), "pairs": pairs(team.pairs),
+                  "judge_vs_annotator": pairs(team.judge_vs), "ceiling": team.ceiling}
     cov = report.coverage
     return {
         "schema_version": SCHEMA_VERSION,
@@ -124,6 +135,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "blind": blind,
         },
         "confidence": confidence,
+        "inter_annotator": raters,
     }
 
 
