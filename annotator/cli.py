@@ -146,8 +146,11 @@ def _login_name() -> str:
 @click.option("--blind-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Share of chunks labelled blind (judge hidden until you answer), drawn "
               "reproducibly per session and annotator; measures anchoring.")
+@click.option("--adjudicate", is_flag=True,
+              help="Walk only the chunks people labelled differently and give each its gold "
+              "label (stored with your --annotator name).")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
-                     blind_rate: float) -> None:
+                     blind_rate: float, adjudicate: bool) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -158,6 +161,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     Example:
       annotator annotate sample_sessions/banking.jsonl
       annotator annotate review.db --annotator alice --blind-rate 0.15
+      annotator annotate team.db --adjudicate --annotator carol
     """
     from annotator.formats import read_goldens
     from annotator.review import Review
@@ -180,6 +184,16 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                        f"open it again with: annotator annotate {db_path}", err=True)
     else:
         db_path = source
+    if adjudicate:
+        from annotator.adjudication import Adjudication
+        from annotator.tui.app import AdjudicatorApp
+
+        with Session(db_path, create=False) as session:
+            adjudication = Adjudication(session, annotator)
+            AdjudicatorApp(adjudication, db_path.name).run()
+            click.echo(f"{adjudication.settled} of {len(adjudication.disputes)} disputed chunks "
+                       f"carry a gold label; every one is in {db_path}.", err=True)
+        return
     with Session(db_path, create=False) as session:
         judge = _choose_judge(session, judge)
         review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark)

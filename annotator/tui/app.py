@@ -8,8 +8,10 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from annotator.adjudication import Adjudication
 from annotator.review import Review
 from annotator.tui.keys import KEYS
+from annotator.tui.screens.adjudicate import AdjudicateScreen
 from annotator.tui.screens.annotate import AnnotateScreen
 
 
@@ -40,3 +42,18 @@ class AnnotatorApp(App[None]):
 
     async def _run_on(self, screen: Screen[Any], action: str) -> None:
         await screen.run_action(action)
+
+
+class AdjudicatorApp(App[None]):
+    """Settle, from the keyboard, every chunk people labelled differently."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "cp-annotator: adjudication"
+
+    def __init__(self, adjudication: Adjudication, session_name: str) -> None:
+        super().__init__()
+        self.adjudication = adjudication
+        self.session_name = session_name
+
+    def get_default_screen(self) -> Screen[None]:
+        return AdjudicateScreen(self.adjudication, self.session_name)

@@ -44,6 +44,20 @@ KEYS: tuple[Key, ...] = (
 )
 
 
-def bindings() -> list[BindingType]:
-    """The annotation screen's bindings, from the table."""
-    return [Binding(k.keys, k.action, k.label, show=k.footer, tooltip=k.help) for k in KEYS]
+ADJUDICATE_KEYS: tuple[Key, ...] = (
+    Key("1", "1", "decide(1)", "Useful", "The gold label is useful; go to the next unsettled chunk."),
+    Key("0", "0", "decide(0)", "Noise", "The gold label is noise; go to the next unsettled chunk."),
+    Key("u,backspace", "u / backspace", "undo", "Undo", "Take back your last gold label."),
+    Key("j,down,right_square_bracket", "j / down / ]", "move(1)", "Next", "The next disputed chunk."),
+    Key("k,up,left_square_bracket", "k / up / [", "move(-1)", "Prev",
+        "The previous disputed chunk."),
+    Key("c", "c", "comment", "Note", "Write why you decided (kept with the gold label)."),
+    Key("question_mark", "?", "help", "Help", "This help."),
+    Key("q", "q", "app.quit", "Quit", "Quit. Nothing to save: every gold label is already on disk."),
+)
+"""The adjudication screen's keys (annotator annotate --adjudicate)."""
+
+
+def bindings(keys: tuple[Key, ...] = KEYS) -> list[BindingType]:
+    """A screen's bindings, from its key table."""
+    return [Binding(k.keys, k.action, k.label, show=k.footer, tooltip=k.help) for k in keys]

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from annotator.tui.keys import KEYS
+from annotator.tui.keys import KEYS, Key
 
 INTRO = (
     "Each chunk shows the judge's verdict and reason. Accept it when it is right, flip it when "
@@ -24,15 +24,20 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]  # noqa: RUF012
 
+    def __init__(self, keys: tuple[Key, ...] = KEYS, intro: str = INTRO) -> None:
+        super().__init__()
+        self.keys = keys
+        self.intro = intro
+
     def compose(self) -> ComposeResult:
         table = Table(show_header=True, box=None, padding=(0, 2), title="Keys",
                       title_justify="left")
         table.add_column("key", style="bold")
         table.add_column("what it does")
-        for key in KEYS:
+        for key in self.keys:
             table.add_row(key.shown, key.help)
         table.add_row("ctrl+p", "Command palette: every action by name.")
         with VerticalScroll(id="dialog"):
-            yield Static(Text(INTRO), id="help-intro")
+            yield Static(Text(self.intro), id="help-intro")
             yield Static(table)
             yield Static(Text("escape closes this help", style="dim"))

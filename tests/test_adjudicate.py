@@ -1,0 +1,119 @@
+"""Adjudication: only the disputed chunks, each gold label on disk before the screen moves on."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from textual.widgets import Input, Static
+
+from annotator.adjudication import Adjudication
+from annotator.cli import cli
+from annotator.errors import SessionError
+from annotator.formats import read_goldens
+from annotator.leaderboard import build_leaderboard
+from annotator.session import Session
+from annotator.tui.app import AdjudicatorApp
+from annotator.tui.screens.help import HelpScreen
+from tests.conftest import ROOT
+
+BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Path:
+    """The banking sample with a second person, bob, who disagrees on three chunks."""
+    path = tmp_path / "team.db"
+    with Session(path) as s:
+        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        reviewer = s.labels("sample-reviewer")
+        ids = s.chunk_ids()
+        goldens = s.golden_ids()
+        disputed = {ids[goldens[1]][0], ids[goldens[1]][3], ids[goldens[4]][2]}
+        for chunk_id, label in reviewer.items():
+            assert label.verdict is not None
+            verdict = 1 - label.verdict if chunk_id in disputed else label.verdict
+            s.decide("bob", chunk_id, verdict, "set")
+        s.set_note("bob", ids[goldens[1]][0], "only [b]half[/b] relevant 🙂")
+    return path
+
+
+def gold_on_disk(path: Path) -> dict[int, tuple[int, str, str | None]]:
+    conn = sqlite3.connect(path)
+    try:
+        return {c: (v, who, note) for c, v, who, note in
+                conn.execute("SELECT chunk_id, verdict, decided_by, note FROM gold_labels")}
+    finally:
+        conn.close()
+
+
+async def test_the_adjudicator_walks_only_disputes_and_every_gold_label_is_on_disk(
+        team: Path) -> None:
+    with Session(team) as session:
+        adjudication = Adjudication(session, "carol")
+        disputes = [d.chunk.id for d in adjudication.disputes]
+        assert len(disputes) == 3
+        app = AdjudicatorApp(adjudication, team.name)
+        async with app.run_test(size=SIZE) as pilot:
+            text = str(app.screen.query_one("#dispute", Static).render())
+            assert "only [b]half[/b] relevant 🙂" in text  # literal, never markup
+            assert "sample-reviewer:" in text and "bob:" in text and "sample-judge:" in text
+            assert "dispute 1 of 3" in str(app.screen.query_one("#header", Static).render())
+            await pilot.press("1")
+            assert gold_on_disk(team) == {disputes[0]: (1, "carol", None)}
+            await pilot.press("k", "c")  # a note on a settled chunk is saved at once
+            await pilot.pause()
+            app.screen.query_one(Input).value = "the policy says so"
+            await pilot.press("enter")
+            assert gold_on_disk(team)[disputes[0]] == (1, "carol", "the policy says so")
+            await pilot.press("j", "c")  # on dispute 2, before deciding: saved with the label
+            await pilot.pause()
+            app.screen.query_one(Input).value = "bob misread it"
+            await pilot.press("enter")
+            assert disputes[1] not in gold_on_disk(team)
+            assert "saved with the gold label" in str(app.screen.query_one("#status",
+                                                                            Static).render())
+            await pilot.press("0")
+            assert gold_on_disk(team)[disputes[1]] == (0, "carol", "bob misread it")
+            await pilot.press("u")  # taken back: off the disk too
+            assert disputes[1] not in gold_on_disk(team)
+            await pilot.press("0", "1")
+            assert gold_on_disk(team) == {disputes[0]: (1, "carol", "the policy says so"),
+                                          disputes[1]: (0, "carol", "bob misread it"),
+                                          disputes[2]: (1, "carol", None)}
+            assert "Every dispute is settled" in str(
+                app.screen.query_one("#status", Static).render())
+            await pilot.press("k", "k", "0")  # changing a verdict keeps the note
+            assert gold_on_disk(team)[disputes[0]] == (0, "carol", "the policy says so")
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape", "q")
+        events = [e for e in session.events("carol") if e["kind"] == "adjudicate"]
+        assert len(events) == 7  # 1, note, 0, undo, 0, 1, change
+
+
+def test_the_leaderboard_scores_against_the_gold_labels(team: Path) -> None:
+    with Session(team) as session:
+        before = build_leaderboard(session, resamples=0)
+        assert before.truth.pending == 3 and before.chunks == 77
+        adjudication = Adjudication(session, "carol")
+        for dispute in adjudication.disputes:
+            adjudication.decide(1 - dispute.verdicts[0].verdict)  # against the judge each time
+        after = build_leaderboard(session, resamples=0)
+    assert (after.truth.pending, after.truth.adjudicated, after.chunks) == (0, 3, 80)
+    assert after.judges[0].stats["percent"].value is not None
+    # 3 more chunks, each a disagreement with the judge.
+    agree_before = before.judges[0].stats["percent"].value * 77
+    assert after.judges[0].stats["percent"].value == pytest.approx(agree_before / 80)
+
+
+def test_no_disagreement_is_a_sentence(tmp_path: Path) -> None:
+    with Session(tmp_path / "s.db") as s:
+        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        with pytest.raises(SessionError, match="Nobody disagrees"):
+            Adjudication(s, "carol")
+    result = CliRunner().invoke(cli, ["annotate", str(tmp_path / "s.db"), "--adjudicate"])
+    assert result.exit_code == 2 and "Nobody disagrees" in result.output
