@@ -99,29 +99,57 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> 
 
 @cli.command("export")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
-@click.option("--format", "-f", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
-              show_default=True, help="jsonl: the session JSONL (re-importable); csv: one row "
-              "per golden with list columns as JSON.")
+@click.option("--format", "-f", "fmt",
+              type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation"]),
+              default="jsonl", show_default=True,
+              help="jsonl: the session JSONL (re-importable); csv: one row per golden with list "
+              "columns as JSON; calibration: JSONL with the truth, every judge and the split; "
+              "ragas-annotation: RAGAS's MetricAnnotation JSON for its prompt optimisers.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
-def export_command(session_path: str, fmt: str, output: str | None) -> None:
+@click.option("--annotator", "-a", help="calibration / ragas-annotation: whose labels are the "
+              "truth (default: gold labels, else what everyone agrees on, or the only person).")
+@click.option("--judge", "-j", help="ragas-annotation: whose verdicts (default: the only judge).")
+@click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
+              show_default=True, help="ragas-annotation: RAGAS's with-reference or "
+              "without-reference metric.")
+def export_command(session_path: str, fmt: str, output: str | None, annotator: str | None,
+                   judge: str | None, against: str) -> None:
     """Export every golden with every judge's verdicts and every person's labels.
 
     The session JSONL round-trips: importing it into a new session and exporting again
-    gives the same bytes.
+    gives the same bytes. The calibration set and the RAGAS annotation file carry the
+    truth: gold labels where adjudicated, else the label everyone agrees on.
 
     \b
-    Example:
+    Examples:
       annotator export review.db --format jsonl --output reviewed.jsonl
+      annotator export team.db --format calibration --output calibration.jsonl
+      annotator export team.db --format ragas-annotation --output annotated.json
     """
     from annotator.formats import write_csv, write_jsonl
 
-    writer = write_csv if fmt == "csv" else write_jsonl
     with _open(session_path) as session:
-        records = session.export_records()
-        count = _write_output(output, lambda out: writer(records, out))
+        if fmt == "calibration":
+            from annotator.exports import write_calibration
+
+            count = _write_output(output, lambda out: write_calibration(session, out, annotator))
+        elif fmt == "ragas-annotation":
+            import json
+
+            from annotator.exports import ragas_annotation
+            from annotator.report.build import choose_judge
+
+            data = ragas_annotation(session, choose_judge(session, judge), annotator, against)
+            count = sum(len(samples) for samples in data.values())
+            _write_output(output, lambda out: out.write(
+                json.dumps(data, indent=2, ensure_ascii=False) + "\n"))
+        else:
+            writer = write_csv if fmt == "csv" else write_jsonl
+            count = _write_output(output, lambda out: writer(session.export_records(), out))
     if output is not None:
-        click.echo(f"Wrote {count} goldens to {output}.", err=True)
+        what = "chunk samples" if fmt == "ragas-annotation" else "goldens"
+        click.echo(f"Wrote {count} {what} to {output}.", err=True)
 
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")

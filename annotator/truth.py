@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from annotator.errors import SessionError
 from annotator.session import Session
 
+TEAM = "the team's gold labels"
+"""The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
+
 
 @dataclass(frozen=True, slots=True)
 class Truth:
@@ -61,4 +64,4 @@ def truth(session: Session, annotator: str | None = None) -> Truth:
                 del agreed[chunk_id]
     agreed.update({c: g.verdict for c, g in gold.items()})
     pending = len(split - gold.keys())
-    return Truth(agreed, "the team's gold labels", adjudicated=len(gold), pending=pending)
+    return Truth(agreed, TEAM, adjudicated=len(gold), pending=pending)

@@ -140,3 +140,50 @@ def test_without_ragas_a_sentence_says_how_to_get_it(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 2
     assert "pip install 'cp-annotator[ragas]'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_ragas_annotation_export_trains_ragas_own_metric(tmp_path: Path) -> None:
+    """RAGAS loads the file with its own MetricAnnotation loader, and metric.train() turns
+    every chunk into a few-shot example whose output is the corrected verdict."""
+    import hashlib as _hashlib
+
+    from click.testing import CliRunner
+    from ragas.config import DemonstrationConfig
+    from ragas.dataset_schema import MetricAnnotation
+    from ragas.embeddings.base import BaseRagasEmbeddings
+    from ragas.metrics import LLMContextPrecisionWithReference
+
+    from annotator.cli import cli
+
+    path = ROOT / "sample_sessions" / "banking.jsonl"
+    db = tmp_path / "s.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(path), path=str(path))
+        truth = {c.text: session.labels("sample-reviewer")[c.id].verdict
+                 for g in session.goldens() for c in g.chunks}
+    out = tmp_path / "annotated.json"
+    result = CliRunner().invoke(cli, ["export", str(db), "-f", "ragas-annotation", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    metric = LLMContextPrecisionWithReference()
+    loaded = MetricAnnotation.from_json(str(out), metric_name=metric.name)
+    assert len(loaded) == 80
+    edited = [s for s in loaded[metric.name] if s.prompts["context_precision_prompt"].edited_output]
+    assert len(edited) == 17  # the sample's judge mistakes: 7 too strict, 10 too loose
+
+    class Embeddings(BaseRagasEmbeddings):  # deterministic, offline: no model is called
+        def embed_query(self, text: str) -> list[float]:
+            return [b / 255 for b in _hashlib.sha256(text.encode()).digest()[:16]]
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [self.embed_query(t) for t in texts]
+
+        async def aembed_query(self, text: str) -> list[float]:
+            return self.embed_query(text)
+
+        async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+            return self.embed_documents(texts)
+
+    metric.train(str(out), demonstration_config=DemonstrationConfig(embedding=Embeddings()))
+    prompt: Any = metric.get_prompts()["context_precision_prompt"]
+    examples = prompt.example_store._examples_list[-80:]
+    assert {example.context: output.verdict for example, output in examples} == truth

@@ -1,0 +1,124 @@
+"""Exports for choosing and tuning judges: the calibration set, and RAGAS's annotation JSON.
+
+- ``calibration`` (JSONL): one golden per line with its ranked chunks, the truth on each
+  chunk (gold, agreed, or one person's) and where it came from, every person's labels, every
+  judge's verdicts and reasons, context precision under each, and the golden's split.
+- ``ragas-annotation`` (JSON): RAGAS's ``MetricAnnotation`` file, as loaded by
+  ``MetricAnnotation.from_json`` and ``metric.train(path=...)``. RAGAS keys a sample's prompts
+  by name and context precision calls its one prompt once per chunk, so every chunk is its own
+  sample, holding one ``context_precision_prompt`` entry: the judge's output, and the edited
+  output where the truth differs. Every sample is accepted and its ``metric_output`` is the
+  truth, because RAGAS takes few-shot demonstrations only from accepted samples (preferring
+  the edited output) and drops rejected samples of a continuous metric from instruction
+  optimisation: a corrected sample is exactly the example a prompt optimiser should learn from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from annotator.metrics import context_precision
+from annotator.session import Session
+from annotator.truth import TEAM, Truth, truth
+
+RAGAS_METRIC = {"reference": "llm_context_precision_with_reference",
+                "response": "llm_context_precision_without_reference"}
+RAGAS_PROMPT = "context_precision_prompt"
+"""The prompt RAGAS's context-precision metrics call once per chunk."""
+
+
+def _cp(verdicts: list[int | None]) -> float | None:
+    return None if None in verdicts else context_precision([int(v) for v in verdicts if v is not None])
+
+
+def calibration_records(session: Session, annotator: str | None = None) -> Iterator[dict[str, Any]]:
+    """One calibration record per golden (see the module docstring)."""
+    found = truth(session, annotator)
+    gold = session.gold_labels()
+    splits = session.splits()
+    judges = [j.name for j in session.judges()]
+    verdicts = {name: session.verdicts(name) for name in judges}
+    people = session.annotators()
+    labels = {name: session.labels(name) for name in people}
+    for golden in session.goldens():
+        ids = [c.id for c in golden.chunks]
+        truth_labels = [found.labels.get(c) for c in ids]
+        judged = {name: [verdicts[name].get(c) for c in ids] for name in judges}
+        record: dict[str, Any] = {
+            "id": golden.id, "user_input": golden.user_input, "reference": golden.reference,
+            "response": golden.response, "retrieved_contexts": [c.text for c in golden.chunks],
+            "metadata": golden.metadata, "split": splits.get(golden.id),
+            "truth": truth_labels,
+            "truth_source": [_source(found, gold, c) for c in ids],
+            "gold_decided_by": [g.decided_by if (g := gold.get(c)) else None for c in ids],
+            "human_labels": {p: [None if (lab := labels[p].get(c)) is None else lab.verdict
+                                 for c in ids] for p in people},
+            "judges": {name: [None if v is None else {"verdict": v.verdict, "reason": v.reason,
+                                                      "p_relevant": v.p_relevant}
+                              for v in said] for name, said in judged.items()},
+            "context_precision": {
+                "truth": _cp(truth_labels),
+                **{name: _cp([None if v is None else v.verdict for v in said])
+                   for name, said in judged.items()}},
+        }
+        yield record
+
+
+def _source(found: Truth, gold: dict[int, Any], chunk_id: int) -> str | None:
+    if chunk_id not in found.labels:
+        return None
+    if found.source != TEAM:
+        return found.source
+    return "gold" if chunk_id in gold else "agreed"
+
+
+def write_calibration(session: Session, out: IO[str], annotator: str | None = None) -> int:
+    """Write the calibration set as JSONL; return the number of goldens."""
+    count = 0
+    for record in calibration_records(session, annotator):
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def ragas_annotation(session: Session, judge: str, annotator: str | None = None,
+                     against: str = "reference") -> dict[str, list[dict[str, Any]]]:
+    """RAGAS's MetricAnnotation data: one sample per chunk the judge and the truth both cover."""
+    found = truth(session, annotator)
+    verdicts = session.verdicts(judge)
+    notes = {c: label.note for p in session.annotators()
+             for c, label in session.labels(p).items() if label.note}
+    notes.update({c: g.note for c, g in session.gold_labels().items() if g.note})
+    samples = []
+    for golden in session.goldens():
+        answer = golden.reference if against == "reference" else golden.response
+        if answer is None:
+            continue
+        for chunk in golden.chunks:
+            said, right = verdicts.get(chunk.id), found.labels.get(chunk.id)
+            if said is None or right is None:
+                continue
+            output = {"reason": said.reason or "", "verdict": said.verdict}
+            edited = None
+            if right != said.verdict:
+                edited = {"reason": notes.get(chunk.id) or _why(right), "verdict": right}
+            metric_input = {"user_input": golden.user_input, "retrieved_contexts": [chunk.text],
+                            "reference" if against == "reference" else "response": answer}
+            samples.append({
+                "metric_input": metric_input,
+                "metric_output": float(right),
+                "prompts": {RAGAS_PROMPT: {
+                    "prompt_input": {"question": golden.user_input, "context": chunk.text,
+                                     "answer": answer},
+                    "prompt_output": output,
+                    "edited_output": edited}},
+                "is_accepted": True,
+            })
+    return {RAGAS_METRIC[against]: samples}
+
+
+def _why(verdict: int) -> str:
+    return ("A reviewer found this context useful in arriving at the given answer." if verdict
+            else "A reviewer found this context not useful in arriving at the given answer.")
