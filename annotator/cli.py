@@ -174,11 +174,16 @@ def _login_name() -> str:
 @click.option("--blind-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Share of chunks labelled blind (judge hidden until you answer), drawn "
               "reproducibly per session and annotator; measures anchoring.")
+@click.option("--sample", "sample_size", type=click.IntRange(1),
+              help="Label only a random sample of N goldens (drawn once per session from --seed "
+              "and kept): the report then gives a bias-corrected mean CP from it (PPI++).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--adjudicate", is_flag=True,
               help="Walk only the chunks people labelled differently and give each its gold "
               "label (stored with your --annotator name).")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
-                     blind_rate: float, adjudicate: bool) -> None:
+                     blind_rate: float, sample_size: int | None, seed: int,
+                     adjudicate: bool) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -189,6 +194,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     Example:
       annotator annotate sample_sessions/banking.jsonl
       annotator annotate review.db --annotator alice --blind-rate 0.15
+      annotator annotate review.db --sample 40 --seed 7
       annotator annotate team.db --adjudicate --annotator carol
     """
     from annotator.formats import read_goldens
@@ -224,7 +230,14 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         return
     with Session(db_path, create=False) as session:
         judge = _choose_judge(session, judge)
-        review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark)
+        only = None
+        if sample_size is not None:
+            from annotator.ppi import draw_sample
+
+            only = draw_sample(session.golden_ids(), sample_size, seed)
+            session.set_random_sample(sample_size, seed, only)
+        review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
+                        only=only)
         AnnotatorApp(review, db_path.name).run()
         click.echo(f"{review.chunks_decided} of {review.total_chunks} chunks decided by "
                    f"{annotator}; every decision is in {db_path}.", err=True)

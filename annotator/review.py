@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,7 +70,8 @@ class Review:
     """The state of one person's review: which golden and chunk, and the running totals."""
 
     def __init__(self, session: Session, annotator: str, judge: str | None, *,
-                 blind_rate: float = 0.0, pass_mark: float = 0.7) -> None:
+                 blind_rate: float = 0.0, pass_mark: float = 0.7,
+                 only: Sequence[str] | None = None) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
         names = [j.name for j in session.judges()]
@@ -88,8 +90,16 @@ class Review:
         if not self.golden_ids:
             raise SessionError(f"{session.path} holds no goldens yet; import some with "
                                f"'annotator import FILE --session {session.path}'.")
-        self.chunk_counts = session.chunk_counts()
-        self.decided_counts = session.label_counts(annotator)
+        if only is not None:
+            # A random sample: only its goldens, in the sample's own random order, so the
+            # goldens labelled so far are a random subset too.
+            chosen = set(only)
+            existing = set(self.golden_ids)
+            self.golden_ids = [g for g in only if g in existing]
+        self.chunk_counts = {g: n for g, n in session.chunk_counts().items()
+                             if only is None or g in chosen}
+        self.decided_counts = {g: n for g, n in session.label_counts(annotator).items()
+                               if g in self.chunk_counts}
         self.total_chunks = sum(self.chunk_counts.values())
         # Running totals for the header, kept by _count_decided rather than recounted per key.
         self.chunks_decided = sum(self.decided_counts.values())
@@ -284,7 +294,7 @@ class Review:
 
     def _recount(self, golden_id: str, chunk_id: int, old: int | None, new: int | None) -> None:
         """Move the running totals from one verdict of the person's to another (None: none)."""
-        if (old is None) != (new is None):
+        if (old is None) != (new is None) and golden_id in self.chunk_counts:
             self._count_decided(golden_id, +1 if new is not None else -1)
         judge = self._judge_verdicts.get(chunk_id)
         if judge is not None:
@@ -321,6 +331,10 @@ class Review:
         if undone is None:
             return Outcome(False, "Nothing to undo.")
         golden_id = undone.golden_id
+        if golden_id not in self.chunk_counts:
+            self._recount(golden_id, undone.chunk_id, undone.undone, undone.restored)
+            return Outcome(True, f"Undone: your last decision, on golden {golden_id}, which is "
+                                 "not in this sample.")
         if golden_id != self.golden.id:
             self.index = self.golden_ids.index(golden_id)
             self.golden = self.session.golden(golden_id)

@@ -505,6 +505,28 @@ class Session:
         price_in, price_out = json.loads(value)
         return float(price_in), float(price_out)
 
+    def random_sample(self) -> dict[str, Any] | None:
+        """The random sample of goldens drawn for unbiased estimates: {size, seed, golden_ids}."""
+        value = self._scalar("SELECT value FROM settings WHERE key = 'random_sample'")
+        return None if value is None else dict(json.loads(value))
+
+    def set_random_sample(self, size: int, seed: int, golden_ids: list[str]) -> None:
+        """Store the random sample of goldens (once: a second, different draw is refused)."""
+        with self._write():
+            value = self._scalar("SELECT value FROM settings WHERE key = 'random_sample'")
+            wanted = {"size": size, "seed": seed, "golden_ids": golden_ids}
+            if value is not None:
+                stored = json.loads(value)
+                if stored != wanted:
+                    raise SessionError(
+                        f"This session's random sample was drawn with --sample {stored['size']} "
+                        f"--seed {stored['seed']}; open it with those to keep the sample random "
+                        "(or without --sample to label every golden).")
+                return
+            self.db.conn.execute("INSERT INTO settings(key, value) VALUES ('random_sample', ?)",
+                                 [json.dumps(wanted)])
+            self._event("sample", payload={"size": size, "seed": seed})
+
     # -- splits and gold labels ------------------------------------------------------------------
 
     def splits(self) -> dict[str, str]:

@@ -31,8 +31,9 @@ from annotator.agreement import (
 from annotator.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
 from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
-from annotator.metrics import CONVENTION_RAGAS, passes
+from annotator.metrics import CONVENTION_RAGAS, context_precision, passes
 from annotator.models import Label, StoredVerdict
+from annotator.ppi import PpiEstimate, ppi_estimate
 from annotator.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.report.headline import headline
 from annotator.report.model import (
@@ -141,9 +142,30 @@ def build_report(
         headline=[],
         dropped_replicates=estimates.dropped,
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
+        ppi=_ppi(session, rows, verdicts, chunk_ids),
     )
     report.headline.extend(headline(report))
     return report
+
+
+def _ppi(session: Session, rows: list[GoldenRow], verdicts: dict[int, StoredVerdict],
+         chunk_ids: dict[str, list[int]]) -> PpiEstimate | None:
+    """PPI++ from the session's random sample: human CP on its labelled goldens, judge CP on
+    every fully judged golden."""
+    sample = session.random_sample()
+    if sample is None:
+        return None
+    in_sample = set(sample["golden_ids"])
+    human: dict[str, list[float]] = {}
+    for row in rows:
+        if row.golden_id in in_sample:
+            human.setdefault(row.golden_id, []).append(row.human)
+    judge = {g: context_precision([verdicts[c].verdict for c in ids]) for g, ids in chunk_ids.items()
+             if all(c in verdicts for c in ids)}
+    labelled = [g for g in sample["golden_ids"] if g in human and g in judge]
+    return ppi_estimate(len(in_sample), [statistics.fmean(human[g]) for g in labelled],
+                        [judge[g] for g in labelled],
+                        [cp for g, cp in judge.items() if g not in human])
 
 
 def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, dict[int, Label]],

@@ -91,4 +91,10 @@ def headline(report: Report) -> list[str]:
             lines.append(f"{row.annotator}: {row.warning}")
     if report.raters is not None:
         lines.append(report.raters.ceiling)
+    if report.ppi is not None and (best := report.ppi.stats["ppi_plus_plus"]).value is not None:
+        judge = report.ppi.stats["judge_only"]
+        low, high = best.interval or (best.value, best.value)
+        lines.append(f"Bias-corrected mean CP (PPI++, {report.ppi.labelled} goldens drawn at "
+                     f"random): {best.value:.4f} (95% CI {low:.4f} to {high:.4f}), against "
+                     f"{judge.format(4)} from the judge alone.")
     return lines

@@ -209,6 +209,17 @@ def layout(report: Report) -> list[Block]:
 
     if (team := report.raters) is not None:
         blocks.extend(_rater_blocks(team))
+    if (ppi := report.ppi) is not None:
+        blocks.append(Grid(
+            "ppi", "Mean context precision, corrected by a random sample of people's labels",
+            ["estimate", "value", "95% CI"], _stat_rows(ppi.stats),
+            [f"{ppi.labelled} of the {ppi.sampled} goldens drawn at random are labelled and "
+             f"judged (n); {ppi.unlabelled} other goldens carry the judge's CP only (N).",
+             f"PPI++ leans on the judge with lambda = {value(ppi.lam, 3)} (0: people only, 1: "
+             f"plain PPI); its interval is as narrow as people alone would give with about "
+             f"{value(ppi.effective_labelled, 0)} labelled goldens.",
+             "Valid only because the goldens were drawn at random ('annotator annotate "
+             "--sample'); the judge's own mean is biased and has no valid interval."]))
     if (conf := report.confidence) is not None:
         blocks.append(Grid("confidence", f"Judge confidence: P(relevant) on {conf.chunks} chunks",
                            ["statistic", "value", "95% CI"], _stat_rows(conf.stats),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from annotator.agreement import Confusion, McNemar, Stat
 from annotator.calibration import ReliabilityBin
+from annotator.ppi import PpiEstimate
 from annotator.raters import RaterAgreement
 
 LABELS: dict[str, str] = {
@@ -47,6 +48,10 @@ LABELS: dict[str, str] = {
     "fleiss_kappa": "Fleiss' kappa (chunks every person labelled)",
     "light_kappa": "Light's kappa (mean pairwise Cohen's kappa)",
     "judge_mean_kappa": "judge against each person, mean Cohen's kappa",
+    "ppi_plus_plus": "PPI++ (judge corrected by the sample)",
+    "ppi": "PPI (lambda = 1)",
+    "human_only": "people only (the sample)",
+    "judge_only": "judge only (biased; no interval)",
     "acceptance_rate": "acceptance rate",
     "median_decision_ms": "median decision time (ms)",
 }
@@ -266,3 +271,5 @@ class Report:
     """Bootstrap replicates in which a statistic was undefined (left out of its interval)."""
     raters: RaterAgreement | None = None
     """Agreement among everyone who labelled the session, when two or more people did."""
+    ppi: PpiEstimate | None = None
+    """Mean CP corrected by the random sample of human-labelled goldens, when one was drawn."""

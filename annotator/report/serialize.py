@@ -105,6 +105,11 @@ def report_dict(report: Report) -> dict[str, Any]:
                   "shared_chunks": team.shared_chunks, "complete_chunks": team.complete_chunks,
                   **stats_dict(team.stats), "pairs": pairs(team.pairs),
                   "judge_vs_annotator": pairs(team.judge_vs), "ceiling": team.ceiling}
+    ppi = None
+    if (p := report.ppi) is not None:
+        ppi = {"sampled": p.sampled, "labelled": p.labelled, "unlabelled": p.unlabelled,
+               **stats_dict({**p.stats, "lambda": p.lam,
+                             "effective_labelled": p.effective_labelled})}
     cov = report.coverage
     return {
         "schema_version": SCHEMA_VERSION,
@@ -136,6 +141,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         },
         "confidence": confidence,
         "inter_annotator": raters,
+        "ppi": ppi,
     }
 
 

@@ -50,7 +50,9 @@ class QueueScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         review = self.review
-        self.comparisons = compare_session(review.session, review.judge, review.annotator)
+        shown = set(review.golden_ids)
+        self.comparisons = [c for c in compare_session(review.session, review.judge,
+                                                       review.annotator) if c.golden_id in shown]
         self.positions = {c.golden_id: i for i, c in enumerate(self.comparisons, 1)}
         table = self.query_one(DataTable)
         table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",

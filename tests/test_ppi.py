@@ -1,0 +1,153 @@
+"""Prediction-powered mean CP against ppi-python, on random data and in a coverage simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+
+from annotator.errors import SessionError
+from annotator.metrics import context_precision
+from annotator.ppi import draw_sample, power_tuned_lambda, ppi_estimate, ppi_mean
+from annotator.report.build import build_report
+from annotator.report.render import markdown_report
+from annotator.report.serialize import report_dict
+from annotator.review import Review
+from tests.test_report import make_session
+
+
+def cp_like(rng: np.random.Generator, size: int, bias: float, noise: float
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Human CP in [0, 1] and a judge CP that tracks it with a bias and noise."""
+    human = np.clip(rng.beta(2, 1.2, size), 0, 1)
+    judge = np.clip(human + bias + rng.normal(0, noise, size), 0, 1)
+    return human, judge
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ppi_and_ppi_plus_plus_match_ppi_python(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, big_n = int(rng.integers(5, 80)), int(rng.integers(10, 600))
+    y, f = cp_like(rng, n, rng.uniform(-0.1, 0.1), rng.uniform(0.0, 0.4))
+    _, fu = cp_like(rng, big_n, 0.0, 0.1)
+    # PPI++ (tuned lambda) and plain PPI, point and 95% interval.
+    point, (lo, hi), lam = ppi_mean(y, f, fu)
+    assert point == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]), abs=1e-12)
+    theirs = ppi_mean_ci(y, f, fu, alpha=0.05)
+    assert (lo, hi) == (pytest.approx(float(theirs[0][0]), abs=1e-12),
+                        pytest.approx(float(theirs[1][0]), abs=1e-12))
+    assert 0.0 <= lam <= 1.0
+    point1, (lo1, hi1), _ = ppi_mean(y, f, fu, lam=1.0)
+    assert point1 == pytest.approx(float(ppi_mean_pointestimate(y, f, fu, lam=1)[0]))
+    theirs1 = ppi_mean_ci(y, f, fu, alpha=0.05, lam=1)
+    assert (lo1, hi1) == (pytest.approx(float(theirs1[0][0])), pytest.approx(float(theirs1[1][0])))
+    estimate = ppi_estimate(n + 3, y, f, fu)
+    human = estimate.stats["human_only"]
+    c_lo, c_hi = classical_mean_ci(y, alpha=0.05)
+    assert human.interval == (pytest.approx(float(c_lo)), pytest.approx(float(c_hi)))
+    assert estimate.stats["judge_only"].value == pytest.approx(np.concatenate([f, fu]).mean())
+    assert estimate.stats["judge_only"].interval is None  # never a CI on true CP
+    assert (estimate.sampled, estimate.labelled, estimate.unlabelled) == (n + 3, n, big_n)
+
+
+def test_the_tuned_lambda_never_does_worse_than_people_alone() -> None:
+    rng = np.random.default_rng(3)
+    y, _ = cp_like(rng, 40, 0.0, 0.1)
+    useless = rng.random(40)  # a judge unrelated to people
+    fu = rng.random(400)
+    assert power_tuned_lambda(y, useless, fu) < 0.3
+    assert power_tuned_lambda(y, np.full(40, 0.5), np.full(400, 0.5)) == 0.0  # constant judge
+    estimate = ppi_estimate(40, y, useless, fu)
+    width = {k: s.interval[1] - s.interval[0] for k, s in estimate.stats.items() if s.interval}
+    assert width["ppi_plus_plus"] <= width["human_only"] * 1.05
+    assert width["ppi"] > width["human_only"]  # plain PPI pays for a useless judge
+
+
+def test_coverage_simulation_matches_statistics_md() -> None:
+    """440 goldens, 40 labelled at random, judge biased by +0.05 (statistics.md §8): PPI++
+    covers the true mean about 95% of the time with about half the human-only width, and the
+    judge's own mean is off."""
+    rng = np.random.default_rng(0)
+    covered = {"ppi_plus_plus": 0, "human_only": 0}
+    widths: dict[str, list[float]] = {"ppi_plus_plus": [], "human_only": []}
+    truth_mean = 2 / 3.2  # the mean of Beta(2, 1.2): what the goldens are drawn from
+    runs = 600
+    for _ in range(runs):
+        human, judge = cp_like(rng, 440, 0.05, 0.08)
+        labelled = rng.choice(440, 40, replace=False)
+        rest = np.setdiff1d(np.arange(440), labelled)
+        estimate = ppi_estimate(40, human[labelled], judge[labelled], judge[rest])
+        for key in covered:
+            low, high = estimate.stats[key].interval or (0.0, 0.0)
+            covered[key] += low <= truth_mean <= high
+            widths[key].append(high - low)
+    assert 0.92 <= covered["ppi_plus_plus"] / runs <= 0.975
+    assert 0.92 <= covered["human_only"] / runs <= 0.975
+    assert np.mean(widths["ppi_plus_plus"]) < 0.6 * np.mean(widths["human_only"])
+
+
+def test_too_few_labels_is_undefined_with_a_reason() -> None:
+    estimate = ppi_estimate(10, [0.5], [0.6], [0.7, 0.8])
+    assert estimate.stats["ppi_plus_plus"].value is None
+    assert "at least 2 labelled goldens" in str(estimate.stats["ppi_plus_plus"].reason)
+    assert estimate.stats["judge_only"].value == pytest.approx(0.7)
+
+
+def test_the_sample_is_reproducible_and_any_prefix_is_random() -> None:
+    ids = [f"g{i:03d}" for i in range(200)]
+    first = draw_sample(ids, 30, 7)
+    assert first == draw_sample(list(reversed(ids)), 30, 7) and len(set(first)) == 30
+    assert draw_sample(ids, 30, 8) != first
+    assert first != sorted(first)  # labelled in the sample's random order, not import order
+    assert draw_sample(ids, 500, 1) == draw_sample(ids, 200, 1)
+
+
+def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> None:
+    """A real session: 120 judged goldens, a random sample of 30 of which 25 are labelled."""
+    rng = np.random.default_rng(9)
+    goldens = []
+    for i in range(120):
+        human = (rng.random(6) < 0.55).astype(int)
+        judge = [int(h if rng.random() > 0.15 else 1 - h) for h in human]
+        goldens.append({"id": f"g{i:03d}", "user_input": f"q{i}", "reference": "a",
+                        "retrieved_contexts": [f"c{i}-{k}" for k in range(6)], "judge": "j",
+                        "judge_verdicts": [{"verdict": v} for v in judge],
+                        "metadata": {"truth": [int(h) for h in human]}})
+    with make_session(tmp_path, goldens) as session:
+        sample = draw_sample(session.golden_ids(), 30, 4)
+        session.set_random_sample(30, 4, sample)
+        session.set_random_sample(30, 4, sample)  # the same draw again is fine
+        with pytest.raises(SessionError, match="--sample 30 --seed 4"):
+            session.set_random_sample(30, 5, draw_sample(session.golden_ids(), 30, 5))
+        review = Review(session, "ann", "j", only=sample)
+        assert review.golden_ids == sample and review.total_chunks == 180
+        truth = {g["id"]: g["metadata"]["truth"] for g in goldens}
+        for golden_id in sample[:25]:  # labelled in the sample's order, as the screen shows it
+            for chunk_id, verdict in zip(session.chunk_ids()[golden_id], truth[golden_id],
+                                         strict=True):
+                session.decide("ann", chunk_id, verdict, "set")
+        # A golden labelled outside the sample is not part of it: it stays "judge only".
+        for chunk_id, verdict in zip(session.chunk_ids()["g000" if "g000" not in sample
+                                                          else "g001"], [1] * 6, strict=True):
+            session.decide("ann", chunk_id, verdict, "set")
+        report = build_report(session, resamples=0)
+    ppi = report.ppi
+    assert ppi is not None and (ppi.sampled, ppi.labelled, ppi.unlabelled) == (30, 25, 95)
+    judge_cp = {g["id"]: context_precision([v["verdict"] for v in g["judge_verdicts"]])
+                for g in goldens}
+    y = np.array([context_precision(truth[g]) for g in sample[:25]])
+    f = np.array([judge_cp[g] for g in sample[:25]])
+    fu = np.array([cp for g, cp in judge_cp.items() if g not in sample[:25]])
+    lo, hi = ppi_mean_ci(y, f, fu, alpha=0.05)
+    best = ppi.stats["ppi_plus_plus"]
+    assert best.value == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]))
+    assert best.interval == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
+    assert any(line.startswith("Bias-corrected mean CP (PPI++, 25 goldens") for line in
+               report.headline)
+    data = report_dict(report)["ppi"]
+    assert data["labelled"] == 25 and data["ci95"]["ppi_plus_plus"] == list(best.interval)
+    assert "judge_only" not in data["ci95"]
+    text = markdown_report(report)
+    assert "corrected by a random sample" in text and "PPI++" in text
