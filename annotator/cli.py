@@ -549,7 +549,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
 
     _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
-                    f"Judges against {board.truth.source}", lambda: leaderboard_dict(board),
+                    f"Judges against {board.truth.label}", lambda: leaderboard_dict(board),
                     to_csv=lambda out: write_leaderboard_csv(board, out))
 
 
@@ -647,7 +647,8 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
 @cli.command("info")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 def info_command(session_path: str) -> None:
-    """Summarise a session: goldens, chunks, judges, and each person's progress.
+    """Summarise a session: goldens, chunks, judges, each person's progress, splits, the random
+    sample, gold labels and merge conflicts.
 
     \b
     Example:
@@ -675,3 +676,20 @@ def info_command(session_path: str) -> None:
             people.add_row(annotator, str(sum(decided.values())), f"{complete} of "
                            f"{len(chunk_counts)}")
         console.print(people)
+        notes = []
+        if splits := session.splits():
+            dev = sum(v == "dev" for v in splits.values())
+            notes.append(f"Split: {dev} dev and {len(splits) - dev} test goldens"
+                         + (f", {len(chunk_counts) - len(splits)} without a split"
+                            if len(splits) < len(chunk_counts) else "") + ".")
+        if sample := session.random_sample():
+            notes.append(f"Random sample: {len(sample['golden_ids'])} goldens (--sample "
+                         f"{sample['size']} --seed {sample['seed']}).")
+        if gold := session.gold_labels():
+            notes.append(f"Gold labels: {len(gold)} chunks adjudicated.")
+        if conflicts := session.label_conflicts():
+            chunks = len({(c["annotator"], c["chunk_id"]) for c in conflicts})
+            notes.append(f"Merge conflicts: {chunks} chunks one person labelled differently in "
+                         "different files (the newest label is in force; every version is kept).")
+        for note in notes:
+            console.print(note, markup=False, highlight=False)

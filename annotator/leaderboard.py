@@ -309,7 +309,7 @@ def _headline(board: Leaderboard) -> list[str]:
     truth = board.truth
     goldens = {"all": "", "test": " of the test split", "dev": " of the dev split"}[board.split]
     lines = [f"{len(board.judges)} judge{'s' if len(board.judges) != 1 else ''} scored against "
-             f"{truth.source} on the same {board.chunks} chunks ({board.goldens} complete "
+             f"{truth.label} on the same {board.chunks} chunks ({board.goldens} complete "
              f"goldens{goldens})."]
     if board.split == "dev":
         lines.append("These are the dev goldens: a prompt tuned on them looks better here than "

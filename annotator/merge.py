@@ -21,9 +21,12 @@ Row = dict[str, Any]
 
 
 def _key(row: Row, *leave_out: str) -> str:
-    """A canonical text form of a row, for sets and a deterministic order."""
-    return json.dumps({k: v for k, v in row.items() if k not in leave_out}, sort_keys=True,
-                      ensure_ascii=False, default=list)
+    """A canonical text form of a row, for sets and a deterministic order.
+
+    Rows of one table list their columns in the same order in every file (one schema), so
+    the repr of their values is canonical, and much cheaper than JSON.
+    """
+    return repr(tuple(v for k, v in row.items() if k not in leave_out))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,19 +156,21 @@ def _calls(rows: list[tuple[str, Row]]) -> list[Row]:
 def _labels(rows: list[tuple[str, Row]], kept: list[tuple[str, Row]]
             ) -> tuple[list[Row], list[Row]]:
     """The label in force per person and chunk (the newest), and every conflicting version."""
-    groups: dict[tuple[str, str], list[Row]] = {}
+    groups: dict[tuple[str, tuple[str, int]], list[Row]] = {}
     for _, row in rows:
-        groups.setdefault((row["annotator"], _key({"c": row["chunk"]})), []).append(row)
-    labels, conflicts = [], {_key(row): row for _, row in kept}
+        groups.setdefault((row["annotator"], tuple(row["chunk"])), []).append(row)
+    def version(row: Row) -> Row:
+        return {"annotator": row["annotator"], "chunk": tuple(row["chunk"]),
+                "verdict": row["verdict"], "note": row["note"], "updated_at": row["updated_at"]}
+
+    labels = []
+    conflicts = {_key(v): v for v in (version(row) for _, row in kept)}
     for versions in groups.values():
         newest = max(versions, key=lambda row: (row["updated_at"], _key(row)))
         labels.append(newest)
         if len({(row["verdict"], row["note"]) for row in versions}) > 1:
             for row in versions:
-                version = {"annotator": row["annotator"], "chunk": row["chunk"],
-                           "verdict": row["verdict"], "note": row["note"],
-                           "updated_at": row["updated_at"]}
-                conflicts[_key(version)] = version
+                conflicts[_key(version(row))] = version(row)
     return (sorted(labels, key=lambda row: (row["annotator"], row["chunk"])),
             sorted(conflicts.values(), key=_key))
 

@@ -42,6 +42,7 @@ _LABEL_COLUMNS = (
     "chunk_id, annotator, verdict, action, blind_verdict, shown_verdict, judge, note, "
     "decision_ms, updated_at"
 )
+"""A label's columns, in the order of Label's fields."""
 _DECISION_FIELDS = ("verdict", "action", "blind_verdict", "shown_verdict", "judge", "decision_ms")
 """The label fields a decision sets and an undo restores (a note is not a decision)."""
 
@@ -243,12 +244,13 @@ class Session:
     def labels(self, annotator: str, golden_ids: Sequence[str] | None = None) -> dict[int, Label]:
         """Chunk id -> this annotator's label (decided or note-only)."""
         where, params = self._golden_filter(golden_ids)
-        rows = self._rows(
+        # Plain tuples in Label's field order: a session-wide read builds 100,000s of labels.
+        rows = self.db.conn.execute(
             f"""SELECT {_LABEL_COLUMNS} FROM labels
                 WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
             [annotator, *params],
         )
-        return {row["chunk_id"]: _label(row) for row in rows}
+        return {row[0]: Label(*row) for row in rows}
 
     @staticmethod
     def _golden_filter(golden_ids: Sequence[str] | None) -> tuple[str, list[str]]:

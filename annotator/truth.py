@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from annotator.errors import SessionError
 from annotator.session import Session
 
-TEAM = "the team's gold labels"
+TEAM = "team"
 """The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
 
 
@@ -22,10 +22,15 @@ class Truth:
 
     labels: dict[int, int]
     source: str
-    """Whose labels these are, for headings: a person's name, or 'the team's gold labels'."""
+    """Whose labels these are: a person's name, or TEAM."""
     adjudicated: int = 0
     pending: int = 0
     """Chunks where people disagree and nobody has adjudicated yet (left out)."""
+
+    @property
+    def label(self) -> str:
+        """Whose labels, for a sentence: "alice's labels" or "the team's gold labels"."""
+        return "the team's gold labels" if self.source == TEAM else f"{self.source}'s labels"
 
 
 def disagreements(session: Session) -> dict[int, dict[str, int]]:

@@ -298,12 +298,12 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
     agreement = ["cohen_kappa", "gwet_ac1", "percent", "precision", "recall"]
     split = "" if board.split == "all" else f" ({board.split} split)"
     blocks.append(Grid(
-        "judges", f"Judges against {board.truth.source}{split}, chunk by chunk (sorted by "
+        "judges", f"Judges against {board.truth.label}{split}, chunk by chunk (sorted by "
                   f"{LABELS.get(board.sort, board.sort)})",
         ["judge", *(LABELS[k] for k in agreement)],
         [[row.judge, *(cell(row.stats[k]) for k in agreement)] for row in board.judges],
-        [f"Scored on the {board.chunks} chunks labelled by {board.truth.source} and judged by "
-         f"every judge; 95% intervals from one bootstrap over goldens shared by all judges "
+        [f"Scored on the {board.chunks} chunks that carry {board.truth.label} and a verdict "
+         f"from every judge; 95% intervals from one bootstrap over goldens shared by all judges "
          f"({board.resamples} resamples, seed {board.seed})."]))
     blocks.append(Grid(
         "judges_cp", "Context precision",
