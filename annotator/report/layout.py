@@ -215,9 +215,11 @@ def layout(report: Report) -> list[Block]:
             ["estimate", "value", "95% CI"], _stat_rows(ppi.stats),
             [f"{ppi.labelled} of the {ppi.sampled} goldens drawn at random are labelled and "
              f"judged (n); {ppi.unlabelled} other goldens carry the judge's CP only (N).",
-             f"PPI++ leans on the judge with lambda = {value(ppi.lam, 3)} (0: people only, 1: "
-             f"plain PPI); its interval is as narrow as people alone would give with about "
-             f"{value(ppi.effective_labelled, 0)} labelled goldens.",
+             *([f"PPI++ leans on the judge with lambda = {value(ppi.lam, 3)} (0: people only, "
+                f"1: plain PPI); its interval is as narrow as people alone would give with "
+                f"about {value(ppi.effective_labelled, 0)} labelled goldens."]
+               if ppi.lam.value is not None and ppi.effective_labelled.value is not None
+               else []),
              "Valid only because the goldens were drawn at random ('annotator annotate "
              "--sample'); the judge's own mean is biased and has no valid interval."]))
     if (conf := report.confidence) is not None:
