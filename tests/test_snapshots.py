@@ -70,3 +70,22 @@ def test_statistics_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
 
 def test_help_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
     assert snap_compare(banking, press=["question_mark"], terminal_size=SIZE)
+
+
+def test_adjudication_screen(tmp_path: Path, snap_compare: Snap) -> None:
+    from annotator.adjudication import Adjudication
+    from annotator.tui.app import AdjudicatorApp
+
+    source = ROOT / "sample_sessions" / "banking.jsonl"
+    session = Session(tmp_path / "team.db")
+    session.import_goldens(read_goldens(source), path=source.name)
+    ids = session.chunk_ids()
+    disputed = ids[session.golden_ids()[1]][0]
+    for chunk_id, label in session.labels("sample-reviewer").items():
+        assert label.verdict is not None
+        session.decide("bob", chunk_id, 1 - label.verdict if chunk_id == disputed
+                       else label.verdict, "set")
+    session.set_note("bob", disputed, "Only says where, not the [b]penalty[/b] 🧾")
+    app = AdjudicatorApp(Adjudication(session, "carol"), "team.db")
+    # The dispute settled as useful: the gold label with who decided it.
+    assert snap_compare(app, press=["1"], terminal_size=SIZE)
