@@ -385,3 +385,30 @@ def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
     assert any("changed its verdict between runs on 1 chunks" in line for line in board.headline)
     # Repetitions never replace the verdict in force: that is the first run's.
     assert session.verdicts("test-judge")[chunk.id].verdict == first[chunk.id]
+
+
+def test_the_judge_command_repeats_and_remembers_the_price_for_the_leaderboard(
+        tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        first_text = session.goldens()[0].chunks[0].text
+    with FakeOpenAI() as server:
+        server.plan[first_text] = ["ok", "flip"]
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake", "--repeat", "2",
+                                          "--price-in", "1", "--price-out", "2"],
+                                    env=cli_env(server))
+        assert result.exit_code == 0, result.output
+        assert "160 chunks judged" in result.stdout and "(each chunk 2 times)" in result.stdout
+    out = tmp_path / "board.json"
+    result = CliRunner().invoke(cli, ["judges", str(db), "--judge", "fake-builtin", "-f", "json",
+                                      "-o", str(out), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(out.read_text(encoding="utf-8"))["judges"]
+    assert row["call_flip_rate"] == pytest.approx(1 / 80)
+    assert row["unstable_chunks"][0]["rank"] == 1 and row["unstable_chunks"][0]["verdicts"] in (
+        [0, 1], [1, 0])
+    with Session(db) as session:
+        summary = session.call_summary("fake-builtin")
+    expected = (summary["tokens_in"] * 1 + summary["tokens_out"] * 2) / 1e6 * 1000 / 160
+    assert row["call_cost_per_1000_chunks"] == pytest.approx(expected)
