@@ -89,8 +89,10 @@ def headline(report: Report) -> list[str]:
     for row in report.people.annotators:
         if row.warning:
             lines.append(f"{row.annotator}: {row.warning}")
-    if report.raters is not None:
-        lines.append(report.raters.ceiling)
+    team = report.raters
+    if team is not None and None not in (team.stats["light_kappa"].value,
+                                         team.stats["judge_mean_kappa"].value):
+        lines.append(team.ceiling)
     if report.ppi is not None and (best := report.ppi.stats["ppi_plus_plus"]).value is not None:
         judge = report.ppi.stats["judge_only"]
         low, high = best.interval or (best.value, best.value)
