@@ -60,9 +60,13 @@ def merge_sessions(paths: Sequence[str | Path], output: str | Path) -> MergeSumm
         raise SessionError(f"{out} already exists; merge into a new file (it may be one of "
                            "the files you merge, under a new name).")
     tables: list[dict[str, list[Row]]] = []
+    read: set[str] = set()
     for path in paths:
         with Session(path, create=False) as session:
-            tables.append(session.portable_rows())
+            # A golden's chunks are the same in every file holding it (its content hash
+            # covers them, and a mismatch stops the merge), so read them once.
+            tables.append(session.portable_rows(known_goldens=read))
+        read.update(row["id"] for row in tables[-1]["goldens"])
     names = [str(p) for p in paths]
     merged, summary = _merge(tables, names)
     try:

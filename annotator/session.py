@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -661,9 +661,12 @@ class Session:
 
     # -- merging --------------------------------------------------------------------------------
 
-    def portable_rows(self) -> dict[str, list[dict[str, Any]]]:
+    def portable_rows(self, known_goldens: Container[str] = ()) -> dict[str, list[dict[str, Any]]]:
         """Every row of the file, chunks named by (golden id, rank) instead of their local ids,
-        and an undo naming the position of the event it undoes: what a merge combines."""
+        and an undo naming the position of the event it undoes: what a merge combines.
+
+        The chunks of ``known_goldens`` (read from another file already) are left out.
+        """
         chunk = ("(SELECT golden_id FROM chunks WHERE id = t.chunk_id) AS golden_id_of_chunk, "
                  "(SELECT rank FROM chunks WHERE id = t.chunk_id) AS rank")
 
@@ -676,7 +679,9 @@ class Session:
             event["undoes"] = position.get(event["undoes"]) if event["undoes"] else None
         out = {
             "goldens": rows("SELECT * FROM goldens ORDER BY position"),
-            "chunks": rows("SELECT golden_id, rank, text FROM chunks"),
+            "chunks": [{"golden_id": g, "rank": rank, "text": text} for g, rank, text in
+                       self.db.conn.execute("SELECT golden_id, rank, text FROM chunks")
+                       if g not in known_goldens],
             "judges": rows("SELECT * FROM judges"),
             "verdicts": rows(f"SELECT t.*, {chunk} FROM verdicts t ORDER BY t.id"),
             "labels": rows(f"SELECT t.*, {chunk} FROM labels t"),
@@ -700,25 +705,29 @@ class Session:
         with self._write():
             conn = self.db.conn
 
-            def insert(table: str, rows: list[dict[str, Any]]) -> None:
-                if rows:
-                    names = list(rows[0])
-                    conn.executemany(
-                        f"INSERT INTO {table}({', '.join(names)}) "
-                        f"VALUES ({', '.join('?' * len(names))})",
-                        [[row[name] for name in names] for row in rows])
+            def insert(table: str, rows: list[dict[str, Any]],
+                       extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                """Insert rows as they are, or with ``extra``'s columns added (a generator:
+                no second copy of a large table is built)."""
+                if not rows:
+                    return
+                names = [n for n in rows[0] if n != "chunk"]
+                added = list(extra(rows[0])) if extra else []
+                conn.executemany(
+                    f"INSERT INTO {table}({', '.join(names + added)}) "
+                    f"VALUES ({', '.join('?' * (len(names) + len(added)))})",
+                    ([*(row[n] for n in names), *(extra(row).values() if extra else ())]
+                     for row in rows))
 
             insert("goldens", tables["goldens"])
-            chunk_ids: dict[tuple[str, int], int] = {}
-            for index, row in enumerate(tables["chunks"], 1):
-                chunk_ids[(row["golden_id"], row["rank"])] = index
-            insert("chunks", [{**row, "id": chunk_ids[(row["golden_id"], row["rank"])]}
-                              for row in tables["chunks"]])
+            chunk_ids = {(row["golden_id"], row["rank"]): index
+                         for index, row in enumerate(tables["chunks"], 1)}
+            insert("chunks", tables["chunks"],
+                   lambda row: {"id": chunk_ids[(row["golden_id"], row["rank"])]})
             insert("judges", tables["judges"])
             for table in ("verdicts", "labels", "gold_labels", "label_conflicts"):
-                insert(table, [{**{k: v for k, v in row.items() if k != "chunk"},
-                                "chunk_id": chunk_ids[tuple(row["chunk"])]}
-                               for row in tables[table]])
+                insert(table, tables[table],
+                       lambda row: {"chunk_id": chunk_ids[tuple(row["chunk"])]})
             insert("splits", tables["splits"])
             insert("settings", tables["prices"])
             event_ids: list[int] = []
