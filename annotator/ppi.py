@@ -15,9 +15,9 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 from annotator.agreement import Stat
 
@@ -48,7 +48,7 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray, lam: float 
         lam = power_tuned_lambda(y, f, f_unlabelled)
     point = float(np.mean(lam * f_unlabelled) + np.mean(y - lam * f))
     se = math.sqrt(np.var(lam * f_unlabelled) / len(f_unlabelled) + np.var(y - lam * f) / len(y))
-    z = float(norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     return point, (point - z * se, point + z * se), lam
 
 
@@ -56,7 +56,7 @@ def classical_mean(y: np.ndarray, level: float = LEVEL) -> tuple[float, tuple[fl
     """The mean of Y with its normal interval (ddof 0), as ppi-python's classical_mean_ci."""
     point = float(np.mean(y))
     se = float(np.std(y)) / math.sqrt(len(y))
-    z = float(norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     return point, (point - z * se, point + z * se)
 
 
