@@ -576,9 +576,12 @@ def _prices(given: tuple[str, ...]) -> dict[str, tuple[float, float]]:
 @click.option("--dev", "dev", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Share of goldens for the dev split; the rest are test.")
 @click.option("--seed", type=int, required=True, help="The same seed gives the same split.")
+@click.option("--stratify", metavar="KEY", help="Split each group of goldens sharing this "
+              "metadata value (e.g. retriever) in the same proportion.")
 @click.option("--replace", is_flag=True, help="Draw every golden's split again (by default only "
               "goldens without one get a split, so a split already in use never changes).")
-def split_command(session_path: str, dev: float, seed: int, replace: bool) -> None:
+def split_command(session_path: str, dev: float, seed: int, stratify: str | None,
+                  replace: bool) -> None:
     """Mark goldens dev or test, reproducibly, so a judge tuned on dev is scored on test.
 
     Tune prompts while looking at the dev goldens only; 'annotator judges' then scores
@@ -587,6 +590,7 @@ def split_command(session_path: str, dev: float, seed: int, replace: bool) -> No
     \b
     Example:
       annotator split review.db --dev 0.5 --seed 1
+      annotator split review.db --dev 0.3 --seed 1 --stratify retriever
     """
     from annotator.splits import assign_splits
 
@@ -597,7 +601,11 @@ def split_command(session_path: str, dev: float, seed: int, replace: bool) -> No
             click.echo(f"Every golden of {session_path} already has a split; nothing changed "
                        "(use --replace to draw them all again).")
             return
-        drawn = assign_splits(todo, dev, seed)
+        strata = session.metadata_values(stratify) if stratify else None
+        if stratify and not strata:
+            raise click.BadParameter(f"no golden has a metadata value '{stratify}'",
+                                     param_hint="--stratify")
+        drawn = assign_splits(todo, dev, seed, strata)
         session.set_splits(drawn, seed, replace=replace)
         every = {**existing, **drawn}
     counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}

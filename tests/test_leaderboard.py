@@ -141,3 +141,24 @@ def test_the_team_truth_is_gold_where_adjudicated_else_what_people_agree_on(tmp_
         assert any("1 where people disagree await adjudication" in line for line in board.headline)
         alice = build_leaderboard(session, resamples=0, annotator="alice")
         assert alice.chunks == 24 and alice.truth.source == "alice"
+
+
+def test_a_stratified_split_splits_every_system_in_the_same_proportion(tmp_path: Path) -> None:
+    goldens = study({"j": 0.1}, goldens=40, k=3)
+    for i, g in enumerate(goldens):
+        g["metadata"] = {"retriever": "bm25" if i < 10 else "dense"}  # 10 and 30 goldens
+    make_session(tmp_path, goldens).close()
+    db = str(tmp_path / "s.db")
+    result = CliRunner().invoke(cli, ["split", db, "--dev", "0.5", "--seed", "2",
+                                      "--stratify", "retriever"])
+    assert result.exit_code == 0, result.output
+    from annotator.session import Session
+
+    with Session(db) as session:
+        splits = session.splits()
+    dev = {"bm25": 0, "dense": 0}
+    for g in goldens:
+        dev[g["metadata"]["retriever"]] += splits[g["id"]] == "dev"
+    assert dev == {"bm25": 5, "dense": 15}
+    bad = CliRunner().invoke(cli, ["split", db, "--seed", "2", "--stratify", "nope", "--replace"])
+    assert bad.exit_code == 2 and "no golden has a metadata value 'nope'" in bad.output
