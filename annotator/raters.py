@@ -9,8 +9,8 @@ resampled for its interval like every other statistic in the report:
 - Cohen's kappa for every pair of people, and Light's kappa (their mean);
 - Cohen's kappa of the judge against each person.
 
-Human-human agreement is the ceiling a judge can be held to: people who disagree with each
-other this often cannot tell a better judge from a worse one beyond it.
+Human-human agreement is the ceiling a judge can be held to: no judge can be shown to agree
+with people better than people agree with each other.
 """
 
 from __future__ import annotations
