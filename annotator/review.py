@@ -90,6 +90,7 @@ class Review:
         if not self.golden_ids:
             raise SessionError(f"{session.path} holds no goldens yet; import some with "
                                f"'annotator import FILE --session {session.path}'.")
+        self.sampled = only is not None
         if only is not None:
             # A random sample: only its goldens, in the sample's own random order, so the
             # goldens labelled so far are a random subset too.

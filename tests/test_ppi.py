@@ -122,7 +122,7 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
         with pytest.raises(SessionError, match="--sample 30 --seed 4"):
             session.set_random_sample(30, 5, draw_sample(session.golden_ids(), 30, 5))
         review = Review(session, "ann", "j", only=sample)
-        assert review.golden_ids == sample and review.total_chunks == 180
+        assert review.golden_ids == sample and review.total_chunks == 180 and review.sampled
         truth = {g["id"]: g["metadata"]["truth"] for g in goldens}
         for golden_id in sample[:25]:  # labelled in the sample's order, as the screen shows it
             for chunk_id, verdict in zip(session.chunk_ids()[golden_id], truth[golden_id],

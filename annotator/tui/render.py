@@ -63,6 +63,8 @@ def header(review: Review, session_name: str) -> Text:
     text.append(" cp-annotator ", style="bold reverse")
     text.append(f"  {session_name}  ")
     text.append(f"golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
+    if review.sampled:
+        text.append(" (random sample)")
     text.append("  annotator ")
     text.append(review.annotator, style="bold")
     text.append("  judge ")
