@@ -385,6 +385,9 @@ REPORT_FORMATS = ("table", "json", "markdown", "html", "csv")
 @click.option("--all-annotators", is_flag=True,
               help="Pool every annotator's labels (each person-golden pair counts; goldens are "
               "still the unit the bootstrap resamples).")
+@click.option("--gold", is_flag=True,
+              help="Score the judge against the team's gold labels: the adjudicated label where "
+              "there is one, else the label everyone who labelled the chunk agrees on.")
 @click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
               show_default=True, help="table: for the terminal; json: every number; markdown: for "
               "a pull request; html: one offline file with charts; csv: one row per chunk.")
@@ -401,7 +404,7 @@ REPORT_FORMATS = ("table", "json", "markdown", "html", "csv")
 @click.option("--worst", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the goldens with the largest CP difference to list.")
 def report_command(session_path: str, judge: str | None, annotator: str | None,
-                   all_annotators: bool, fmt: str, output: str | None, pass_mark: float,
+                   all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
                    resamples: int, seed: int, group_by: str | None, worst: int) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
@@ -419,14 +422,15 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
     from annotator.errors import AnnotatorError
     from annotator.progress import counter
 
-    if annotator and all_annotators:
-        raise click.UsageError("Give either --annotator NAME or --all-annotators, not both.")
+    if sum(map(bool, (annotator, all_annotators, gold))) > 1:
+        raise click.UsageError("Give one of --annotator NAME, --all-annotators and --gold.")
     with _open(session_path) as session:
         names = [annotator] if annotator else session.annotators()
-        if not annotator and not all_annotators and len(names) > 1:
+        if not (annotator or all_annotators or gold) and len(names) > 1:
             raise AnnotatorError(f"The session has several annotators ({', '.join(names)}); "
-                                 "choose one with --annotator NAME, or pool them with "
-                                 "--all-annotators.")
+                                 "choose one with --annotator NAME, pool them with "
+                                 "--all-annotators, or score against the team's gold labels "
+                                 "with --gold.")
         if fmt == "csv":
             from annotator.formats import write_chunk_csv
             from annotator.report.build import choose_judge
@@ -441,7 +445,7 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
                      total=resamples) as advance:
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
-                                  progress=advance)
+                                  gold=gold, progress=advance)
     from annotator.report.html import report_charts
     from annotator.report.layout import layout, report_title
     from annotator.report.serialize import report_dict

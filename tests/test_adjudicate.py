@@ -14,6 +14,7 @@ from annotator.cli import cli
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
 from annotator.leaderboard import build_leaderboard
+from annotator.report.build import build_report
 from annotator.session import Session
 from annotator.tui.app import AdjudicatorApp
 from annotator.tui.screens.help import HelpScreen
@@ -117,3 +118,26 @@ def test_no_disagreement_is_a_sentence(tmp_path: Path) -> None:
             Adjudication(s, "carol")
     result = CliRunner().invoke(cli, ["annotate", str(tmp_path / "s.db"), "--adjudicate"])
     assert result.exit_code == 2 and "Nobody disagrees" in result.output
+
+
+def test_the_report_scores_against_the_gold_labels_with_gold(team: Path) -> None:
+    runner = CliRunner()
+    ambiguous = runner.invoke(cli, ["report", str(team), "--bootstrap", "0"])
+    assert ambiguous.exit_code == 2 and "--gold" in ambiguous.output
+    with Session(team) as session:
+        report = build_report(session, gold=True, resamples=0)
+        assert report.annotators == ["the team's gold labels"]
+        assert report.chunks.confusion.n == 77  # three chunks await adjudication
+        assert [a.annotator for a in report.people.annotators] == ["bob", "sample-reviewer"]
+        adjudication = Adjudication(session, "carol")
+        for _ in adjudication.disputes:
+            adjudication.decide(1)
+        report = build_report(session, gold=True, resamples=0)
+    assert report.chunks.confusion.n == 80
+    assert report.headline[0].startswith("Judge 'sample-judge' against the team's gold labels")
+    out = team.with_suffix(".json")
+    result = runner.invoke(cli, ["report", str(team), "--gold", "-f", "json", "-o", str(out),
+                                 "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    both = runner.invoke(cli, ["report", str(team), "--gold", "--annotator", "bob"])
+    assert both.exit_code == 2 and "Give one of" in both.output

@@ -54,6 +54,7 @@ from annotator.report.model import (
     WorstGolden,
 )
 from annotator.session import Session
+from annotator.truth import truth as find_truth
 
 DEFAULT_GROUP_BY = "retriever"
 FAST_ACCEPT_MS = 1500.0
@@ -90,18 +91,30 @@ def build_report(
     seed: int | None = 0,
     group_by: str | None = None,
     worst: int = 10,
+    gold: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
-    """The agreement report for one judge against the given annotators (default: everyone)."""
+    """The agreement report for one judge against the given annotators (default: everyone), or
+    with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on)."""
     judge = choose_judge(session, judge)
-    names = list(annotators) if annotators else session.annotators()
     verdicts = session.verdicts(judge)
     chunk_ids = session.chunk_ids()
     golden_ids = list(chunk_ids)
     index = {golden_id: i for i, golden_id in enumerate(golden_ids)}
-    labels = {name: session.labels(name) for name in names}
-    comparisons = [(name, GoldenComparison.of_chunks(golden_id, ids, verdicts, labels[name]))
-                   for name in names for golden_id, ids in chunk_ids.items()]
+
+    def compare(labels: dict[str, dict[int, Label]]) -> list[tuple[str, GoldenComparison]]:
+        return [(name, GoldenComparison.of_chunks(golden_id, ids, verdicts, labels[name]))
+                for name in labels for golden_id, ids in chunk_ids.items()]
+
+    people = {name: session.labels(name)
+              for name in (session.annotators() if gold or not annotators else annotators)}
+    labels = people
+    if gold:
+        team = find_truth(session)
+        labels = {team.label: {c: Label(c, team.label, v, None, None, None, None, None, None, "")
+                               for c, v in team.labels.items()}}
+    names = list(labels)
+    comparisons = compare(labels)
 
     sums = ClusterSums(len(golden_ids))
     pairs = _ChunkPairs.of(comparisons, chunk_ids, index, verdicts)
@@ -117,7 +130,7 @@ def build_report(
     everyone = session.annotators()
     rater_columns = None
     if len(everyone) > 1:
-        every_label = {p: labels[p] if p in labels else session.labels(p) for p in everyone}
+        every_label = {p: people[p] if p in people else session.labels(p) for p in everyone}
         rater_columns = _add_rater_columns(sums, everyone, every_label, verdicts, chunk_ids,
                                            judge)
 
@@ -137,7 +150,7 @@ def build_report(
         chunks=chunks,
         goldens=goldens,
         systems=systems,
-        people=_people(comparisons, labels),
+        people=_people(compare(people) if gold else comparisons, people),
         confidence=_confidence(estimates, pairs) if has_p.any() else None,
         headline=[],
         dropped_replicates=estimates.dropped,
