@@ -41,13 +41,12 @@ class Adjudication:
     def __init__(self, session: Session, adjudicator: str) -> None:
         self.session = session
         self.adjudicator = adjudicator
-        disputed = disagreements(session)
+        labels = {p: session.labels(p) for p in session.annotators()}
+        disputed = disagreements(labels)
         if not disputed:
             raise SessionError(
                 "Nobody disagrees in this session: adjudication needs chunks that two people "
                 "labelled differently (merge several people's files with 'annotator merge').")
-        people = session.annotators()
-        labels = {p: session.labels(p) for p in people}
         judges = [j.name for j in session.judges()]
         verdicts = {j: session.verdicts(j) for j in judges}
         disputed_goldens = [g for g, ids in session.chunk_ids().items()

@@ -31,6 +31,11 @@ def draw_sample(golden_ids: Sequence[str], size: int, seed: int) -> list[str]:
     return random.Random(seed).sample(ordered, min(size, len(ordered)))
 
 
+def _z(level: float) -> float:
+    """The normal quantile of a two-sided interval at ``level``."""
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
 def power_tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
     """PPI++'s lambda for a mean: Cov(Y, f) / ((1 + n/N) Var(f)), clipped to [0, 1]."""
     n, big_n = len(y), len(f_unlabelled)
@@ -48,16 +53,14 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray, lam: float 
         lam = power_tuned_lambda(y, f, f_unlabelled)
     point = float(np.mean(lam * f_unlabelled) + np.mean(y - lam * f))
     se = math.sqrt(np.var(lam * f_unlabelled) / len(f_unlabelled) + np.var(y - lam * f) / len(y))
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    return point, (point - z * se, point + z * se), lam
+    return point, (point - _z(level) * se, point + _z(level) * se), lam
 
 
 def classical_mean(y: np.ndarray, level: float = LEVEL) -> tuple[float, tuple[float, float]]:
     """The mean of Y with its normal interval (ddof 0), as ppi-python's classical_mean_ci."""
     point = float(np.mean(y))
     se = float(np.std(y)) / math.sqrt(len(y))
-    z = NormalDist().inv_cdf(0.5 + level / 2)
-    return point, (point - z * se, point + z * se)
+    return point, (point - _z(level) * se, point + _z(level) * se)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,11 @@ where people disagree and nobody has adjudicated are left out, and counted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from annotator.errors import SessionError
+from annotator.models import Label
 from annotator.session import Session
 
 TEAM = "team"
@@ -33,14 +35,19 @@ class Truth:
         return "the team's gold labels" if self.source == TEAM else f"{self.source}'s labels"
 
 
-def disagreements(session: Session) -> dict[int, dict[str, int]]:
-    """Chunk id -> each person's label, on the chunks where people gave different labels."""
-    by_chunk: dict[int, dict[str, int]] = {}
-    for person in session.annotators():
-        for chunk_id, label in session.labels(person).items():
+def by_chunk(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:
+    """Chunk id -> each person's label on it, from person -> chunk id -> label."""
+    out: dict[int, dict[str, int]] = {}
+    for person, theirs in labels.items():
+        for chunk_id, label in theirs.items():
             if label.verdict is not None:
-                by_chunk.setdefault(chunk_id, {})[person] = label.verdict
-    return {c: people for c, people in by_chunk.items() if len(set(people.values())) > 1}
+                out.setdefault(chunk_id, {})[person] = label.verdict
+    return out
+
+
+def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:
+    """Chunk id -> each person's label, on the chunks where people gave different labels."""
+    return {c: given for c, given in by_chunk(labels).items() if len(set(given.values())) > 1}
 
 
 def truth(session: Session, annotator: str | None = None) -> Truth:
@@ -58,15 +65,12 @@ def truth(session: Session, annotator: str | None = None) -> Truth:
                            "('annotator annotate SESSION').")
     if len(people) == 1 and not gold:
         return truth(session, people[0])
-    agreed: dict[int, int] = {}
-    split: set[int] = set()
-    for person in people:
-        for chunk_id, label in session.labels(person).items():
-            if label.verdict is None or chunk_id in split:
-                continue
-            if agreed.setdefault(chunk_id, label.verdict) != label.verdict:
-                split.add(chunk_id)
-                del agreed[chunk_id]
+    agreed, disputed = {}, set()
+    for chunk_id, given in by_chunk({p: session.labels(p) for p in people}).items():
+        verdicts = set(given.values())
+        if len(verdicts) == 1:
+            agreed[chunk_id] = verdicts.pop()
+        else:
+            disputed.add(chunk_id)
     agreed.update({c: g.verdict for c, g in gold.items()})
-    pending = len(split - gold.keys())
-    return Truth(agreed, TEAM, adjudicated=len(gold), pending=pending)
+    return Truth(agreed, TEAM, adjudicated=len(gold), pending=len(disputed - gold.keys()))

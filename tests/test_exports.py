@@ -84,9 +84,16 @@ def test_the_ragas_annotation_has_one_sample_per_chunk_corrected_where_people_di
             assert prompt["edited_output"] is None
         else:
             assert prompt["edited_output"]["verdict"] == right
+    # The adjudicator's note is the reason of a corrected output; an agreed one keeps the judge's.
+    note = "the fee [b]is[/b] part of the answer"
+    edited = [s["prompts"][RAGAS_PROMPT]["edited_output"] for s in samples]
+    reasons = {e["reason"] for e in edited if e is not None}
     settled = by_context[texts[chunks["settled"]]]["prompts"][RAGAS_PROMPT]
-    if settled["edited_output"] is not None:
-        assert settled["edited_output"]["reason"] == "the fee [b]is[/b] part of the answer"
+    if verdicts[chunks["settled"]].verdict == 1:
+        assert settled["edited_output"] is None and note not in reasons
+    else:
+        assert settled["edited_output"] == {"reason": note, "verdict": 1}
+    assert "A reviewer found this context useful in arriving at the given answer." in reasons
 
 
 def test_goldens_without_the_answer_are_left_out_of_the_ragas_file(tmp_path: Path) -> None:

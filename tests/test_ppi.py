@@ -83,6 +83,9 @@ def test_coverage_simulation_matches_statistics_md() -> None:
             low, high = estimate.stats[key].interval or (0.0, 0.0)
             covered[key] += low <= truth_mean <= high
             widths[key].append(high - low)
+    print(f"\ncoverage PPI++ {covered['ppi_plus_plus'] / runs:.3f}, people only "
+          f"{covered['human_only'] / runs:.3f}; mean width PPI++ "
+          f"{np.mean(widths['ppi_plus_plus']):.3f}, people only {np.mean(widths['human_only']):.3f}")
     assert 0.92 <= covered["ppi_plus_plus"] / runs <= 0.975
     assert 0.92 <= covered["human_only"] / runs <= 0.975
     assert np.mean(widths["ppi_plus_plus"]) < 0.6 * np.mean(widths["human_only"])
