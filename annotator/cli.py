@@ -550,11 +550,13 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
                                   seed=seed, sort=sort, progress=advance)
+    from annotator.report.html import leaderboard_charts
     from annotator.report.layout import leaderboard_layout
     from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
 
     _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
                     f"Judges against {board.truth.label}", lambda: leaderboard_dict(board),
+                    lambda: leaderboard_charts(board),
                     to_csv=lambda out: write_leaderboard_csv(board, out))
 
 

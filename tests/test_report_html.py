@@ -42,10 +42,42 @@ def odd_goldens() -> list[dict[str, Any]]:
     return goldens
 
 
-def test_the_html_report_in_headless_chromium(tmp_path: Path) -> None:
+def open_in_chromium(path: Path) -> dict[str, Any]:
+    """Open an HTML file in headless chromium: its charts, text, scripts, errors and requests."""
     assert Path(CHROMIUM).exists(), (
         "Debian's chromium is needed to open the HTML report: apt-get install chromium "
         "(.ci/run installs it).")
+    seen: dict[str, Any] = {"console": [], "errors": [], "requests": []}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: seen["console"].append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+            page.on("request", lambda r: seen["requests"].append(r.url))
+            page.goto(path.as_uri(), wait_until="load")
+            seen["figures"] = page.eval_on_selector_all(
+                "figure.chart",
+                """els => els.map(f => { const img = f.querySelector('img');
+                     const box = img.getBoundingClientRect();
+                     return {id: f.id, complete: img.complete, width: img.naturalWidth,
+                             height: box.height, shownWidth: box.width}; })""")
+            seen["text"] = page.inner_text("body")
+            seen["scripts"] = page.evaluate("document.scripts.length")
+        finally:
+            browser.close()
+    for figure in seen["figures"]:
+        assert figure["complete"] and figure["width"] > 100, figure
+        assert figure["height"] > 100 and figure["shownWidth"] > 100, figure
+    assert not seen["errors"], seen["errors"]
+    assert not [m for m in seen["console"] if m.startswith("error")], seen["console"]
+    leaving = [u for u in seen["requests"] if not u.startswith(("file://", "data:"))]
+    assert not leaving, leaving
+    assert seen["scripts"] == 0
+    return seen
+
+
+def test_the_html_report_in_headless_chromium(tmp_path: Path) -> None:
     make_session(tmp_path, odd_goldens()).close()
     out = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "html",
@@ -54,40 +86,26 @@ def test_the_html_report_in_headless_chromium(tmp_path: Path) -> None:
     html = out.read_text(encoding="utf-8")
     assert "<script" not in html  # the golden id was escaped, and the page has no script
     assert "http://" not in html and "https://" not in html
-
-    console: list[str] = []
-    errors: list[str] = []
-    requests: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(out.as_uri(), wait_until="load")
-            figures = page.eval_on_selector_all(
-                "figure.chart",
-                """els => els.map(f => { const img = f.querySelector('img');
-                     const box = img.getBoundingClientRect();
-                     return {id: f.id, complete: img.complete, width: img.naturalWidth,
-                             height: box.height, shownWidth: box.width}; })""")
-            text = page.inner_text("body")
-            scripts = page.evaluate("document.scripts.length")
-        finally:
-            browser.close()
-    assert {f["id"].removeprefix("chart-") for f in figures} == CHARTS
-    for figure in figures:
-        assert figure["complete"] and figure["width"] > 100, figure
-        assert figure["height"] > 100 and figure["shownWidth"] > 100, figure
-    assert not errors, errors
-    assert not [m for m in console if m.startswith("error")], console
-    leaving = [u for u in requests if not u.startswith(("file://", "data:"))]
-    assert not leaving, leaving
-    assert scripts == 0
+    seen = open_in_chromium(out)
+    assert {f["id"].removeprefix("chart-") for f in seen["figures"]} == CHARTS
     for odd in ("<script>alert(1)</script>", "emoji-🦜-🚀", "rtl-שלום-مرحبا", "markup-[/b]-[bold]x"):
-        assert odd in text  # shown literally
-    assert "Reliability" in text and "Cohen's kappa" in text
+        assert odd in seen["text"]  # shown literally
+    assert "Reliability" in seen["text"] and "Cohen's kappa" in seen["text"]
+
+
+def test_the_html_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
+    from tests.test_leaderboard import study
+
+    goldens = study({"<b>bold</b> judge": 0.05, "judge-🦜": 0.2}, goldens=20)
+    make_session(tmp_path, goldens).close()
+    out = tmp_path / "judges.html"
+    result = CliRunner().invoke(cli, ["judges", str(tmp_path / "s.db"), "--format", "html",
+                                      "--output", str(out), "--bootstrap", "200"])
+    assert result.exit_code == 0, result.output
+    seen = open_in_chromium(out)
+    assert [f["id"] for f in seen["figures"]] == ["chart-judges-kappa"]
+    assert "<b>bold</b> judge" in seen["text"] and "judge-🦜" in seen["text"]
+    assert "Cost, failures and stability" in seen["text"]
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json", "csv"])

@@ -15,6 +15,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
+from annotator.agreement import Stat
 from annotator.calibration import ReliabilityBin
 from annotator.metrics import precision_at_k
 from annotator.report.model import GoldenRow, RankRow
@@ -134,4 +135,19 @@ def reliability_diagram(bins: list[ReliabilityBin]) -> str:
         bottom.bar([(b.low + b.high) / 2 for b in bins], [b.chunks for b in bins],
                    width=1 / len(bins) * 0.9, color="#888888")
         bottom.set(xlabel="P(relevant)", ylabel="chunks")
+        return _svg(fig)
+
+
+def judges_forest(judges: list[tuple[str, Stat]], title: str) -> str:
+    """Each judge's statistic with its 95% interval, one row per judge (the first at the top)."""
+    shown = [(name, stat.value, stat.interval) for name, stat in judges if stat.value is not None]
+    with _figure(5.2, 0.9 + 0.42 * max(1, len(shown))) as fig:
+        ax = fig.add_subplot()
+        for row, (_, point, interval) in enumerate(reversed(shown)):
+            if interval is not None:
+                ax.plot(interval, [row, row], color=HUMAN, linewidth=2.2)
+            ax.plot([point], [row], marker="o", color=JUDGE)
+        ax.set(yticks=range(len(shown)), yticklabels=[name for name, _, _ in reversed(shown)],
+               ylim=(-0.7, len(shown) - 0.3), title=title)
+        ax.axvline(0, color="#cccccc", linewidth=0.8)
         return _svg(fig)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import base64
 from html import escape
+from typing import TYPE_CHECKING
 
 from annotator.report import charts
 from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
+
+if TYPE_CHECKING:
+    from annotator.leaderboard import Leaderboard
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -85,6 +89,19 @@ def report_charts(report: Report) -> dict[str, str]:
                                     "Reliability diagram: mean P(relevant) against the share of "
                                     "chunks people call relevant, per bin.")
     return out
+
+
+def leaderboard_charts(board: Leaderboard) -> dict[str, str]:
+    """Block id -> the chart shown after it: every judge's kappa with its paired interval."""
+    if not board.judges:
+        return {}
+    kappas = [(row.judge, row.stats["cohen_kappa"]) for row in board.judges]
+    if all(stat.value is None for _, stat in kappas):
+        return {}
+    return {"judges": _chart("judges-kappa", charts.judges_forest(
+        kappas, "Cohen's kappa against the truth, 95% interval"),
+        "Each judge's Cohen's kappa (dot) with its 95% bootstrap interval (line), in the "
+        "leaderboard's order.")}
 
 
 def html_report(report: Report) -> str:
