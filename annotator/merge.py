@@ -106,7 +106,7 @@ def _merge(sources: list[dict[str, list[Row]]], names: list[str]
         "gold_labels": gold,
         "label_conflicts": conflicts,
         "splits": _splits(every["splits"]),
-        "prices": _newest(every["prices"], ("key",), "value", ())[0],
+        "settings": _settings(every["settings"]),
         "events": _events(sources),
     }
     return merged, summary
@@ -204,6 +204,22 @@ def _newest(rows: list[tuple[str, Row]], key: tuple[str, ...], when: str,
                     for group in groups.values())
     return ([max(group, key=lambda row: (row[when], _key(row)))
              for _, group in sorted(groups.items())], differing)
+
+
+def _settings(rows: list[tuple[str, Row]]) -> list[Row]:
+    """One value per setting: a judge's price from any file (the same one, or the largest), and
+    the random sample only when every file drew the same one."""
+    by_key: dict[str, tuple[str, Row]] = {}
+    for name, row in sorted(rows, key=lambda item: _key(item[1])):
+        seen = by_key.get(row["key"])
+        if (seen is not None and row["key"] == "random_sample"
+                and seen[1]["value"] != row["value"]):
+            raise SessionError(
+                f"{seen[0]} and {name} hold different random samples of goldens (annotate "
+                "--sample); merging them would make neither sample random. Merge files labelled "
+                "on the same --sample and --seed.")
+        by_key[row["key"]] = (name, row)
+    return [row for _, row in sorted(by_key.values(), key=lambda item: item[1]["key"])]
 
 
 def _splits(rows: list[tuple[str, Row]]) -> list[Row]:

@@ -688,7 +688,8 @@ class Session:
             "gold_labels": rows(f"SELECT t.*, {chunk} FROM gold_labels t"),
             "label_conflicts": rows(f"SELECT t.*, {chunk} FROM label_conflicts t"),
             "splits": rows("SELECT * FROM splits"),
-            "prices": rows("SELECT key, value FROM settings WHERE key LIKE 'price:%'"),
+            # Every setting but the file's own identity: judges' prices, the random sample.
+            "settings": rows("SELECT key, value FROM settings WHERE key <> 'session_id'"),
             "events": events,
         }
         for name in ("verdicts", "labels", "gold_labels", "label_conflicts", "events"):
@@ -729,7 +730,7 @@ class Session:
                 insert(table, tables[table],
                        lambda row: {"chunk_id": chunk_ids[tuple(row["chunk"])]})
             insert("splits", tables["splits"])
-            insert("settings", tables["prices"])
+            insert("settings", tables["settings"])
             event_ids: list[int] = []
             for row in tables["events"]:
                 chunk = row.get("chunk")

@@ -120,3 +120,26 @@ def test_splits_and_gold_labels_travel_and_contradicting_splits_are_refused(tmp_
         s.set_splits(dict.fromkeys(s.golden_ids(), "dev"), 8, replace=False)
     with pytest.raises(SessionError, match="split in"):
         merge_sessions([a, b], tmp_path / "t3.db")
+
+
+def test_the_random_sample_and_prices_travel_and_different_samples_are_refused(
+        tmp_path: Path) -> None:
+    from annotator.ppi import draw_sample
+
+    a = person(tmp_path, "a", "alice", 1)
+    b = person(tmp_path, "b", "bob", 2)
+    for path in (a, b):
+        with Session(path) as s:
+            s.set_random_sample(5, 3, draw_sample(s.golden_ids(), 5, 3))
+    with Session(a) as s:
+        s.set_price("sample-judge", 0.15, 0.6)
+    merge_sessions([a, b], tmp_path / "t.db")
+    with Session(tmp_path / "t.db") as t, Session(a) as s:
+        assert t.random_sample() == s.random_sample()
+        assert t.price("sample-judge") == (0.15, 0.6)
+    c = person(tmp_path, "c", "carol", 3)
+    with Session(c) as s:
+        s.set_random_sample(5, 4, draw_sample(s.golden_ids(), 5, 4))
+    with pytest.raises(SessionError, match="different random samples"):
+        merge_sessions([a, c], tmp_path / "t2.db")
+    assert not (tmp_path / "t2.db").exists()
