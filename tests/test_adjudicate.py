@@ -141,3 +141,20 @@ def test_the_report_scores_against_the_gold_labels_with_gold(team: Path) -> None
     assert result.exit_code == 0, result.output
     both = runner.invoke(cli, ["report", str(team), "--gold", "--annotator", "bob"])
     assert both.exit_code == 2 and "Give one of" in both.output
+
+
+async def test_the_palette_has_every_adjudication_action_and_runs_it(team: Path) -> None:
+    from annotator.tui.keys import ADJUDICATE_KEYS
+
+    with Session(team) as session:
+        app = AdjudicatorApp(Adjudication(session, "carol"), team.name)
+        async with app.run_test(size=SIZE) as pilot:
+            commands = {c.title: c for c in app.get_system_commands(app.screen)}
+            for key in ADJUDICATE_KEYS:
+                if key.action != "app.quit":
+                    assert any(title.startswith(key.label) for title in commands)
+            noise = next(c for title, c in commands.items() if title.startswith("Noise"))
+            await noise.callback()
+            await pilot.pause()
+            first = app.adjudication.disputes[0].chunk.id
+            assert gold_on_disk(team) == {first: (0, "carol", None)}

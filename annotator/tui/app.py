@@ -1,4 +1,4 @@
-"""The Textual app: wiring only. The review (and its session) are built by the CLI."""
+"""The Textual apps: wiring only. The review (or adjudication) and its session come from the CLI."""
 
 from __future__ import annotations
 
@@ -10,31 +10,24 @@ from textual.screen import Screen
 
 from annotator.adjudication import Adjudication
 from annotator.review import Review
-from annotator.tui.keys import KEYS
+from annotator.tui.keys import ADJUDICATE_KEYS, KEYS, Key
 from annotator.tui.screens.adjudicate import AdjudicateScreen
 from annotator.tui.screens.annotate import AnnotateScreen
 
 
-class AnnotatorApp(App[None]):
-    """Accept or flip every judge verdict from the keyboard."""
+class _KeyedApp(App[None]):
+    """An app whose main screen's keys are also commands in the palette (ctrl+p)."""
 
     CSS_PATH = "app.tcss"
-    TITLE = "cp-annotator"
     ENABLE_COMMAND_PALETTE = True
-
-    def __init__(self, review: Review, session_name: str) -> None:
-        super().__init__()
-        self.review = review
-        self.session_name = session_name
-
-    def get_default_screen(self) -> Screen[None]:
-        return AnnotateScreen(self.review, self.session_name)
+    MAIN_SCREEN: type[Screen[None]]
+    MAIN_KEYS: tuple[Key, ...]
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Every annotation action in the command palette, beside Textual's own."""
+        """Every action of the main screen in the command palette, beside Textual's own."""
         yield from super().get_system_commands(screen)
-        if isinstance(screen, AnnotateScreen):
-            for key in KEYS:
+        if isinstance(screen, self.MAIN_SCREEN):
+            for key in self.MAIN_KEYS:
                 if key.action == "app.quit":
                     continue
                 yield SystemCommand(f"{key.label} ({key.shown})", key.help,
@@ -44,11 +37,28 @@ class AnnotatorApp(App[None]):
         await screen.run_action(action)
 
 
-class AdjudicatorApp(App[None]):
+class AnnotatorApp(_KeyedApp):
+    """Accept or flip every judge verdict from the keyboard."""
+
+    TITLE = "cp-annotator"
+    MAIN_SCREEN = AnnotateScreen
+    MAIN_KEYS = KEYS
+
+    def __init__(self, review: Review, session_name: str) -> None:
+        super().__init__()
+        self.review = review
+        self.session_name = session_name
+
+    def get_default_screen(self) -> Screen[None]:
+        return AnnotateScreen(self.review, self.session_name)
+
+
+class AdjudicatorApp(_KeyedApp):
     """Settle, from the keyboard, every chunk people labelled differently."""
 
-    CSS_PATH = "app.tcss"
     TITLE = "cp-annotator: adjudication"
+    MAIN_SCREEN = AdjudicateScreen
+    MAIN_KEYS = ADJUDICATE_KEYS
 
     def __init__(self, adjudication: Adjudication, session_name: str) -> None:
         super().__init__()
