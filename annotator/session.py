@@ -110,6 +110,17 @@ class Session:
         row = self.db.conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
+    def _setting(self, key: str) -> Any:
+        """A setting's value decoded from JSON, or None when it was never set."""
+        value = self._scalar("SELECT value FROM settings WHERE key = ?", [key])
+        return None if value is None else json.loads(value)
+
+    def _set_setting(self, key: str, value: Any) -> None:
+        """Store a setting as JSON (inside the caller's write transaction)."""
+        self.db.conn.execute(
+            "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = excluded.value", [key, json.dumps(value)])
+
     def _event(
         self,
         kind: str,
@@ -331,7 +342,7 @@ class Session:
                 golden_id=self.golden_id_of(chunk_id),
                 payload={"before": _decision_state(before), "after": _decision_state(after)},
             )
-        return _label(after)
+        return Label(*after)
 
     def undo(self, annotator: str) -> Undone | None:
         """Revert this person's latest decision not yet undone; say what changed (None: nothing)."""
@@ -495,38 +506,31 @@ class Session:
     def set_price(self, judge: str, price_in: float, price_out: float) -> None:
         """Remember a judge's price in USD per million prompt and completion tokens."""
         with self._write():
-            self.db.conn.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                "value = excluded.value", [f"price:{judge}", json.dumps([price_in, price_out])])
+            self._set_setting(f"price:{judge}", [price_in, price_out])
 
     def price(self, judge: str) -> tuple[float, float] | None:
         """A judge's remembered price (USD per million tokens in, out), if one was given."""
-        value = self._scalar("SELECT value FROM settings WHERE key = ?", [f"price:{judge}"])
-        if value is None:
-            return None
-        price_in, price_out = json.loads(value)
-        return float(price_in), float(price_out)
+        value = self._setting(f"price:{judge}")
+        return None if value is None else (float(value[0]), float(value[1]))
 
     def random_sample(self) -> dict[str, Any] | None:
         """The random sample of goldens drawn for unbiased estimates: {size, seed, golden_ids}."""
-        value = self._scalar("SELECT value FROM settings WHERE key = 'random_sample'")
-        return None if value is None else dict(json.loads(value))
+        value = self._setting("random_sample")
+        return None if value is None else dict(value)
 
     def set_random_sample(self, size: int, seed: int, golden_ids: list[str]) -> None:
         """Store the random sample of goldens (once: a second, different draw is refused)."""
         with self._write():
-            value = self._scalar("SELECT value FROM settings WHERE key = 'random_sample'")
+            stored = self._setting("random_sample")
             wanted = {"size": size, "seed": seed, "golden_ids": golden_ids}
-            if value is not None:
-                stored = json.loads(value)
+            if stored is not None:
                 if stored != wanted:
                     raise SessionError(
                         f"This session's random sample was drawn with --sample {stored['size']} "
                         f"--seed {stored['seed']}; open it with those to keep the sample random "
                         "(or without --sample to label every golden).")
                 return
-            self.db.conn.execute("INSERT INTO settings(key, value) VALUES ('random_sample', ?)",
-                                 [json.dumps(wanted)])
+            self._set_setting("random_sample", wanted)
             self._event("sample", payload={"size": size, "seed": seed})
 
     # -- splits and gold labels ------------------------------------------------------------------
@@ -550,9 +554,8 @@ class Session:
 
     def gold_labels(self) -> dict[int, GoldLabel]:
         """Chunk id -> its adjudicated gold label."""
-        return {row["chunk_id"]: GoldLabel(row["chunk_id"], row["verdict"], row["decided_by"],
-                                           row["note"], row["decided_at"])
-                for row in self._rows("SELECT * FROM gold_labels")}
+        return {row[0]: GoldLabel(*row) for row in self.db.conn.execute(
+            "SELECT chunk_id, verdict, decided_by, note, decided_at FROM gold_labels")}
 
     def set_gold(self, chunk_id: int, verdict: int, decided_by: str,
                  note: str | None = None) -> GoldLabel:
@@ -658,7 +661,6 @@ class Session:
                         ]
                 yield record
 
-
     # -- merging --------------------------------------------------------------------------------
 
     def portable_rows(self, known_goldens: Container[str] = ()) -> dict[str, list[dict[str, Any]]]:
@@ -667,13 +669,15 @@ class Session:
 
         The chunks of ``known_goldens`` (read from another file already) are left out.
         """
-        chunk = ("(SELECT golden_id FROM chunks WHERE id = t.chunk_id) AS golden_id_of_chunk, "
-                 "(SELECT rank FROM chunks WHERE id = t.chunk_id) AS rank")
-
         def rows(sql: str) -> list[dict[str, Any]]:
             return [dict(row) for row in self._rows(sql)]
 
-        events = rows(f"SELECT t.*, {chunk} FROM events t ORDER BY t.id")
+        def with_chunk(table: str, order: str = "") -> list[dict[str, Any]]:
+            """A table's rows with their chunk's golden id and rank beside its local chunk id."""
+            return rows(f"SELECT t.*, c.golden_id AS golden_id_of_chunk, c.rank AS rank "
+                        f"FROM {table} t LEFT JOIN chunks c ON c.id = t.chunk_id {order}")
+
+        events = with_chunk("events", "ORDER BY t.id")
         position = {event["id"]: index for index, event in enumerate(events)}
         for event in events:
             event["undoes"] = position.get(event["undoes"]) if event["undoes"] else None
@@ -683,10 +687,10 @@ class Session:
                        self.db.conn.execute("SELECT golden_id, rank, text FROM chunks")
                        if g not in known_goldens],
             "judges": rows("SELECT * FROM judges"),
-            "verdicts": rows(f"SELECT t.*, {chunk} FROM verdicts t ORDER BY t.id"),
-            "labels": rows(f"SELECT t.*, {chunk} FROM labels t"),
-            "gold_labels": rows(f"SELECT t.*, {chunk} FROM gold_labels t"),
-            "label_conflicts": rows(f"SELECT t.*, {chunk} FROM label_conflicts t"),
+            "verdicts": with_chunk("verdicts", "ORDER BY t.id"),
+            "labels": with_chunk("labels"),
+            "gold_labels": with_chunk("gold_labels"),
+            "label_conflicts": with_chunk("label_conflicts"),
             "splits": rows("SELECT * FROM splits"),
             # Every setting but the file's own identity: judges' prices, the random sample.
             "settings": rows("SELECT key, value FROM settings WHERE key <> 'session_id'"),
@@ -906,15 +910,6 @@ class _Importer:
     def summary(self) -> ImportSummary:
         return ImportSummary(self.path, self.read, self.added, self.replaced,
                              self.verdicts_added, self.labels_added)
-
-
-def _label(row: sqlite3.Row) -> Label:
-    return Label(
-        chunk_id=row["chunk_id"], annotator=row["annotator"], verdict=row["verdict"],
-        action=row["action"], blind_verdict=row["blind_verdict"],
-        shown_verdict=row["shown_verdict"], judge=row["judge"], note=row["note"],
-        decision_ms=row["decision_ms"], updated_at=row["updated_at"],
-    )
 
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
