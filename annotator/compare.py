@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotator.agreement import ChunkAgreement, Confusion, Stat
-from annotator.metrics import context_precision
+from annotator.metrics import context_precision_when_complete
 from annotator.models import Golden, Label, StoredVerdict
 from annotator.session import Session
 
@@ -62,11 +62,11 @@ class GoldenComparison:
 
     def cp_human(self) -> float | None:
         """Context precision under the person's labels, once every chunk is decided."""
-        return context_precision(self.human) if self.human_complete else None  # type: ignore[arg-type]
+        return context_precision_when_complete(self.human)
 
     def cp_judge(self) -> float | None:
         """Context precision under the judge's labels, once every chunk is judged."""
-        return context_precision(self.judge) if self.judge_complete else None  # type: ignore[arg-type]
+        return context_precision_when_complete(self.judge)
 
     def pairs(self) -> list[tuple[int, int]]:
         """(human, judge) for every chunk both have a verdict on."""

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from annotator.metrics import context_precision
+from annotator.metrics import context_precision_when_complete
 from annotator.session import Session
 from annotator.truth import TEAM, Truth, truth
 
@@ -27,10 +27,6 @@ RAGAS_METRIC = {"reference": "llm_context_precision_with_reference",
                 "response": "llm_context_precision_without_reference"}
 RAGAS_PROMPT = "context_precision_prompt"
 """The prompt RAGAS's context-precision metrics call once per chunk."""
-
-
-def _cp(verdicts: list[int | None]) -> float | None:
-    return None if None in verdicts else context_precision([int(v) for v in verdicts if v is not None])
 
 
 def calibration_records(session: Session, annotator: str | None = None) -> Iterator[dict[str, Any]]:
@@ -59,8 +55,9 @@ def calibration_records(session: Session, annotator: str | None = None) -> Itera
                                                       "p_relevant": v.p_relevant}
                               for v in said] for name, said in judged.items()},
             "context_precision": {
-                "truth": _cp(truth_labels),
-                **{name: _cp([None if v is None else v.verdict for v in said])
+                "truth": context_precision_when_complete(truth_labels),
+                **{name: context_precision_when_complete([None if v is None else v.verdict
+                                                          for v in said])
                    for name, said in judged.items()}},
         }
         yield record

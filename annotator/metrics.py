@@ -57,6 +57,14 @@ def context_precision(verdicts: Sequence[int], *, ragas_compatible: bool = True)
     return sum(p for p, verdict in zip(precision_at_k(v), v, strict=True) if verdict) / relevant
 
 
+def context_precision_when_complete(verdicts: Sequence[int | None]) -> float | None:
+    """Context precision once every chunk has a verdict; None while any is missing (a golden
+    counts in CP statistics only when complete under that label set)."""
+    if any(v is None for v in verdicts):
+        return None
+    return context_precision([v for v in verdicts if v is not None])
+
+
 def passes(score: float, pass_mark: float) -> bool:
     """Whether a context-precision score reaches the pass mark (RAGAS's epsilon forgiven)."""
     return score >= pass_mark - 1e-9

@@ -119,3 +119,11 @@ def test_moving_a_noise_chunk_down_never_lowers_cp(verdicts: list[int], data: st
         before = context_precision(verdicts, ragas_compatible=ragas)
         after = context_precision(moved, ragas_compatible=ragas)
         assert after >= before - 1e-12
+
+
+def test_context_precision_waits_for_every_chunk() -> None:
+    from annotator.metrics import context_precision_when_complete
+
+    assert context_precision_when_complete([1, None, 1]) is None
+    assert context_precision_when_complete([1, 1, 0, 1, 1]) == context_precision([1, 1, 0, 1, 1])
+    assert context_precision_when_complete([0, 0]) == 0.0

@@ -31,7 +31,7 @@ from annotator.agreement import (
 from annotator.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
 from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
-from annotator.metrics import CONVENTION_RAGAS, context_precision, passes
+from annotator.metrics import CONVENTION_RAGAS, context_precision_when_complete, passes
 from annotator.models import Label, StoredVerdict
 from annotator.ppi import PpiEstimate, ppi_estimate
 from annotator.raters import RaterColumns, add_rater_columns, rater_agreement
@@ -173,8 +173,9 @@ def _ppi(session: Session, rows: list[GoldenRow], verdicts: dict[int, StoredVerd
     for row in rows:
         if row.golden_id in in_sample:
             human.setdefault(row.golden_id, []).append(row.human)
-    judge = {g: context_precision([verdicts[c].verdict for c in ids]) for g, ids in chunk_ids.items()
-             if all(c in verdicts for c in ids)}
+    judged = {g: context_precision_when_complete(
+        [v.verdict if (v := verdicts.get(c)) else None for c in ids]) for g, ids in chunk_ids.items()}
+    judge = {g: cp for g, cp in judged.items() if cp is not None}
     labelled = [g for g in sample["golden_ids"] if g in human and g in judge]
     return ppi_estimate(len(in_sample), [statistics.fmean(human[g]) for g in labelled],
                         [judge[g] for g in labelled],
