@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from annotator.errors import SessionError
-from annotator.models import Label
+from annotator.models import GoldLabel, Label
 from annotator.session import Session
 
 TEAM = "team"
@@ -50,23 +50,16 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
     return {c: given for c, given in by_chunk(labels).items() if len(set(given.values())) > 1}
 
 
-def truth(session: Session, annotator: str | None = None) -> Truth:
-    """One person's labels when named; else the team's gold (or the only person's labels)."""
-    people = session.annotators()
-    if annotator is not None:
-        if annotator not in people:
-            raise SessionError(f"Nobody called '{annotator}' has labelled this session"
-                               + (f" (annotators: {', '.join(people)})." if people else "."))
-        return Truth({c: label.verdict for c, label in session.labels(annotator).items()
-                      if label.verdict is not None}, annotator)
-    gold = session.gold_labels()
-    if not people and not gold:
-        raise SessionError("Nobody has labelled a chunk yet: annotate some goldens first "
-                           "('annotator annotate SESSION').")
-    if len(people) == 1 and not gold:
-        return truth(session, people[0])
+def team_truth(labels: Mapping[str, Mapping[int, Label]], gold: Mapping[int, GoldLabel]
+               ) -> Truth:
+    """The team's truth from everyone's labels and the gold labels: gold where adjudicated,
+    else what everyone agrees on; with one person and no gold, simply their labels."""
+    if len(labels) == 1 and not gold:
+        [(person, theirs)] = labels.items()
+        return Truth({c: label.verdict for c, label in theirs.items()
+                      if label.verdict is not None}, person)
     agreed, disputed = {}, set()
-    for chunk_id, given in by_chunk({p: session.labels(p) for p in people}).items():
+    for chunk_id, given in by_chunk(labels).items():
         verdicts = set(given.values())
         if len(verdicts) == 1:
             agreed[chunk_id] = verdicts.pop()
@@ -74,3 +67,18 @@ def truth(session: Session, annotator: str | None = None) -> Truth:
             disputed.add(chunk_id)
     agreed.update({c: g.verdict for c, g in gold.items()})
     return Truth(agreed, TEAM, adjudicated=len(gold), pending=len(disputed - gold.keys()))
+
+
+def truth(session: Session, annotator: str | None = None) -> Truth:
+    """One person's labels when named; else the team's truth (see team_truth)."""
+    people = session.annotators()
+    if annotator is not None:
+        if annotator not in people:
+            raise SessionError(f"Nobody called '{annotator}' has labelled this session"
+                               + (f" (annotators: {', '.join(people)})." if people else "."))
+        return team_truth({annotator: session.labels(annotator)}, {})
+    gold = session.gold_labels()
+    if not people and not gold:
+        raise SessionError("Nobody has labelled a chunk yet: annotate some goldens first "
+                           "('annotator annotate SESSION').")
+    return team_truth({p: session.labels(p) for p in people}, gold)

@@ -54,7 +54,7 @@ from annotator.report.model import (
     WorstGolden,
 )
 from annotator.session import Session
-from annotator.truth import truth as find_truth
+from annotator.truth import team_truth
 
 DEFAULT_GROUP_BY = "retriever"
 FAST_ACCEPT_MS = 1500.0
@@ -106,11 +106,12 @@ def build_report(
         return [(name, GoldenComparison.of_chunks(golden_id, ids, verdicts, labels[name]))
                 for name in labels for golden_id, ids in chunk_ids.items()]
 
+    everyone = session.annotators()
     people = {name: session.labels(name)
-              for name in (session.annotators() if gold or not annotators else annotators)}
+              for name in (everyone if gold or not annotators else annotators)}
     labels = people
     if gold:
-        team = find_truth(session)
+        team = team_truth(people, session.gold_labels())
         labels = {team.label: {c: Label(c, team.label, v, None, None, None, None, None, None, "")
                                for c, v in team.labels.items()}}
     names = list(labels)
@@ -127,7 +128,6 @@ def build_report(
     if has_p.any():
         calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
                                 pairs.human[has_p].astype(float))
-    everyone = session.annotators()
     rater_columns = None
     if len(everyone) > 1:
         every_label = {p: people[p] if p in people else session.labels(p) for p in everyone}
