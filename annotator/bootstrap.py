@@ -8,8 +8,9 @@ so a replicate is a weighted sum: the weights are how often each golden was draw
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -78,10 +79,16 @@ def add_confusion(sums: ClusterSums, cluster: np.ndarray, human: np.ndarray, jud
         sums.add(f"{prefix}{name}", cluster[mask])
 
 
+def columns_formula(formula: Callable[..., np.ndarray], prefix: str, columns: Sequence[str],
+                    **fixed: Any) -> Callable[[Sums], np.ndarray]:
+    """A formula of the columns named prefix+column (in order), as a statistic of the sums."""
+    return lambda s: formula(*(s[f"{prefix}{k}"] for k in columns), **fixed)
+
+
 def confusion_formula(formula: Callable[..., np.ndarray], prefix: str = ""
                       ) -> Callable[[Sums], np.ndarray]:
     """A formula of (tp, fp, fn, tn), as a statistic of the sums."""
-    return lambda s: formula(*(s[f"{prefix}{k}"] for k in COUNTS))
+    return columns_formula(formula, prefix, COUNTS)
 
 
 @dataclass(frozen=True, slots=True)

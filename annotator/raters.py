@@ -24,10 +24,19 @@ from typing import Any
 import numpy as np
 
 from annotator.agreement import Stat, kappa_values, ratio
-from annotator.bootstrap import ClusterSums, Estimates, Sums, add_confusion, confusion_formula
+from annotator.bootstrap import (
+    ClusterSums,
+    Estimates,
+    Sums,
+    add_confusion,
+    columns_formula,
+    confusion_formula,
+)
 
 Ratings = np.ndarray
 """Raters x chunks, 0.0 / 1.0, NaN where a rater gave no label."""
+COINCIDENCES = ("o00", "o01", "o11")
+"""The coincidence counts of two categories (o10 = o01) that add_alpha sums per golden."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +106,9 @@ def add_alpha(sums: ClusterSums, prefix: str, ratings: Ratings, cluster: np.ndar
     zeros = m - ones
     pairable = m >= 2
     scale = np.where(pairable, 1 / np.maximum(m - 1, 1), 0.0)
-    sums.add(f"{prefix}o00", cluster, zeros * (zeros - 1) * scale)
-    sums.add(f"{prefix}o01", cluster, zeros * ones * scale)
-    sums.add(f"{prefix}o11", cluster, ones * (ones - 1) * scale)
+    for name, pairs in zip(COINCIDENCES, (zeros * (zeros - 1), zeros * ones, ones * (ones - 1)),
+                           strict=True):
+        sums.add(f"{prefix}{name}", cluster, pairs * scale)
 
 
 def add_fleiss(sums: ClusterSums, prefix: str, ratings: Ratings, cluster: np.ndarray) -> int:
@@ -114,11 +123,6 @@ def add_fleiss(sums: ClusterSums, prefix: str, ratings: Ratings, cluster: np.nda
     sums.add(f"{prefix}items", at)
     sums.add(f"{prefix}ones", at, ones)
     return int(complete.sum())
-
-
-def _formula(prefix: str, fn: Callable[..., Any], *keys: str, **fixed: Any
-             ) -> Callable[[Sums], Any]:
-    return lambda s: fn(*(s[f"{prefix}{k}"] for k in keys), **fixed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,12 +193,13 @@ def rater_agreement(est: Estimates, columns: RaterColumns) -> RaterAgreement:
     few = None if columns.shared else "no chunk is labelled by two people"
     no_judge = None if columns.judge is not None else "no judge verdicts"
     stats = {
-        "alpha_people": est.stat("alpha_people", _formula(
-            f"{prefix}p:", alpha_values, "o00", "o01", "o11"), few),
-        "alpha_with_judge": est.stat("alpha_with_judge", _formula(
-            f"{prefix}pj:", alpha_values, "o00", "o01", "o11"), no_judge),
-        "fleiss_kappa": est.stat("fleiss_kappa", _formula(
-            f"{prefix}f:", fleiss_values, "agree", "items", "ones", raters=len(columns.people)),
+        "alpha_people": est.stat("alpha_people", columns_formula(
+            alpha_values, f"{prefix}p:", COINCIDENCES), few),
+        "alpha_with_judge": est.stat("alpha_with_judge", columns_formula(
+            alpha_values, f"{prefix}pj:", COINCIDENCES), no_judge),
+        "fleiss_kappa": est.stat("fleiss_kappa", columns_formula(
+            fleiss_values, f"{prefix}f:", ("agree", "items", "ones"),
+            raters=len(columns.people)),
             None if columns.complete else "no chunk is labelled by every person"),
         "light_kappa": est.stat("light_kappa", _mean_kappa(columns.pairs), few),
         "judge_mean_kappa": est.stat("judge_mean_kappa", _mean_kappa(columns.judge_pairs),
