@@ -9,7 +9,7 @@ kept and reported as a conflict; different people's labels are never a conflict.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,8 +95,7 @@ def _merge(sources: list[dict[str, list[Row]]], names: list[str]
     summary.labels = sum(row["verdict"] is not None for row in labels)
     summary.annotators = sorted({row["annotator"] for row in labels})
     summary.conflicts = _report(conflicts, labels)
-    gold, summary.gold_conflicts = _newest(every["gold_labels"], ("chunk",), "decided_at",
-                                           ("verdict",))
+    gold, summary.gold_conflicts = _gold(every["gold_labels"])
     merged = {
         "goldens": goldens,
         "chunks": chunks,
@@ -163,6 +162,7 @@ def _labels(rows: list[tuple[str, Row]], kept: list[tuple[str, Row]]
     groups: dict[tuple[str, tuple[str, int]], list[Row]] = {}
     for _, row in rows:
         groups.setdefault((row["annotator"], tuple(row["chunk"])), []).append(row)
+
     def version(row: Row) -> Row:
         return {"annotator": row["annotator"], "chunk": tuple(row["chunk"]),
                 "verdict": row["verdict"], "note": row["note"], "updated_at": row["updated_at"]}
@@ -194,46 +194,49 @@ def _report(conflicts: list[Row], labels: list[Row]) -> list[LabelConflict]:
     return out
 
 
-def _newest(rows: list[tuple[str, Row]], key: tuple[str, ...], when: str,
-            compared: tuple[str, ...]) -> tuple[list[Row], int]:
-    """The newest row per key, and how many keys had versions differing in ``compared``."""
-    groups: dict[str, list[Row]] = {}
+def _gold(rows: list[tuple[str, Row]]) -> tuple[list[Row], int]:
+    """The newest gold label per chunk, and how many chunks had different gold verdicts."""
+    groups: dict[tuple[str, int], list[Row]] = {}
     for _, row in rows:
-        groups.setdefault(_key({k: row[k] for k in key}), []).append(row)
-    differing = sum(len({tuple(row[c] for c in compared) for row in group}) > 1
-                    for group in groups.values())
-    return ([max(group, key=lambda row: (row[when], _key(row)))
+        groups.setdefault(tuple(row["chunk"]), []).append(row)
+    differing = sum(len({row["verdict"] for row in group}) > 1 for group in groups.values())
+    return ([max(group, key=lambda row: (row["decided_at"], _key(row)))
              for _, group in sorted(groups.items())], differing)
 
 
-def _settings(rows: list[tuple[str, Row]]) -> list[Row]:
-    """One value per setting: a judge's price from any file (the same one, or the largest), and
-    the random sample only when every file drew the same one."""
-    by_key: dict[str, tuple[str, Row]] = {}
+def _one_each(rows: list[tuple[str, Row]], key: str, value: str,
+              refuse: Callable[[Row, str, Row, str], str | None]) -> list[Row]:
+    """One row per ``key``, the same whichever file comes first; ``refuse`` names why two
+    files' rows with different ``value`` cannot both stand (None: keep one)."""
+    kept: dict[Any, tuple[str, Row]] = {}
     for name, row in sorted(rows, key=lambda item: _key(item[1])):
-        seen = by_key.get(row["key"])
-        if (seen is not None and row["key"] == "random_sample"
-                and seen[1]["value"] != row["value"]):
-            raise SessionError(
-                f"{seen[0]} and {name} hold different random samples of goldens (annotate "
+        seen = kept.get(row[key])
+        if (seen is not None and seen[1][value] != row[value]
+                and (why := refuse(seen[1], seen[0], row, name)) is not None):
+            raise SessionError(why)
+        kept.setdefault(row[key], (name, row))
+    return [row for _, row in sorted(kept.values(), key=lambda item: item[1][key])]
+
+
+def _settings(rows: list[tuple[str, Row]]) -> list[Row]:
+    """One value per setting: a judge's price from any file, and the random sample only when
+    every file drew the same one."""
+    def refuse(first: Row, first_file: str, row: Row, file: str) -> str | None:
+        if row["key"] != "random_sample":
+            return None
+        return (f"{first_file} and {file} hold different random samples of goldens (annotate "
                 "--sample); merging them would make neither sample random. Merge files labelled "
                 "on the same --sample and --seed.")
-        by_key[row["key"]] = (name, row)
-    return [row for _, row in sorted(by_key.values(), key=lambda item: item[1]["key"])]
+    return _one_each(rows, "key", "value", refuse)
 
 
 def _splits(rows: list[tuple[str, Row]]) -> list[Row]:
     """One split per golden; a golden that is dev in one file and test in another is an error."""
-    by_golden: dict[str, tuple[str, Row]] = {}
-    for name, row in sorted(rows, key=lambda item: _key(item[1])):
-        seen = by_golden.get(row["golden_id"])
-        if seen is not None and seen[1]["split"] != row["split"]:
-            raise SessionError(
-                f"Golden '{row['golden_id']}' is in the {seen[1]['split']} split in {seen[0]} "
-                f"but in the {row['split']} split in {name}. Merge the files without one of "
+    def refuse(first: Row, first_file: str, row: Row, file: str) -> str:
+        return (f"Golden '{row['golden_id']}' is in the {first['split']} split in {first_file} "
+                f"but in the {row['split']} split in {file}. Merge the files without one of "
                 "their splits, or split the merged file again with 'annotator split --replace'.")
-        by_golden.setdefault(row["golden_id"], (name, row))
-    return [row for _, row in sorted(by_golden.values(), key=lambda item: item[1]["golden_id"])]
+    return _one_each(rows, "golden_id", "split", refuse)
 
 
 def _events(sources: list[dict[str, list[Row]]]) -> list[Row]:
