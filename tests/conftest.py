@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,22 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py impor
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
+BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+
+
+def banking_file(path: Path) -> Path:
+    """A session file at ``path`` holding the banking sample (its judge and its reviewer)."""
+    with Session(path) as s:
+        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    return path
+
+
+def second_opinion(session: Session, who: str, disagree: Container[int]) -> None:
+    """``who`` labels every chunk as 'sample-reviewer' did, except the ``disagree`` chunks."""
+    for chunk_id, label in session.labels("sample-reviewer").items():
+        assert label.verdict is not None
+        flip = chunk_id in disagree
+        session.decide(who, chunk_id, 1 - label.verdict if flip else label.verdict, "set")
 
 
 def write_lines(path: Path, objects: list[Any]) -> Path:
@@ -63,7 +79,5 @@ def session(session_path: Path) -> Iterator[Session]:
 @pytest.fixture
 def banking(tmp_path: Path) -> Iterator[Session]:
     """A session holding the banking sample."""
-    path = ROOT / "sample_sessions" / "banking.jsonl"
-    with Session(tmp_path / "banking.db") as s:
-        s.import_goldens(read_goldens(path), path=str(path))
+    with Session(banking_file(tmp_path / "banking.db")) as s:
         yield s

@@ -12,32 +12,24 @@ from textual.widgets import Input, Static
 from annotator.adjudication import Adjudication
 from annotator.cli import cli
 from annotator.errors import SessionError
-from annotator.formats import read_goldens
 from annotator.leaderboard import build_leaderboard
 from annotator.report.build import build_report
 from annotator.session import Session
 from annotator.tui.app import AdjudicatorApp
 from annotator.tui.screens.help import HelpScreen
-from tests.conftest import ROOT
+from tests.conftest import banking_file, second_opinion
 
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
 SIZE = (120, 40)
 
 
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
     """The banking sample with a second person, bob, who disagrees on three chunks."""
-    path = tmp_path / "team.db"
+    path = banking_file(tmp_path / "team.db")
     with Session(path) as s:
-        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
-        reviewer = s.labels("sample-reviewer")
         ids = s.chunk_ids()
         goldens = s.golden_ids()
-        disputed = {ids[goldens[1]][0], ids[goldens[1]][3], ids[goldens[4]][2]}
-        for chunk_id, label in reviewer.items():
-            assert label.verdict is not None
-            verdict = 1 - label.verdict if chunk_id in disputed else label.verdict
-            s.decide("bob", chunk_id, verdict, "set")
+        second_opinion(s, "bob", {ids[goldens[1]][0], ids[goldens[1]][3], ids[goldens[4]][2]})
         s.set_note("bob", ids[goldens[1]][0], "only [b]half[/b] relevant 🙂")
     return path
 
@@ -112,10 +104,9 @@ def test_the_leaderboard_scores_against_the_gold_labels(team: Path) -> None:
 
 
 def test_no_disagreement_is_a_sentence(tmp_path: Path) -> None:
-    with Session(tmp_path / "s.db") as s:
-        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
-        with pytest.raises(SessionError, match="Nobody disagrees"):
-            Adjudication(s, "carol")
+    with (Session(banking_file(tmp_path / "s.db")) as s,
+          pytest.raises(SessionError, match="Nobody disagrees")):
+        Adjudication(s, "carol")
     result = CliRunner().invoke(cli, ["annotate", str(tmp_path / "s.db"), "--adjudicate"])
     assert result.exit_code == 2 and "Nobody disagrees" in result.output
 

@@ -16,18 +16,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from annotator.formats import read_goldens
 from annotator.session import Session
-from tests.conftest import ROOT
-
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+from tests.conftest import BANKING, ROOT, banking_file
 
 
 def _imported(tmp_path: Path) -> Path:
-    db = tmp_path / "banking.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
-    return db
+    return banking_file(tmp_path / "banking.db")
 
 
 class Terminal:

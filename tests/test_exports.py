@@ -12,22 +12,16 @@ from annotator.exports import RAGAS_METRIC, RAGAS_PROMPT, ragas_annotation
 from annotator.formats import read_goldens
 from annotator.metrics import context_precision
 from annotator.session import Session
-from tests.conftest import ROOT, golden, write_lines
-
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+from tests.conftest import banking_file, golden, second_opinion, write_lines
 
 
 def team_file(tmp_path: Path) -> tuple[Path, dict[str, int]]:
     """Banking with bob disagreeing on two chunks, one adjudicated, and a split."""
-    path = tmp_path / "team.db"
+    path = banking_file(tmp_path / "team.db")
     with Session(path) as s:
-        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
         ids, goldens = s.chunk_ids(), s.golden_ids()
         settled, open_ = ids[goldens[0]][2], ids[goldens[0]][3]
-        for chunk_id, label in s.labels("sample-reviewer").items():
-            assert label.verdict is not None
-            flip = chunk_id in (settled, open_)
-            s.decide("bob", chunk_id, 1 - label.verdict if flip else label.verdict, "set")
+        second_opinion(s, "bob", {settled, open_})
         s.set_gold(settled, 1, "carol", "the fee [b]is[/b] part of the answer")
         s.set_splits({g: "dev" if i < 4 else "test" for i, g in enumerate(goldens)}, 3,
                      replace=False)

@@ -23,10 +23,8 @@ from annotator.judge.client import JudgeSettings, make_client, parse_reply
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
 from annotator.session import Session
-from tests.conftest import ROOT, write_lines
+from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
-
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
 
 
 def make_session(tmp_path: Path, chunks: int = 24) -> Session:
@@ -238,8 +236,7 @@ def cli_env(server: FakeOpenAI, key: str = "sk-test-SECRET-123") -> dict[str, st
 
 def test_the_cli_judges_and_never_stores_the_key(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    with Session(banking_file(db)) as session:
         texts = [c.text for g in session.goldens() for c in g.chunks]
     with FakeOpenAI() as server:
         server.plan[texts[0]] = ["echo_key"]
@@ -263,8 +260,7 @@ def test_the_cli_judges_and_never_stores_the_key(tmp_path: Path) -> None:
 
 def test_cli_errors_are_sentences(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    banking_file(db)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     result = CliRunner().invoke(cli, ["judge", str(db), "--model", "gpt-4o-mini"], env=env)
     assert result.exit_code == 2 and "OPENAI_API_KEY is not set" in result.stderr
@@ -277,8 +273,7 @@ def test_cli_errors_are_sentences(tmp_path: Path) -> None:
 
 def test_a_local_server_needs_no_key(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    banking_file(db)
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     with FakeOpenAI() as server:
         result = CliRunner().invoke(cli, ["judge", str(db), "--model", "llama", "--base-url",
@@ -288,8 +283,7 @@ def test_a_local_server_needs_no_key(tmp_path: Path) -> None:
 
 def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    banking_file(db)
     with FakeOpenAI(latency=0.05) as server:
         process = subprocess.Popen(
             [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
@@ -390,8 +384,7 @@ def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
 def test_the_judge_command_repeats_and_remembers_the_price_for_the_leaderboard(
         tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    with Session(db) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    with Session(banking_file(db)) as session:
         first_text = session.goldens()[0].chunks[0].text
     with FakeOpenAI() as server:
         server.plan[first_text] = ["ok", "flip"]

@@ -13,9 +13,7 @@ from annotator.errors import SessionError
 from annotator.formats import read_goldens
 from annotator.merge import merge_sessions
 from annotator.session import Session
-from tests.conftest import ROOT, dump, golden, write_lines
-
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+from tests.conftest import banking_file, dump, golden, write_lines
 
 
 def content(path: Path) -> list[str]:
@@ -28,8 +26,7 @@ def person(tmp_path: Path, name: str, who: str, seed: int, *, undo: bool = False
     """A copy of the banking sample where one person labelled a random half of the chunks."""
     path = tmp_path / f"{name}.db"
     rng = random.Random(seed)
-    with Session(path) as s:
-        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
+    with Session(banking_file(path)) as s:
         chunks = [c for ids in s.chunk_ids().values() for c in ids]
         for chunk_id in rng.sample(chunks, len(chunks) // 2):
             s.decide(who, chunk_id, rng.randint(0, 1), "set", decision_ms=rng.uniform(300, 900))

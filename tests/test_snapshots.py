@@ -12,7 +12,7 @@ from annotator.formats import read_goldens
 from annotator.review import Review
 from annotator.session import Session
 from annotator.tui.app import AnnotatorApp
-from tests.conftest import ROOT, golden, write_lines
+from tests.conftest import ROOT, banking_file, golden, second_opinion, write_lines
 
 SIZE = (130, 46)
 Snap = Callable[..., bool]
@@ -76,15 +76,9 @@ def test_adjudication_screen(tmp_path: Path, snap_compare: Snap) -> None:
     from annotator.adjudication import Adjudication
     from annotator.tui.app import AdjudicatorApp
 
-    source = ROOT / "sample_sessions" / "banking.jsonl"
-    session = Session(tmp_path / "team.db")
-    session.import_goldens(read_goldens(source), path=source.name)
-    ids = session.chunk_ids()
-    disputed = ids[session.golden_ids()[1]][0]
-    for chunk_id, label in session.labels("sample-reviewer").items():
-        assert label.verdict is not None
-        session.decide("bob", chunk_id, 1 - label.verdict if chunk_id == disputed
-                       else label.verdict, "set")
+    session = Session(banking_file(tmp_path / "team.db"))
+    disputed = session.chunk_ids()[session.golden_ids()[1]][0]
+    second_opinion(session, "bob", {disputed})
     session.set_note("bob", disputed, "Only says where, not the [b]penalty[/b] 🧾")
     app = AdjudicatorApp(Adjudication(session, "carol"), "team.db")
     # The dispute settled as useful: the gold label with who decided it.

@@ -19,18 +19,14 @@ from annotator.tui.screens.help import HelpScreen
 from annotator.tui.screens.queue import QueueScreen
 from annotator.tui.screens.stats import StatsScreen
 from annotator.tui.widgets.chunk_card import ChunkCard
-from tests.conftest import ROOT, golden, write_lines
+from tests.conftest import BANKING, ROOT, banking_file, golden, write_lines
 
-BANKING = ROOT / "sample_sessions" / "banking.jsonl"
 SIZE = (140, 50)
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "banking.db"
-    with Session(path) as session:
-        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
-    return path
+    return banking_file(tmp_path / "banking.db")
 
 
 @pytest.fixture
