@@ -80,7 +80,8 @@ class RaterAgreement:
         else:
             how = f"{gap:.2f} above people's agreement with each other"
         return (f"The judge agrees with people (mean kappa {judge.value:.3f}) {how} (Light's "
-                f"kappa {light.value:.3f}).")
+                f"kappa {light.value:.3f}, on {self.shared_chunks} chunks labelled by two or "
+                "more people).")
 
 
 def alpha_values(o00: Any, o01: Any, o11: Any) -> Any:
