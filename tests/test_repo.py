@@ -1,0 +1,51 @@
+"""The repository's own entry points: the README's test command is the one CI runs, and it
+installs what the suite needs on a fresh machine."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def readme_command(marker: str) -> str:
+    """The command between a README marker pair (what .ci/run reads)."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(rf"<!-- {marker} -->\n```\n(.*?)\n```\n<!-- /{marker} -->", text, re.S)
+    assert block, f"README.md has no {marker} block"
+    return block.group(1)
+
+
+def test_the_readme_test_command_is_the_one_ci_runs_and_goes_through_the_script() -> None:
+    command = readme_command("test-command")
+    assert command.endswith("scripts/test.sh")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "<!-- test-command -->" in ci and 'bash -c "$test_command"' in ci
+
+
+def test_the_test_script_installs_chromium_when_it_is_missing(tmp_path: Path) -> None:
+    # A PATH with no chromium on it, and an apt-get that records what it was asked.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("id", "dirname"):
+        found = shutil.which(tool)
+        assert found
+        (bin_dir / tool).symlink_to(found)
+    log = tmp_path / "apt.log"
+    (bin_dir / "apt-get").write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    (bin_dir / "apt-get").chmod(0o755)
+    if os.geteuid() != 0:  # the script asks sudo when it is not root
+        (bin_dir / "sudo").write_text('#!/bin/sh\nexec "$@"\n')
+        (bin_dir / "sudo").chmod(0o755)
+    result = subprocess.run(["/bin/bash", str(ROOT / "scripts" / "test.sh"), "--version"],
+                            env={"PATH": str(bin_dir), "HOME": str(tmp_path)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Installing Debian's chromium" in result.stderr
+    asked = log.read_text().splitlines()
+    assert asked[0] == "update -qq" and asked[1].endswith("install -y -qq chromium")
+    assert "pytest" in result.stdout + result.stderr  # then it ran the suite's own pytest
