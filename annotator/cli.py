@@ -354,6 +354,17 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
         + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
         + (f", ${cost:.4f}" if cost is not None else "") + ".")
+    for refusal in stats.refused:
+        click.echo(f"Note: {refusal}.")
+    if prompt_id != "ragas" and (stats.refused or stats.response_format != "json_schema"
+                                 or not stats.logprobs):
+        from annotator.judge.client import FORMAT_WORDS
+
+        click.echo(f"Replies are asked for with {FORMAT_WORDS[stats.response_format]}, "
+                   + ("with logprobs" if stats.logprobs else "without logprobs")
+                   + "; the next run of this judge starts from there.")
+    for warning in stats.warnings:
+        click.echo(f"Warning: {warning}", err=True)
     if stats.gave_up:
         sys.exit(1)
 

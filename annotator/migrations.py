@@ -157,3 +157,9 @@ def m002_calibration(db: Database) -> None:
     # Repetition 1 is the judge's verdict in force; 2..K measure how stable it is.
     db.execute("ALTER TABLE verdicts ADD COLUMN repetition INTEGER NOT NULL DEFAULT 1 "
                "CHECK (repetition >= 1)")
+
+
+@migrations()
+def m003_confidence_note(db: Database) -> None:
+    """Why a verdict carries no P(relevant) although logprobs were asked for."""
+    db.execute("ALTER TABLE verdicts ADD COLUMN confidence_note TEXT")

@@ -440,16 +440,38 @@ class Session:
                     error: str | None = None, raw_reply: str | None = None,
                     tokens_in: int | None = None, tokens_out: int | None = None,
                     latency_ms: float | None = None, request_sha256: str | None = None,
-                    repetition: int = 1) -> None:
-        """Store one judge call the moment it ends: a verdict, or the error it met."""
+                    repetition: int = 1, confidence_note: str | None = None) -> None:
+        """Store one judge call the moment it ends: a verdict, or the error it met.
+
+        ``confidence_note`` says why a verdict carries no P(relevant) although it was asked for.
+        """
         with self._write():
             self.db.conn.execute(
                 "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
-                " tokens_in, tokens_out, latency_ms, request_sha256, repetition, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tokens_in, tokens_out, latency_ms, request_sha256, repetition, confidence_note,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (judge, chunk_id, verdict, reason, p_relevant, error, raw_reply, tokens_in,
-                 tokens_out, latency_ms, request_sha256, repetition, now()),
+                 tokens_out, latency_ms, request_sha256, repetition, confidence_note, now()),
             )
+
+    def judge_transport(self, judge: str) -> dict[str, Any] | None:
+        """What a judge's endpoint accepted last: its response format and whether logprobs."""
+        value = self._setting(f"transport:{judge}")
+        return None if value is None else dict(value)
+
+    def set_judge_transport(self, judge: str, transport: dict[str, Any]) -> None:
+        """Remember what a judge's endpoint accepts, for its next run."""
+        with self._write():
+            self._set_setting(f"transport:{judge}", transport)
+
+    def confidence_gaps(self, judge: str) -> dict[str, int]:
+        """Why verdicts in force carry no P(relevant): reason -> how many (logprobs asked for)."""
+        # The bare column comes from the row holding max(id): the verdict in force, as verdicts().
+        return dict(self.db.conn.execute(
+            """SELECT note, count(*) FROM (
+                 SELECT confidence_note AS note, max(id) FROM verdicts
+                 WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id)
+               WHERE note IS NOT NULL GROUP BY note ORDER BY count(*) DESC""", [judge]))
 
     def latest_verdict_id(self) -> int:
         """The id of the newest stored call of any judge (0 when none): cheap change detection."""

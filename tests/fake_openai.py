@@ -39,6 +39,17 @@ class FakeOpenAI:
         self.retry_after = "0.05"
         self.confidence = 0.9
         self.plan: dict[str, list[str]] = defaultdict(list)
+        self.formats: set[str] | None = None
+        """The response formats it accepts (client.RESPONSE_FORMATS names); None: every one.
+        Others get llama-cpp-python's HTTP 500 validation error."""
+        self.logprobs_refusal: int | None = None
+        """The status answering any request that asks for logprobs (llama-cpp-python: 500)."""
+        self.fenced = False
+        """The logprobs' tokens wrap the content in a ```json fence that the content lacks
+        (llama-server strips it from the content only)."""
+        self.serial = False
+        """Serve one request at a time, as a small local server does."""
+        self._serial_lock = threading.Lock()
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
         ThreadingHTTPServer.request_queue_size = 1024  # many clients connect at once
@@ -82,10 +93,27 @@ class FakeOpenAI:
                 with server._lock:
                     server.requests.append((time.monotonic(), body,
                                             {k.lower(): v for k, v in self.headers.items()}))
+                if server.serial:
+                    with server._serial_lock:
+                        return self._answer(body)
+                return self._answer(body)
+
+            def _answer(self, body: dict[str, Any]) -> None:
                 chunk = chunk_of(body)
                 behaviour = server.next_behaviour(chunk)
                 if server.latency:
                     time.sleep(server.latency)
+                fmt = body.get("response_format")
+                mode = ("none" if fmt is None else "json_object_schema"
+                        if fmt["type"] == "json_object" and "schema" in fmt else fmt["type"])
+                if server.formats is not None and mode not in server.formats:
+                    return self._send(500, {"error": {
+                        "message": "1 validation error: type: Input should be 'text' or "
+                                   "'json_object'", "type": "internal_server_error"}})
+                if server.logprobs_refusal and body.get("logprobs"):
+                    return self._send(server.logprobs_refusal, {"error": {
+                        "message": "logprobs is not supported for models created with "
+                                   "logits_all=False", "type": "internal_server_error"}})
                 if behaviour == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -147,6 +175,10 @@ class FakeOpenAI:
                         {"token": "1", "logprob": math.log(p), "bytes": None},
                         {"token": "0", "logprob": math.log(1 - p), "bytes": None}]
                 tokens.append(entry)
+            if self.fenced:
+                tokens = [{"token": "```json\n", "logprob": -0.01, "bytes": None,
+                           "top_logprobs": []}, *tokens,
+                          {"token": "\n```", "logprob": -0.01, "bytes": None, "top_logprobs": []}]
             choice["logprobs"] = {"content": tokens, "refusal": None}
         words = sum(len(m["content"]) for m in body["messages"]) // 4
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,

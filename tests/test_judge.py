@@ -216,7 +216,7 @@ def test_refused_structured_output_and_logprobs_fall_back(tmp_path: Path) -> Non
         stats = run(session, server, concurrency=1)
         assert stats.judged == 8
         later = [body for _, body, _ in server.requests[3:]]
-        assert all(b["response_format"] == {"type": "json_object"} for b in later)
+        assert all(b["response_format"]["type"] == "json_object" for b in later)
         assert all("logprobs" not in b for b in later)
         assert all(v.p_relevant is None for v in session.verdicts("test-judge").values())
 
@@ -312,14 +312,14 @@ def test_p_relevant_renormalises_over_the_two_labels() -> None:
 
     from annotator.judge.client import p_relevant
 
-    content = '{"reason": "r", "verdict": 1}'
     pieces = ['{"reason": "r", "verdict": ', "1", "}"]
     top = [T(token="1", logprob=math.log(0.6)), T(token="0", logprob=math.log(0.2)),
            T(token="yes", logprob=math.log(0.2))]
     tokens = [T(token=pieces[0], logprob=0, top_logprobs=[]), T(token="1", logprob=0, top_logprobs=top),
               T(token="}", logprob=0, top_logprobs=[])]
-    assert p_relevant(content, tokens) == pytest.approx(0.75)
-    assert p_relevant('{"reason": "no verdict"}', tokens) is None
+    assert p_relevant(tokens, 1) == pytest.approx(0.75)
+    assert isinstance(p_relevant([T(token='{"reason": "no verdict"}', logprob=0, top_logprobs=[])], 1),
+                      str)
 
 
 def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from annotator.judge.limiter import RateLimiter
-from annotator.judge.prompts import JudgePrompt, canonical, json_schema_format
+from annotator.judge.prompts import VERDICT_SCHEMA, JudgePrompt, canonical, json_schema_format
 
 LOCAL_KEY = "not-needed"
 """The key sent to an endpoint that needs none (a local server); never stored anywhere."""
@@ -69,6 +70,36 @@ def estimate_tokens(body: bytes) -> float:
     return text / 4 + int(request.get("max_tokens") or request.get("max_completion_tokens") or 0)
 
 
+RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
+"""How a judge asks for JSON, most structured first. A server that refuses one gets the next:
+OpenAI, vLLM and llama-server take ``json_schema``; llama-cpp-python takes only ``json_object``
+with a ``schema`` beside it (its own dialect); some take plain ``json_object``; a few take none."""
+
+FORMAT_WORDS = {
+    "json_schema": "structured output (json_schema)",
+    "json_object_schema": "JSON mode with a schema (json_object + schema)",
+    "json_object": "plain JSON mode (json_object)",
+    "none": "no response format (the prompt alone asks for JSON)",
+}
+
+
+def response_format(mode: str) -> dict[str, Any] | None:
+    """The ``response_format`` of a request in one of the RESPONSE_FORMATS (None: send none)."""
+    if mode == "json_schema":
+        return json_schema_format()
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": VERDICT_SCHEMA}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def next_format(mode: str) -> str | None:
+    """The response format to try once a server refused ``mode`` (None: nothing left)."""
+    index = RESPONSE_FORMATS.index(mode)
+    return RESPONSE_FORMATS[index + 1] if index + 1 < len(RESPONSE_FORMATS) else None
+
+
 @dataclass(slots=True)
 class JudgeSettings:
     """What defines a judge's requests (everything but the API key)."""
@@ -79,8 +110,9 @@ class JudgeSettings:
     temperature: float = 0.0
     max_tokens: int = 512
     logprobs: bool = True
-    structured: bool = True
-    """Ask for json_schema structured output; falls back to JSON mode where refused."""
+    response_format: str = "json_schema"
+    """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
+    transport detail, like logprobs: not part of the request's identity (request_sha256)."""
 
     def parameters(self) -> dict[str, Any]:
         """The sampling parameters stored with the judge."""
@@ -103,7 +135,12 @@ class CallResult:
     """Seconds the server asked us to wait (Retry-After), if it did."""
     retryable: bool = True
     unsupported: set[str] = field(default_factory=set)
-    """Request features the endpoint refused ("json_schema", "logprobs"); drop them and retry."""
+    """Request features the endpoint refused ("response_format", "logprobs"); drop them, retry."""
+    sent_format: str = "json_schema"
+    sent_logprobs: bool = True
+    """What this request asked for, so a refusal changes the settings only once."""
+    confidence_note: str | None = None
+    """Why a verdict carries no P(relevant) although logprobs were asked for."""
 
 
 def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> str:
@@ -116,15 +153,22 @@ def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> s
 async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
                       messages: list[dict[str, str]], timeout: float) -> CallResult:
     """Ask the judge about one chunk; never raises for what the endpoint or model does."""
-    body: dict[str, Any] = {
-        "model": settings.model, "messages": messages, **settings.parameters(),
-        "response_format": (json_schema_format() if settings.structured
-                            else {"type": "json_object"}),
-    }
-    if settings.logprobs:
+    body: dict[str, Any] = {"model": settings.model, "messages": messages, **settings.parameters()}
+    mode, logprobs = settings.response_format, settings.logprobs
+    if (fmt := response_format(mode)) is not None:
+        body["response_format"] = fmt
+    if logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 5
     start = time.perf_counter()
+    result = await _send(client, settings, body, timeout, start)
+    result.sent_format, result.sent_logprobs = mode, logprobs
+    return result
+
+
+async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, Any],
+                timeout: float, start: float) -> CallResult:
+    """POST one request and read its reply into a CallResult."""
     try:
         # The client's own POST with the body as built: chat.completions.create would walk
         # the messages and the schema through its TypedDict transforms on every call, which
@@ -157,8 +201,15 @@ async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
         result.error = parsed
         return result
     result.verdict, result.reason = parsed
-    if choice.logprobs is not None and choice.logprobs.content:
-        result.p_relevant = p_relevant(content or "", choice.logprobs.content)
+    if body.get("logprobs"):
+        if choice.logprobs is None or not choice.logprobs.content:
+            result.confidence_note = "the reply carried no logprobs"
+        else:
+            found = p_relevant(choice.logprobs.content, result.verdict)
+            if isinstance(found, str):
+                result.confidence_note = found
+            else:
+                result.p_relevant = found
     return result
 
 
@@ -182,32 +233,50 @@ def parse_reply(content: str | None) -> tuple[int, str | None] | str:
     return verdict, reason if isinstance(reason, str) else None
 
 
-def p_relevant(content: str, tokens: list[Any]) -> float | None:
-    """P(verdict = 1) from the verdict token's top logprobs, renormalised over '0' and '1'."""
-    key = content.find('"verdict"')
-    if key < 0:
-        return None
-    digit = next((i for i in range(key + 9, len(content)) if content[i] in "01"), -1)
-    if digit < 0:
-        return None
+VERDICT_KEY = re.compile(r'(?<!\\)"verdict"\s*:\s*')
+"""The reply's verdict key up to its value (an escaped quote inside the reason is not it)."""
+
+
+def p_relevant(tokens: list[Any], verdict: int) -> float | str:
+    """P(verdict = 1) from the verdict digit's own token, renormalised over '0' and '1'; or a
+    sentence saying why there is none.
+
+    The digit is found in the token stream itself (the tokens' text rebuilt), never by an
+    offset into the reply's content: a server that strips a ```json fence from the content
+    keeps it in the tokens, and an offset would land on another token.
+    """
+    text = "".join(token.token for token in tokens)
+    match = VERDICT_KEY.search(text)
+    if match is None or match.end() >= len(text) or text[match.end()] not in "01":
+        return "the verdict's token was not found in the logprobs"
+    digit = match.end()
+    if int(text[digit]) != verdict:
+        return "the logprobs' verdict token disagrees with the reply's verdict"
     offset = 0
     for token in tokens:
         end = offset + len(token.token)
         if offset <= digit < end:
             mass = {"0": 0.0, "1": 0.0}
             for alternative in token.top_logprobs or [token]:
-                label = alternative.token.strip().strip('"')
+                label = alternative.token.strip().strip('"').rstrip(",}").strip()
                 if label in mass:
                     mass[label] += math.exp(alternative.logprob)
             total = mass["0"] + mass["1"]
-            return None if total == 0 else mass["1"] / total
+            if total == 0:
+                return "the verdict token's alternatives hold neither 0 nor 1"
+            return mass["1"] / total
         offset = end
-    return None
+    return "the verdict's token was not found in the logprobs"  # unreachable: digit < len(text)
 
 
 def status_error(error: openai.APIStatusError, settings: JudgeSettings,
                  latency: float) -> CallResult:
-    """A CallResult for an HTTP error status: retryable or not, Retry-After, refused features."""
+    """A CallResult for an HTTP error status: retryable or not, Retry-After, refused features.
+
+    A refusal of the response format or of logprobs is read from the whole error body at any
+    status: llama-cpp-python answers an unknown response format with HTTP 500 and refuses
+    logprobs with 500 too; others use 400 or 422.
+    """
     status = error.status_code
     message = _short(error)
     result = CallResult(error=f"HTTP {status}: {message}", latency_ms=latency)
@@ -217,15 +286,23 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
             result.retry_after = max(0.0, float(retry_after))
         except ValueError:
             result.retry_after = None
-    lowered = message.lower()
-    if status == 400 and settings.structured and ("response_format" in lowered
-                                                  or "json_schema" in lowered):
-        result.unsupported.add("json_schema")
-    elif status in (400, 403) and settings.logprobs and "logprobs" in lowered:
+    said = (message + " " + _body_text(error)).lower()
+    if (status in (400, 422, 500) and settings.response_format != "none"
+            and any(word in said for word in ("response_format", "json_schema", "json_object"))):
+        result.unsupported.add("response_format")
+    elif settings.logprobs and "logprob" in said:
         result.unsupported.add("logprobs")
     elif status in (400, 401, 403, 404, 422):
         result.retryable = False  # retrying the same request cannot help
     return result
+
+
+def _body_text(error: openai.APIStatusError) -> str:
+    """The error's body as text (a validation error names the refused field only there)."""
+    try:
+        return json.dumps(error.body) if error.body is not None else ""
+    except (TypeError, ValueError):
+        return str(error.body)
 
 
 def _short(error: openai.APIStatusError) -> str:

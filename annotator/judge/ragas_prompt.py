@@ -89,7 +89,9 @@ class RagasPrompt:
         except TimeoutError:
             return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
         except openai.APIStatusError as error:
-            return status_error(error, settings, elapsed_ms(start))
+            result = status_error(error, settings, elapsed_ms(start))
+            result.unsupported.discard("response_format")  # instructor chooses RAGAS's format
+            return result
         except openai.APIConnectionError as error:
             return CallResult(error=f"connection failed: {error.__class__.__name__}",
                               latency_ms=elapsed_ms(start))

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from openai import AsyncOpenAI
 
 from annotator.errors import SessionError
-from annotator.judge.client import CallResult, JudgeSettings, request_sha256
+from annotator.judge.client import (
+    RESPONSE_FORMATS,
+    CallResult,
+    JudgeSettings,
+    next_format,
+    request_sha256,
+)
 from annotator.models import Judge
 from annotator.session import Session
 
@@ -59,6 +65,14 @@ class RunStats:
     tokens_in: int = 0
     tokens_out: int = 0
     started: float = field(default_factory=time.monotonic)
+    response_format: str = "json_schema"
+    """The response format the run ended with (see client.RESPONSE_FORMATS)."""
+    logprobs: bool = True
+    """Whether the run ended still asking for logprobs."""
+    refused: list[str] = field(default_factory=list)
+    """What the endpoint refused this run, in order, as sentences for the summary."""
+    warnings: list[str] = field(default_factory=list)
+    """What the run noticed about the endpoint, as sentences for the summary."""
 
     @property
     def done(self) -> int:
@@ -91,6 +105,8 @@ async def run_judge(
 ) -> RunStats:
     """Judge every chunk not yet judged by this request; store each call as it ends."""
     session.define_judge(judge_definition(name, settings))
+    _resume_transport(session, name, settings)
+    stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
     done = session.judged_requests(name)
     # The work holds references to the texts, not rendered prompts: those are rebuilt when a
     # chunk's turn comes, so a large session costs no second copy of every chunk in memory.
@@ -125,7 +141,8 @@ async def run_judge(
     async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str,
                         repetition: int) -> None:
         messages = settings.prompt.messages(question, answer, text)
-        for attempt in range(options.max_retries + 1):
+        attempt = 0
+        while True:
             result = await settings.prompt.ask(client, settings, messages, options.timeout)
             _store(session, name, chunk_id, sha, repetition, result, secret)
             stats.tokens_in += result.tokens_in or 0
@@ -136,25 +153,107 @@ async def run_judge(
             stats.errors += 1
             if on_progress is not None:
                 on_progress(stats)
-            if result.unsupported:
-                # The endpoint refused a feature: drop it for the rest of the run, retry now.
-                settings.structured = settings.structured and "json_schema" not in result.unsupported
-                settings.logprobs = settings.logprobs and "logprobs" not in result.unsupported
-                continue
+            if _drop_refused(session, name, settings, result, stats):
+                continue  # a refused feature is dropped for good: retrying now costs no attempt
             if not result.retryable or attempt == options.max_retries:
                 break
             await asyncio.sleep(result.retry_after if result.retry_after is not None
                                 else _backoff(attempt, options))
+            attempt += 1
         stats.gave_up += 1
 
-    async def worker() -> None:
+    workers = max(1, min(options.concurrency, stats.total))
+    probe = _ConcurrencyProbe(workers)
+
+    async def worker(first: bool) -> None:
+        if not first:
+            await probe.opened.wait()
         while not queue.empty():
+            started = time.monotonic()
             await judge_one(*queue.get_nowait())
+            probe.finished(time.monotonic() - started, stats)
             if on_progress is not None:
                 on_progress(stats)
+        probe.opened.set()  # the queue ran dry before the probe finished
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(options.concurrency, stats.total)))))
+    await asyncio.gather(*(worker(index == 0) for index in range(workers)))
     return stats
+
+
+SLOW_ENOUGH_TO_MEASURE_S = 0.05
+"""Below this first-call latency, queueing noise on this machine swamps the measurement."""
+
+
+class _ConcurrencyProbe:
+    """The first call goes alone and times the endpoint; the next full round of calls, sent
+    ``workers`` at a time, shows whether concurrency buys throughput. A server that serves one
+    request at a time answers each of them about ``workers`` times slower, and queued requests
+    then run into the timeout for nothing."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.opened = asyncio.Event()
+        self.alone: float | None = None
+        self.together: list[float] = []
+
+    def finished(self, seconds: float, stats: RunStats) -> None:
+        """Note one finished chunk's time; open the gate after the first; judge after a round."""
+        if self.alone is None:
+            self.alone = seconds
+            self.opened.set()
+            return
+        if self.workers < 2 or len(self.together) >= 2 * self.workers:
+            return
+        self.together.append(seconds)
+        if len(self.together) == 2 * self.workers and self.alone >= SLOW_ENOUGH_TO_MEASURE_S:
+            typical = sorted(self.together)[len(self.together) // 2]
+            speedup = self.workers * self.alone / typical
+            if speedup < 1.5:
+                stats.warnings.append(
+                    f"This endpoint seems to serve one request at a time: a call took "
+                    f"{self.alone:.2f} s alone and {typical:.2f} s with {self.workers} at once, "
+                    f"so --concurrency {self.workers} is no faster than --concurrency 1 and "
+                    "makes queued calls time out; use --concurrency 1 for this server.")
+
+
+def _resume_transport(session: Session, name: str, settings: JudgeSettings) -> None:
+    """Start from what this judge's endpoint accepted last time: a refused response format or
+    logprobs is not asked again on every run (never more than the options allow)."""
+    stored = session.judge_transport(name)
+    if stored is None:
+        return
+    mode = stored.get("response_format")
+    if mode in RESPONSE_FORMATS and (RESPONSE_FORMATS.index(mode)
+                                     > RESPONSE_FORMATS.index(settings.response_format)):
+        settings.response_format = mode
+    settings.logprobs = settings.logprobs and bool(stored.get("logprobs", True))
+
+
+def _drop_refused(session: Session, name: str, settings: JudgeSettings, result: CallResult,
+                  stats: RunStats) -> bool:
+    """Drop what the endpoint refused in this reply; True when the request should be sent again
+    at once (something was dropped, now or by a call that ran beside this one)."""
+    changed = False
+    if "response_format" in result.unsupported:
+        if settings.response_format != result.sent_format:
+            return True  # another call already moved on; resend with what it settled on
+        following = next_format(settings.response_format)
+        if following is not None:
+            stats.refused.append(f"the server refused {settings.response_format}; now asking "
+                                 f"with {following}")
+            settings.response_format = following
+            changed = True
+    if "logprobs" in result.unsupported:
+        if not settings.logprobs or not result.sent_logprobs:
+            return True
+        stats.refused.append("the server refused logprobs; asking without them (no P(relevant))")
+        settings.logprobs = False
+        changed = True
+    if changed:
+        stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
+        session.set_judge_transport(name, {"response_format": settings.response_format,
+                                           "logprobs": settings.logprobs})
+    return changed
 
 
 def _backoff(attempt: int, options: RunOptions) -> float:
@@ -171,5 +270,6 @@ def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int
     session.record_call(
         name, chunk_id, verdict=result.verdict, reason=result.reason,
         p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
-        "no verdict", raw_reply=raw, tokens_in=result.tokens_in, tokens_out=result.tokens_out,
-        latency_ms=result.latency_ms, request_sha256=sha, repetition=repetition)
+        "no verdict", raw_reply=raw, confidence_note=result.confidence_note,
+        tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_ms=result.latency_ms,
+        request_sha256=sha, repetition=repetition)

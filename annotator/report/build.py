@@ -156,6 +156,7 @@ def build_report(
         dropped_replicates=estimates.dropped,
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
         ppi=_ppi(session, rows, verdicts, chunk_ids),
+        confidence_gaps=session.confidence_gaps(judge),
     )
     report.headline.extend(headline(report))
     return report

@@ -232,6 +232,12 @@ def layout(report: Report) -> list[Block]:
             [[f"{b.low:.1f}-{b.high:.1f}", str(b.chunks),
               "-" if b.mean_p is None else f"{b.mean_p:.3f}",
               "-" if b.human_rate is None else f"{b.human_rate:.3f}"] for b in conf.bins]))
+    if report.confidence_gaps:
+        blocks.append(Paragraphs("confidence_gaps", "Verdicts without P(relevant)", [
+            f"{sum(report.confidence_gaps.values())} of the judge's verdicts carry no P(relevant) "
+            "although logprobs were asked for; none is stored rather than a wrong one: "
+            + "; ".join(f"{count} because {why}" for why, count in report.confidence_gaps.items())
+            + "."]))
     if report.dropped_replicates:
         blocks.append(Paragraphs("dropped", "Bootstrap replicates left out", _dropped(report)))
     return [_without_empty_last_column(b) for b in blocks]

@@ -273,3 +273,5 @@ class Report:
     """Agreement among everyone who labelled the session, when two or more people did."""
     ppi: PpiEstimate | None = None
     """Mean CP corrected by the random sample of human-labelled goldens, when one was drawn."""
+    confidence_gaps: dict[str, int] = field(default_factory=dict)
+    """Why verdicts in force carry no P(relevant) although logprobs were asked for -> how many."""

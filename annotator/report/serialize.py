@@ -140,6 +140,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "blind": blind,
         },
         "confidence": confidence,
+        "confidence_gaps": report.confidence_gaps,
         "inter_annotator": raters,
         "ppi": ppi,
     }

@@ -1,0 +1,186 @@
+"""What real OpenAI-compatible servers do, replayed on the test server: llama-cpp-python's
+refusals (response format and logprobs, both as HTTP 500), llama-server's fenced logprobs, a
+server that serves one request at a time. The recipe that checks the real servers themselves
+is scripts/interop.sh."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace as T
+
+import pytest
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from annotator.judge.client import RESPONSE_FORMATS, p_relevant
+from annotator.session import Session
+from tests.fake_openai import FakeOpenAI
+from tests.test_judge import cli_env, make_session, run
+
+
+def tokens(*pieces: str, top: dict[str, float] | None = None) -> list[T]:
+    """Logprob tokens; the lone digit token carries ``top`` as its alternatives."""
+    out = []
+    for piece in pieces:
+        alternatives = [T(token=k, logprob=math.log(v)) for k, v in (top or {}).items()]
+        out.append(T(token=piece, logprob=-0.01,
+                     top_logprobs=alternatives if piece.strip() in "01" else []))
+    return out
+
+
+def test_p_relevant_comes_from_the_digit_token_when_the_tokens_keep_a_fence() -> None:
+    # llama-server: the content has no fence, its logprob tokens do. An offset into the
+    # content would land on 'erd' inside "verdict".
+    stream = tokens("```json\n", '{"reason": "r", "', "verd", 'ict": ', "1", "}", "\n```",
+                    top={"1": 0.7, "0": 0.1, " yes": 0.2})
+    assert p_relevant(stream, 1) == pytest.approx(0.875)
+
+
+def test_a_digit_token_with_a_space_or_a_brace_still_counts() -> None:
+    stream = [T(token='{"verdict":', logprob=0, top_logprobs=[]),
+              T(token=" 0}", logprob=0, top_logprobs=[T(token=" 0}", logprob=math.log(0.6)),
+                                                     T(token=" 1}", logprob=math.log(0.2))])]
+    assert p_relevant(stream, 0) == pytest.approx(0.25)
+
+
+def test_no_confidence_rather_than_a_wrong_one() -> None:
+    missing = tokens('{"reason": "the verdict is clear", "answer": ', "1", "}", top={"1": 0.9})
+    assert p_relevant(missing, 1) == "the verdict's token was not found in the logprobs"
+    disagree = tokens('{"reason": "r", "verdict": ', "0", "}", top={"0": 0.9, "1": 0.1})
+    assert p_relevant(disagree, 1) == "the logprobs' verdict token disagrees with the reply's verdict"
+    escaped = tokens('{"reason": "a \\"verdict\\": 1 in the text", "verdict": ', "0", "}",
+                     top={"0": 0.8, "1": 0.2})
+    assert p_relevant(escaped, 0) == pytest.approx(0.2)  # the key, not the quote in the reason
+
+
+def test_fenced_logprobs_end_to_end_store_the_digit_tokens_confidence(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        server.fenced, server.confidence = True, 0.8
+        assert run(session, server).judged == 8
+    for stored in session.verdicts("test-judge").values():
+        assert stored.p_relevant == pytest.approx(0.8 if stored.verdict == 1 else 0.2)
+    assert session.confidence_gaps("test-judge") == {}
+
+
+def test_llama_cpp_pythons_format_refusal_walks_down_to_the_format_it_takes(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        server.formats = {"json_object_schema"}  # HTTP 500 "Input should be 'text' or 'json_object'"
+        stats = run(session, server, concurrency=4, max_retries=0)
+        assert stats.judged == 8 and stats.gave_up == 0
+        assert stats.response_format == "json_object_schema"
+        sent = [body.get("response_format", {}).get("type") for _, body, _ in server.requests]
+        assert sent[0] == "json_schema"
+        assert [b["response_format"] for _, b, _ in server.requests[-8:]] == [
+            {"type": "json_object", "schema": b["response_format"]["schema"]}
+            for _, b, _ in server.requests[-8:]]
+        # The next run starts from what worked: not one refused request.
+        before = len(server.requests)
+        session.db.conn.execute("DELETE FROM verdicts WHERE error IS NULL")
+        session.db.conn.commit()
+        again = run(session, server, concurrency=4, max_retries=0)
+        assert again.judged == 8 and len(server.requests) - before == 8
+    assert session.judge_transport("test-judge") == {"response_format": "json_object_schema",
+                                                     "logprobs": True}
+
+
+def test_a_server_that_takes_no_response_format_at_all_still_judges(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=4)
+    with FakeOpenAI() as server:
+        server.formats = {"none"}
+        stats = run(session, server, concurrency=1, max_retries=0)
+    assert stats.judged == 4 and stats.response_format == RESPONSE_FORMATS[-1]
+    assert len(stats.refused) == 3
+
+
+def test_a_500_naming_logprobs_is_retried_once_without_them(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        server.logprobs_refusal = 500
+        stats = run(session, server, concurrency=1, max_retries=0)
+        asked = [bool(body.get("logprobs")) for _, body, _ in server.requests]
+    assert stats.judged == 8 and not stats.logprobs
+    assert asked == [True] + [False] * 8  # one refusal, then never asked again
+    assert stats.refused == ["the server refused logprobs; asking without them (no P(relevant))"]
+    assert all(v.p_relevant is None for v in session.verdicts("test-judge").values())
+
+
+def test_the_cli_summary_says_which_format_is_in_use(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    make_session(tmp_path, chunks=4).close()
+    with FakeOpenAI() as server:
+        server.formats, server.logprobs_refusal = {"json_object_schema"}, 500
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--concurrency", "1"],
+                                    env=cli_env(server))
+    assert result.exit_code == 0, result.output
+    assert "4 chunks judged" in result.stdout
+    assert "Note: the server refused json_schema; now asking with json_object_schema." in result.stdout
+    assert ("Replies are asked for with JSON mode with a schema (json_object + schema), without "
+            "logprobs") in result.stdout
+
+
+def test_verdicts_without_confidence_say_why(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=4)
+    with FakeOpenAI() as server:
+        # The logprobs' digit says the opposite of the reply's verdict: no P stored.
+        original = server.completion
+
+        def lying(body: dict, content: str, finish: str, verdict: int) -> dict:  # type: ignore[type-arg]
+            reply = original(body, content, finish, verdict)
+            for token in reply["choices"][0]["logprobs"]["content"]:
+                if token["token"] in "01":
+                    token["token"] = "1" if token["token"] == "0" else "0"
+            return reply
+
+        server.completion = lying  # type: ignore[method-assign]
+        assert run(session, server).judged == 4
+    assert all(v.p_relevant is None for v in session.verdicts("test-judge").values())
+    assert session.confidence_gaps("test-judge") == {
+        "the logprobs' verdict token disagrees with the reply's verdict": 4}
+
+
+@pytest.mark.parametrize(("serial", "warned"), [(True, True), (False, False)])
+def test_a_one_at_a_time_server_is_named(tmp_path: Path, serial: bool, warned: bool) -> None:
+    session = make_session(tmp_path, chunks=12)
+    with FakeOpenAI(latency=0.08) as server:
+        server.serial = serial
+        stats = run(session, server, concurrency=4, timeout=10.0)
+    assert stats.judged == 12
+    assert bool(stats.warnings) is warned
+    if warned:
+        assert "serve one request at a time" in stats.warnings[0]
+        assert "--concurrency 1" in stats.warnings[0]
+
+
+def test_the_session_file_never_keeps_a_transport_for_an_unknown_judge(tmp_path: Path) -> None:
+    with Session(tmp_path / "x.db") as session:
+        assert session.judge_transport("nobody") is None
+
+
+def test_the_report_says_how_many_verdicts_carry_no_confidence_and_why(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        original = server.completion
+
+        def no_logprobs_on_noise(body: dict, content: str, finish: str, verdict: int) -> dict:  # type: ignore[type-arg]
+            reply = original(body, content, finish, verdict)
+            if verdict == 0:
+                reply["choices"][0].pop("logprobs")
+            return reply
+
+        server.completion = no_logprobs_on_noise  # type: ignore[method-assign]
+        assert run(session, server).judged == 8
+    for chunk_id, stored in session.verdicts("test-judge").items():
+        session.decide("ann", chunk_id, stored.verdict, "accept", judge="test-judge")
+    session.close()
+    import json
+
+    out = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "json",
+                                   "--bootstrap", "0"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["confidence_gaps"] == {"the reply carried no logprobs": 4}
+    table = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--bootstrap", "0"])
+    assert "4 of the judge's verdicts carry no P(relevant)" in table.stdout
+    assert "4 because the reply carried no logprobs" in table.stdout
