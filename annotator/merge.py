@@ -243,18 +243,22 @@ def _events(sources: list[dict[str, list[Row]]]) -> list[Row]:
     """Every distinct event once, in time order, each undo pointing at the event it undoes."""
     events: dict[str, Row] = {}
     undoes: dict[str, str] = {}
+    place: dict[str, int] = {}
     for tables in sources:
         keys: list[str] = []
-        for row in tables["events"]:
+        for position, row in enumerate(tables["events"]):
             base = {k: v for k, v in row.items() if k != "undoes"}
             target = None if row["undoes"] is None else keys[row["undoes"]]
             key = _key({**base, "undoes": target})
             keys.append(key)
             events[key] = base
+            place[key] = min(place.get(key, position), position)
             if target is not None:
                 undoes[key] = target
-    # An undo sorts after what it undoes even within one millisecond.
-    order = sorted(events, key=lambda key: (events[key]["at"], key in undoes, key))
+    # Within one millisecond, an undo sorts after what it undoes and events keep the order of
+    # the log they came from (the earliest position over the files: the same whatever their
+    # order), so a person's latest decision stays the latest.
+    order = sorted(events, key=lambda key: (events[key]["at"], key in undoes, place[key], key))
     index = {key: i for i, key in enumerate(order)}
     out, undone = [], set()
     for key in order:
