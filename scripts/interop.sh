@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Judge against real OpenAI-compatible servers built here, offline: llama-cpp-python's server
+# (started without and with logits_all), llama.cpp's own llama-server when it is on PATH, and
+# a LiteLLM proxy in front of llama-cpp-python when litellm is installed in the interop venv.
+# Each serves a tiny random-weight model (scripts/tiny_gguf.py). Prints one row per server and
+# option: chunks judged, the response format the judge settled on, and P(relevant) present
+# and consistent with the verdict.
+#
+# Run by hand, not in CI: llama-cpp-python compiles from source for about an hour here. Keep a
+# built wheel outside the repo and point LLAMA_WHEEL at it to skip that:
+#   pip wheel --no-deps -w ~/wheels llama-cpp-python==0.3.36     # once, in the background
+#   LLAMA_WHEEL=~/wheels/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl scripts/interop.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+WORK=${INTEROP_DIR:-$HOME/.cache/cp-annotator-interop}
+PORT=${INTEROP_PORT:-8911}
+LIMIT=${INTEROP_CHUNKS:-40}
+mkdir -p "$WORK"
+
+if [ ! -x "$WORK/venv/bin/python" ]; then python3 -m venv "$WORK/venv"; fi
+if ! "$WORK/venv/bin/python" -c "import llama_cpp.server, gguf" 2>/dev/null; then
+  echo "Installing llama-cpp-python's server and gguf into $WORK/venv (an hour without a wheel)..." >&2
+  "$WORK/venv/bin/pip" install -q ${LLAMA_WHEEL:-} 'llama-cpp-python[server]==0.3.36' gguf numpy
+fi
+"$WORK/venv/bin/python" scripts/tiny_gguf.py "$WORK/tiny.gguf"
+ANNOTATOR=${ANNOTATOR:-$ROOT/.venv/bin/annotator}
+PYTHON=$(dirname "$ANNOTATOR")/python
+
+SERVER_PID=""
+stop_server() { if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""; fi; }
+trap stop_server EXIT
+
+wait_for() {  # URL
+  for _ in $(seq 1 120); do curl -sf "$1/models" >/dev/null && return 0; sleep 0.5; done
+  echo "The server at $1 did not come up; its log: $WORK/server.log" >&2; return 1
+}
+
+ROWS="$WORK/rows.tsv"
+: > "$ROWS"
+judge_row() {  # SERVER-LABEL BASE-URL MODEL OPTION...
+  local label=$1 url=$2 model=$3; shift 3
+  local db="$WORK/session.db"
+  rm -f "$db" "$db-wal" "$db-shm"
+  "$ANNOTATOR" import sample_sessions/banking.jsonl --session "$db" >/dev/null
+  local out
+  out=$("$ANNOTATOR" judge "$db" --model "$model" --base-url "$url" --name interop \
+        --limit "$LIMIT" --max-tokens 64 --timeout 120 "$@" 2>&1) || true
+  printf '%s\n' "$out" > "$WORK/last-run.txt"
+  "$PYTHON" - "$db" "$label" "${*:-(defaults)}" "$out" >> "$ROWS" <<'PY'
+import sqlite3, sys
+db, label, options, out = sys.argv[1:5]
+c = sqlite3.connect(db)
+rows = c.execute("SELECT verdict, p_relevant FROM verdicts WHERE judge = 'interop' "
+                 "AND error IS NULL").fetchall()
+with_p = [(v, p) for v, p in rows if p is not None]
+consistent = sum((p >= 0.5) == (v == 1) for v, p in with_p)
+fmt = next((line.split("with ", 1)[1].split(",")[0] for line in out.splitlines()
+            if line.startswith("Replies are asked for with")), "structured output (json_schema)")
+warned = "one request at a time" in out
+print("\t".join([label, options, f"{len(rows)}", fmt, f"{len(with_p)}", f"{consistent}",
+                 "yes" if warned else "no"]))
+PY
+}
+
+start_llama_cpp_python() {  # LOGITS_ALL
+  stop_server
+  "$WORK/venv/bin/python" -m llama_cpp.server --model "$WORK/tiny.gguf" --host 127.0.0.1 \
+    --port "$PORT" --n_ctx 4096 --logits_all "$1" > "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_for "http://127.0.0.1:$PORT/v1"
+}
+
+URL="http://127.0.0.1:$PORT/v1"
+start_llama_cpp_python False
+judge_row "llama-cpp-python 0.3.36" "$URL" tiny.gguf
+judge_row "llama-cpp-python 0.3.36" "$URL" tiny.gguf --no-logprobs
+judge_row "llama-cpp-python 0.3.36" "$URL" tiny.gguf --concurrency 1
+start_llama_cpp_python True
+judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf
+
+if "$WORK/venv/bin/python" -c "import litellm" 2>/dev/null; then
+  PROXY_PORT=$((PORT + 1))
+  "$WORK/venv/bin/litellm" --model "openai/tiny.gguf" --api_base "$URL" --port "$PROXY_PORT" \
+    > "$WORK/litellm.log" 2>&1 &
+  PROXY_PID=$!
+  if wait_for "http://127.0.0.1:$PROXY_PORT/v1"; then
+    judge_row "LiteLLM proxy -> llama-cpp-python" "http://127.0.0.1:$PROXY_PORT/v1" openai/tiny.gguf
+  fi
+  kill "$PROXY_PID" 2>/dev/null || true
+else
+  echo "litellm is not installed in $WORK/venv: no LiteLLM row (pip install 'litellm[proxy]')." >&2
+fi
+stop_server
+
+if command -v llama-server >/dev/null; then
+  llama-server -m "$WORK/tiny.gguf" --host 127.0.0.1 --port "$PORT" -c 4096 > "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_for "$URL" && judge_row "llama-server ($(llama-server --version 2>&1 | head -1))" "$URL" tiny.gguf
+  stop_server
+else
+  echo "llama-server is not on PATH: no llama.cpp row (build llama.cpp's server to add one)." >&2
+fi
+
+echo
+echo "Interop on $(date -u +%Y-%m-%d), $LIMIT chunks of the banking sample per run:"
+echo
+echo "| server | options | chunks judged | response format in use | with P(relevant) | P consistent with the verdict | one-at-a-time warning |"
+echo "|---|---|---|---|---|---|---|"
+while IFS=$'\t' read -r server options judged fmt with_p consistent warned; do
+  echo "| $server | $options | $judged of $LIMIT | $fmt | $with_p | $consistent of $with_p | $warned |"
+done < "$ROWS"
