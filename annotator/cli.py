@@ -350,6 +350,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         f"Judge '{name}': {stats.judged} chunks judged in {seconds:.1f} s"
         + (f" (each chunk {repeat} times)" if repeat > 1 else "")
         + f", {stats.skipped} already judged, {stats.errors} failed calls"
+        + (f" ({stats.requests:,} HTTP requests in all)"
+           if stats.requests > stats.judged + stats.errors else "")
         + (f", {stats.gave_up} chunks left for the next run" if stats.gave_up else "")
         + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
         + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"

@@ -160,6 +160,8 @@ def m002_calibration(db: Database) -> None:
 
 
 @migrations()
-def m003_confidence_note(db: Database) -> None:
-    """Why a verdict carries no P(relevant) although logprobs were asked for."""
+def m003_call_details(db: Database) -> None:
+    """Per call: why a verdict carries no P(relevant) although logprobs were asked for, and how
+    many HTTP requests it sent (a library may retry inside one call)."""
     db.execute("ALTER TABLE verdicts ADD COLUMN confidence_note TEXT")
+    db.execute("ALTER TABLE verdicts ADD COLUMN requests INTEGER")

@@ -440,18 +440,21 @@ class Session:
                     error: str | None = None, raw_reply: str | None = None,
                     tokens_in: int | None = None, tokens_out: int | None = None,
                     latency_ms: float | None = None, request_sha256: str | None = None,
-                    repetition: int = 1, confidence_note: str | None = None) -> None:
+                    repetition: int = 1, confidence_note: str | None = None,
+                    requests: int | None = None) -> None:
         """Store one judge call the moment it ends: a verdict, or the error it met.
 
-        ``confidence_note`` says why a verdict carries no P(relevant) although it was asked for.
+        ``confidence_note`` says why a verdict carries no P(relevant) although it was asked for;
+        ``requests`` is how many HTTP requests the call sent.
         """
         with self._write():
             self.db.conn.execute(
                 "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
                 " tokens_in, tokens_out, latency_ms, request_sha256, repetition, confidence_note,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " requests, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (judge, chunk_id, verdict, reason, p_relevant, error, raw_reply, tokens_in,
-                 tokens_out, latency_ms, request_sha256, repetition, confidence_note, now()),
+                 tokens_out, latency_ms, request_sha256, repetition, confidence_note, requests,
+                 now()),
             )
 
     def judge_transport(self, judge: str) -> dict[str, Any] | None:

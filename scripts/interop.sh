@@ -81,7 +81,8 @@ judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf
 
 if "$WORK/venv/bin/python" -c "import litellm" 2>/dev/null; then
   PROXY_PORT=$((PORT + 1))
-  "$WORK/venv/bin/litellm" --model "openai/tiny.gguf" --api_base "$URL" --port "$PROXY_PORT" \
+  # LiteLLM fetches a price list from the internet at start-up unless told to use its own copy.
+  LITELLM_LOCAL_MODEL_COST_MAP=True "$WORK/venv/bin/litellm" --model "openai/tiny.gguf" --api_base "$URL" --port "$PROXY_PORT" \
     > "$WORK/litellm.log" 2>&1 &
   PROXY_PID=$!
   if wait_for "http://127.0.0.1:$PROXY_PORT/v1"; then

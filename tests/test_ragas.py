@@ -192,3 +192,18 @@ def test_the_ragas_annotation_export_trains_ragas_own_metric(tmp_path: Path) -> 
     prompt: Any = metric.get_prompts()["context_precision_prompt"]
     examples = prompt.example_store._examples_list[-80:]
     assert {example.context: output.verdict for example, output in examples} == truth
+
+
+def test_the_ragas_path_records_tokens_and_every_request(tmp_path: Path) -> None:
+    session = session_with_one_golden(tmp_path)
+    with FakeOpenAI() as server:
+        # instructor retries a reply it cannot validate inside one call: two requests, one verdict.
+        server.plan[CHUNKS[0]] = ["malformed"]
+        stats = ours(session, server, "reference")
+        usage = [server.completion(body, "", "stop", 0)["usage"]["prompt_tokens"]
+                 for _, body, _ in server.requests]
+        sent = len(server.requests)
+    calls = session.calls("ragas-reference")
+    assert stats.tokens_in == sum(usage) == sum(c["tokens_in"] for c in calls) > 0
+    assert stats.tokens_out == sum(c["tokens_out"] for c in calls) > 0
+    assert stats.requests == sent == sum(c["requests"] for c in calls) > len(calls)

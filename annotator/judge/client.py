@@ -12,6 +12,7 @@ import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,38 @@ LOCAL_KEY = "not-needed"
 
 
 Hook = Callable[[httpx2.Request], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class Meter:
+    """What one judge call cost on the wire: HTTP requests sent and the tokens their replies
+    reported. For a prompt whose library hides both (RAGAS through instructor, which may send
+    several requests for one verdict); the builtin call reads usage from its own reply."""
+
+    requests: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+METER: ContextVar[Meter | None] = ContextVar("cp_annotator_meter", default=None)
+"""The meter of the call running in this task, if it wants one (see Meter)."""
+
+
+async def _meter_request(request: httpx2.Request) -> None:
+    if (meter := METER.get()) is not None:
+        meter.requests += 1
+
+
+async def _meter_response(response: httpx2.Response) -> None:
+    if (meter := METER.get()) is None:
+        return
+    await response.aread()  # the client reads it next anyway: aread caches the body
+    try:
+        usage = json.loads(response.content).get("usage") or {}
+        meter.tokens_in += int(usage.get("prompt_tokens") or 0)
+        meter.tokens_out += int(usage.get("completion_tokens") or 0)
+    except (ValueError, TypeError, AttributeError):
+        return  # no usage in this reply: nothing to count
 
 
 def make_client(base_url: str | None, api_key: str, *, concurrency: int = 8,
@@ -55,8 +88,8 @@ def make_client(base_url: str | None, api_key: str, *, concurrency: int = 8,
 
         hooks.append(per_token)
     limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    http = openai.DefaultAsyncHttpx2Client(limits=limits,
-                                           event_hooks={"request": [*hooks, *extra_hooks]})
+    http = openai.DefaultAsyncHttpx2Client(limits=limits, event_hooks={
+        "request": [*hooks, *extra_hooks, _meter_request], "response": [_meter_response]})
     return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=http)
 
 
@@ -131,6 +164,8 @@ class CallResult:
     tokens_in: int | None = None
     tokens_out: int | None = None
     latency_ms: float | None = None
+    requests: int = 1
+    """HTTP requests this call sent (RAGAS's instructor may retry inside one call)."""
     retry_after: float | None = None
     """Seconds the server asked us to wait (Retry-After), if it did."""
     retryable: bool = True

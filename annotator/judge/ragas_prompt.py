@@ -74,7 +74,22 @@ class RagasPrompt:
 
     async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
                   messages: list[dict[str, str]], timeout: float) -> CallResult:
-        """One chunk through RAGAS's own LLM wrapper; the verdict checked, the reason kept."""
+        """One chunk through RAGAS's own LLM wrapper; the verdict checked, the reason kept, and
+        the tokens and requests counted on the wire (instructor reports neither)."""
+        from annotator.judge.client import METER, Meter
+
+        meter = Meter()
+        token = METER.set(meter)
+        try:
+            result = await self._ask(client, settings, messages, timeout)
+        finally:
+            METER.reset(token)
+        result.tokens_in, result.tokens_out = meter.tokens_in, meter.tokens_out
+        result.requests = meter.requests
+        return result
+
+    async def _ask(self, client: AsyncOpenAI, settings: JudgeSettings,
+                   messages: list[dict[str, str]], timeout: float) -> CallResult:
         from annotator.judge.client import CallResult, elapsed_ms, status_error
 
         llm = self._llms.get(id(client))

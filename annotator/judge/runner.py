@@ -64,6 +64,8 @@ class RunStats:
     """Failed calls, retried or not."""
     tokens_in: int = 0
     tokens_out: int = 0
+    requests: int = 0
+    """HTTP requests sent (more than calls where a library retries inside one call)."""
     started: float = field(default_factory=time.monotonic)
     response_format: str = "json_schema"
     """The response format the run ended with (see client.RESPONSE_FORMATS)."""
@@ -147,6 +149,7 @@ async def run_judge(
             _store(session, name, chunk_id, sha, repetition, result, secret)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
+            stats.requests += result.requests
             if result.verdict is not None:
                 stats.judged += 1
                 return
@@ -272,4 +275,4 @@ def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int
         p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
         "no verdict", raw_reply=raw, confidence_note=result.confidence_note,
         tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_ms=result.latency_ms,
-        request_sha256=sha, repetition=repetition)
+        request_sha256=sha, repetition=repetition, requests=result.requests)
