@@ -32,7 +32,10 @@ stop_server() { if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || 
 trap stop_server EXIT
 
 wait_for() {  # URL
-  for _ in $(seq 1 120); do curl -sf "$1/models" >/dev/null && return 0; sleep 0.5; done
+  for _ in $(seq 1 120); do
+    curl -sf -H "Authorization: Bearer ${OPENAI_API_KEY:-none}" "$1/models" >/dev/null && return 0
+    sleep 0.5
+  done
   echo "The server at $1 did not come up; its log: $WORK/server.log" >&2; return 1
 }
 
@@ -81,12 +84,19 @@ judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf
 
 if "$WORK/venv/bin/python" -c "import litellm" 2>/dev/null; then
   PROXY_PORT=$((PORT + 1))
-  # LiteLLM fetches a price list from the internet at start-up unless told to use its own copy.
-  LITELLM_LOCAL_MODEL_COST_MAP=True "$WORK/venv/bin/litellm" --model "openai/tiny.gguf" --api_base "$URL" --port "$PROXY_PORT" \
+  # LiteLLM fetches a price list from the internet at start-up unless told to use its own copy,
+  # and refuses to start without a master key: the judge sends it as its API key.
+  PROXY_KEY="sk-interop-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  OPENAI_API_KEY=not-needed LITELLM_MASTER_KEY=$PROXY_KEY LITELLM_LOCAL_MODEL_COST_MAP=True \
+    "$WORK/venv/bin/litellm" --model "openai/tiny.gguf" --api_base "$URL" --port "$PROXY_PORT" \
     > "$WORK/litellm.log" 2>&1 &
   PROXY_PID=$!
-  if wait_for "http://127.0.0.1:$PROXY_PORT/v1"; then
-    judge_row "LiteLLM proxy -> llama-cpp-python" "http://127.0.0.1:$PROXY_PORT/v1" openai/tiny.gguf
+  if OPENAI_API_KEY=$PROXY_KEY wait_for "http://127.0.0.1:$PROXY_PORT/v1"; then
+    OPENAI_API_KEY=$PROXY_KEY judge_row "LiteLLM $("$WORK/venv/bin/python" -c 'from importlib.metadata import version; print(version("litellm"))') proxy -> llama-cpp-python" \
+      "http://127.0.0.1:$PROXY_PORT/v1" openai/tiny.gguf
+    if grep -q "$PROXY_KEY" "$WORK/session.db"* 2>/dev/null; then
+      echo "The proxy's key was found in the session file: that is a bug." >&2; exit 1
+    fi
   fi
   kill "$PROXY_PID" 2>/dev/null || true
 else
