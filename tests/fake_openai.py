@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -49,6 +50,8 @@ class FakeOpenAI:
         (llama-server strips it from the content only)."""
         self.serial = False
         """Serve one request at a time, as a small local server does."""
+        self.rewrite: Callable[[dict[str, Any], int], None] | None = None
+        """Edits every 200 reply in place (given the reply and its verdict) before it is sent."""
         self._serial_lock = threading.Lock()
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
@@ -144,7 +147,10 @@ class FakeOpenAI:
                     content = json.dumps({"reason": "very useful", "verdict": 2})
                 elif behaviour == "truncated":
                     content, finish = content[:12], "length"
-                self._send(200, server.completion(body, content, finish, verdict))
+                reply = server.completion(body, content, finish, verdict)
+                if server.rewrite is not None:
+                    server.rewrite(reply, verdict)
+                self._send(200, reply)
 
             def _send(self, status: int, payload: dict[str, Any],
                       headers: dict[str, str] | None = None) -> None:

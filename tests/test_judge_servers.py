@@ -5,9 +5,11 @@ is scripts/interop.sh."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from types import SimpleNamespace as T
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -125,16 +127,12 @@ def test_verdicts_without_confidence_say_why(tmp_path: Path) -> None:
     session = make_session(tmp_path, chunks=4)
     with FakeOpenAI() as server:
         # The logprobs' digit says the opposite of the reply's verdict: no P stored.
-        original = server.completion
-
-        def lying(body: dict, content: str, finish: str, verdict: int) -> dict:  # type: ignore[type-arg]
-            reply = original(body, content, finish, verdict)
+        def lying(reply: dict[str, Any], verdict: int) -> None:
             for token in reply["choices"][0]["logprobs"]["content"]:
                 if token["token"] in "01":
                     token["token"] = "1" if token["token"] == "0" else "0"
-            return reply
 
-        server.completion = lying  # type: ignore[method-assign]
+        server.rewrite = lying
         assert run(session, server).judged == 4
     assert all(v.p_relevant is None for v in session.verdicts("test-judge").values())
     assert session.confidence_gaps("test-judge") == {
@@ -162,21 +160,15 @@ def test_the_session_file_never_keeps_a_transport_for_an_unknown_judge(tmp_path:
 def test_the_report_says_how_many_verdicts_carry_no_confidence_and_why(tmp_path: Path) -> None:
     session = make_session(tmp_path, chunks=8)
     with FakeOpenAI() as server:
-        original = server.completion
-
-        def no_logprobs_on_noise(body: dict, content: str, finish: str, verdict: int) -> dict:  # type: ignore[type-arg]
-            reply = original(body, content, finish, verdict)
+        def no_logprobs_on_noise(reply: dict[str, Any], verdict: int) -> None:
             if verdict == 0:
                 reply["choices"][0].pop("logprobs")
-            return reply
 
-        server.completion = no_logprobs_on_noise  # type: ignore[method-assign]
+        server.rewrite = no_logprobs_on_noise
         assert run(session, server).judged == 8
     for chunk_id, stored in session.verdicts("test-judge").items():
         session.decide("ann", chunk_id, stored.verdict, "accept", judge="test-judge")
     session.close()
-    import json
-
     out = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "json",
                                    "--bootstrap", "0"])
     assert out.exit_code == 0, out.output
