@@ -69,13 +69,18 @@ def team_truth(labels: Mapping[str, Mapping[int, Label]], gold: Mapping[int, Gol
     return Truth(agreed, TEAM, adjudicated=len(gold), pending=len(disputed - gold.keys()))
 
 
+def check_annotator(people: list[str], annotator: str) -> None:
+    """Refuse a name nobody labelled under, listing who did (a reader asked for a typo)."""
+    if annotator not in people:
+        raise SessionError(f"Nobody called '{annotator}' has labelled this session"
+                           + (f" (annotators: {', '.join(people)})." if people else "."))
+
+
 def truth(session: Session, annotator: str | None = None) -> Truth:
     """One person's labels when named; else the team's truth (see team_truth)."""
     people = session.annotators()
     if annotator is not None:
-        if annotator not in people:
-            raise SessionError(f"Nobody called '{annotator}' has labelled this session"
-                               + (f" (annotators: {', '.join(people)})." if people else "."))
+        check_annotator(people, annotator)
         return team_truth({annotator: session.labels(annotator)}, {})
     gold = session.gold_labels()
     if not people and not gold:

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from annotator.cli import cli
-from tests.conftest import ROOT, SAMPLES, golden, write_lines
+from tests.conftest import ROOT, SAMPLES, banking_file, golden, write_lines
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -84,3 +84,13 @@ def test_annotate_on_a_bad_goldens_file_leaves_no_session_behind(tmp_path: Path)
     code, _, err = run("annotate", str(bad))
     assert code == 2 and "line 2, field 'user_input'" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["goldens.jsonl"]
+
+
+def test_report_with_an_unknown_annotator_is_an_error_listing_the_annotators(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    for fmt in ("table", "csv"):
+        result = CliRunner().invoke(cli, ["report", str(db), "--annotator", "nobody",
+                                          "--format", fmt, "--bootstrap", "0"])
+        assert result.exit_code == 2, result.output
+        assert "Nobody called 'nobody' has labelled this session (annotators: " in result.output
+        assert "sample-reviewer" in result.output and "Traceback" not in result.output
