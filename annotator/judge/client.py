@@ -6,7 +6,9 @@ on that chunk (with the raw reply kept), never a verdict.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -195,15 +197,15 @@ async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
     if logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 5
-    start = time.perf_counter()
-    result = await _send(client, settings, body, timeout, start)
+    result = await _send(client, settings, body, timeout)
     result.sent_format, result.sent_logprobs = mode, logprobs
     return result
 
 
 async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, Any],
-                timeout: float, start: float) -> CallResult:
+                timeout: float) -> CallResult:
     """POST one request and read its reply into a CallResult."""
+    start = time.perf_counter()
     try:
         # The client's own POST with the body as built: chat.completions.create would walk
         # the messages and the schema through its TypedDict transforms on every call, which
@@ -287,21 +289,17 @@ def p_relevant(tokens: list[Any], verdict: int) -> float | str:
     digit = match.end()
     if int(text[digit]) != verdict:
         return "the logprobs' verdict token disagrees with the reply's verdict"
-    offset = 0
-    for token in tokens:
-        end = offset + len(token.token)
-        if offset <= digit < end:
-            mass = {"0": 0.0, "1": 0.0}
-            for alternative in token.top_logprobs or [token]:
-                label = alternative.token.strip().strip('"').rstrip(",}").strip()
-                if label in mass:
-                    mass[label] += math.exp(alternative.logprob)
-            total = mass["0"] + mass["1"]
-            if total == 0:
-                return "the verdict token's alternatives hold neither 0 nor 1"
-            return mass["1"] / total
-        offset = end
-    return "the verdict's token was not found in the logprobs"  # unreachable: digit < len(text)
+    ends = list(itertools.accumulate(len(token.token) for token in tokens))
+    token = tokens[bisect.bisect_right(ends, digit)]  # the token whose text holds the digit
+    mass = {"0": 0.0, "1": 0.0}
+    for alternative in token.top_logprobs or [token]:
+        label = alternative.token.strip().strip('"').rstrip(",}").strip()
+        if label in mass:
+            mass[label] += math.exp(alternative.logprob)
+    total = mass["0"] + mass["1"]
+    if total == 0:
+        return "the verdict token's alternatives hold neither 0 nor 1"
+    return mass["1"] / total
 
 
 def status_error(error: openai.APIStatusError, settings: JudgeSettings,
