@@ -438,11 +438,12 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
     if sum(map(bool, (annotator, all_annotators, gold))) > 1:
         raise click.UsageError("Give one of --annotator NAME, --all-annotators and --gold.")
     with _open(session_path) as session:
-        names = [annotator] if annotator else session.annotators()
+        people = session.annotators()
         if annotator:
             from annotator.truth import check_annotator
 
-            check_annotator(session.annotators(), annotator)
+            check_annotator(people, annotator)
+        names = [annotator] if annotator else people
         if not (annotator or all_annotators or gold) and len(names) > 1:
             raise AnnotatorError(f"The session has several annotators ({', '.join(names)}); "
                                  "choose one with --annotator NAME, pool them with "

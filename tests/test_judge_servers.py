@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.judge.client import RESPONSE_FORMATS, p_relevant
-from annotator.session import Session
 from tests.fake_openai import FakeOpenAI
 from tests.test_judge import cli_env, make_session, run
 
@@ -150,11 +149,6 @@ def test_a_one_at_a_time_server_is_named(tmp_path: Path, serial: bool, warned: b
     if warned:
         assert "serve one request at a time" in stats.warnings[0]
         assert "--concurrency 1" in stats.warnings[0]
-
-
-def test_the_session_file_never_keeps_a_transport_for_an_unknown_judge(tmp_path: Path) -> None:
-    with Session(tmp_path / "x.db") as session:
-        assert session.judge_transport("nobody") is None
 
 
 def test_the_report_says_how_many_verdicts_carry_no_confidence_and_why(tmp_path: Path) -> None:
