@@ -356,6 +356,11 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
         + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
         + (f", ${cost:.4f}" if cost is not None else "") + ".")
+    for cause, count in stats.failures.most_common(3):
+        click.echo(f"{count} failed {'call' if count == 1 else 'calls'}: {cause}.")
+    if len(stats.failures) > 3:
+        click.echo(f"{sum(stats.failures.values()) - sum(c for _, c in stats.failures.most_common(3))}"
+                   " more failed calls had other causes; every error is stored with its call.")
     for refusal in stats.refused:
         click.echo(f"Note: {refusal}.")
     if prompt_id != "ragas" and (stats.refused or stats.response_format != "json_schema"

@@ -170,3 +170,19 @@ def test_the_report_says_how_many_verdicts_carry_no_confidence_and_why(tmp_path:
     table = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--bootstrap", "0"])
     assert "4 of the judge's verdicts carry no P(relevant)" in table.stdout
     assert "4 because the reply carried no logprobs" in table.stdout
+
+
+def test_a_refused_connection_is_summarised_with_the_url_and_what_to_check(tmp_path: Path) -> None:
+    import socket
+
+    make_session(tmp_path, chunks=4).close()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "m",
+                                      "--base-url", url, "--max-retries", "1"],
+                                env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 1
+    assert (f"8 failed calls: connection failed to {url}/ (APIConnectionError): check that the "
+            "server is running and that --base-url is right.") in result.stdout

@@ -215,8 +215,7 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
     except openai.APITimeoutError:
         return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
     except openai.APIConnectionError as error:
-        return CallResult(error=f"connection failed: {error.__class__.__name__}",
-                          latency_ms=elapsed_ms(start))
+        return connection_error(client, error, elapsed_ms(start))
     except openai.APIStatusError as error:
         return status_error(error, settings, elapsed_ms(start))
     latency = elapsed_ms(start)
@@ -328,6 +327,15 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
     elif status in (400, 401, 403, 404, 422):
         result.retryable = False  # retrying the same request cannot help
     return result
+
+
+def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,
+                     latency: float) -> CallResult:
+    """A CallResult for a request that never got a reply: which URL, and what to check."""
+    url = re.sub(r"//[^/@]*@", "//", str(client.base_url))  # never echo credentials in a URL
+    return CallResult(error=f"connection failed to {url} ({error.__class__.__name__}): check that "
+                            "the server is running and that --base-url is right",
+                      latency_ms=latency)
 
 
 def _body_text(error: openai.APIStatusError) -> str:

@@ -90,7 +90,7 @@ class RagasPrompt:
 
     async def _ask(self, client: AsyncOpenAI, settings: JudgeSettings,
                    messages: list[dict[str, str]], timeout: float) -> CallResult:
-        from annotator.judge.client import CallResult, elapsed_ms, status_error
+        from annotator.judge.client import CallResult, connection_error, elapsed_ms, status_error
 
         llm = self._llms.get(id(client))
         if llm is None:
@@ -108,8 +108,7 @@ class RagasPrompt:
             result.unsupported.discard("response_format")  # instructor chooses RAGAS's format
             return result
         except openai.APIConnectionError as error:
-            return CallResult(error=f"connection failed: {error.__class__.__name__}",
-                              latency_ms=elapsed_ms(start))
+            return connection_error(client, error, elapsed_ms(start))
         except Exception as error:  # instructor's retry/validation errors, among others
             return CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
                               latency_ms=elapsed_ms(start))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -75,6 +76,8 @@ class RunStats:
     """What the endpoint refused this run, in order, as sentences for the summary."""
     warnings: list[str] = field(default_factory=list)
     """What the run noticed about the endpoint, as sentences for the summary."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """Failed calls by what went wrong (the stored error sentence), for the summary."""
 
     @property
     def done(self) -> int:
@@ -146,7 +149,8 @@ async def run_judge(
         attempt = 0
         while True:
             result = await settings.prompt.ask(client, settings, messages, options.timeout)
-            _store(session, name, chunk_id, sha, repetition, result, secret)
+            _redact(result, secret)  # before anything stores, counts or prints the reply
+            _store(session, name, chunk_id, sha, repetition, result)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
             stats.requests += result.requests
@@ -154,6 +158,7 @@ async def run_judge(
                 stats.judged += 1
                 return
             stats.errors += 1
+            stats.failures[result.error or "no verdict"] += 1
             if on_progress is not None:
                 on_progress(stats)
             if _drop_refused(session, name, settings, result, stats):
@@ -264,12 +269,17 @@ def _backoff(attempt: int, options: RunOptions) -> float:
     return random.uniform(0, min(options.backoff_cap, options.backoff_base * 2**attempt))
 
 
+def _redact(result: CallResult, secret: str | None) -> None:
+    """Replace an API key a server echoed back in its error or reply (belt and braces)."""
+    if secret:
+        result.error = result.error.replace(secret, "***") if result.error else result.error
+        result.raw_reply = (result.raw_reply.replace(secret, "***") if result.raw_reply
+                            else result.raw_reply)
+
+
 def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int,
-           result: CallResult, secret: str | None) -> None:
+           result: CallResult) -> None:
     error, raw = result.error, result.raw_reply
-    if secret:  # belt and braces: a key echoed back by a server never reaches the file
-        error = error.replace(secret, "***") if error else error
-        raw = raw.replace(secret, "***") if raw else raw
     session.record_call(
         name, chunk_id, verdict=result.verdict, reason=result.reason,
         p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
