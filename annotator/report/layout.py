@@ -115,8 +115,8 @@ def layout(report: Report) -> list[Block]:
         ["context precision convention", report.convention],
         ["pass mark", f"{report.pass_mark:g}"],
         ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
-         f"seed {report.seed}" if report.resamples else "none here: 'annotator report' adds 95% "
-         "bootstrap intervals"],
+         f"seed {report.seed}" if report.resamples else "none (0 resamples): 'annotator report "
+         "--bootstrap 2000' gives 95% bootstrap intervals"],
     ]
     blocks.append(Grid("coverage", "What was compared", ["", ""], compared))
 
