@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from annotator.errors import SessionError
 from annotator.models import Chunk, Golden, GoldLabel, StoredVerdict
-from annotator.session import Session
+from annotator.store.session import Session
 from annotator.truth import disagreements
 
 

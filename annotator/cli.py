@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from annotator.report.columns import SORT_KEYS
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from annotator.judge.runner import RunStats
-    from annotator.session import Session
+    from annotator.store.session import Session
 
 EXIT_BAD_INPUT = 2
 """Exit status for input or usage a person must fix (click uses 2 for usage errors too)."""
@@ -52,7 +54,7 @@ def main() -> None:
 
 
 def _open(path: str, *, create: bool = False) -> Session:
-    from annotator.session import Session
+    from annotator.store.session import Session
 
     return Session(path, create=create)
 
@@ -199,7 +201,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     """
     from annotator.formats import read_goldens
     from annotator.review import Review
-    from annotator.session import Session
+    from annotator.store.session import Session
     from annotator.tui.app import AnnotatorApp
 
     source = Path(session_path)
@@ -232,7 +234,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         judge = _choose_judge(session, judge)
         only = None
         if sample_size is not None:
-            from annotator.ppi import draw_sample
+            from annotator.stats.ppi import draw_sample
 
             only = draw_sample(session.golden_ids(), sample_size, seed)
             session.set_random_sample(sample_size, seed, only)
@@ -244,19 +246,15 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
 
 def _choose_judge(session: Session, judge: str | None) -> str | None:
-    """The judge asked for (Review checks it exists), the only one, or the one the person picks."""
-    from annotator.errors import SessionError
+    """The judge asked for, the only one, none (labelling blind), or the one the person picks."""
+    from annotator.resolve import one_judge
 
-    if judge is not None:
-        return judge
-    names = [j.name for j in session.judges()]
-    if len(names) <= 1:
-        return names[0] if names else None
-    if not sys.stdin.isatty():
-        raise SessionError(f"The session has several judges ({', '.join(names)}); choose one "
-                           "with --judge NAME.")
-    return str(click.prompt("Which judge's verdicts do you want to review?",
-                            type=click.Choice(names), default=names[0]))
+    def ask(names: Sequence[str]) -> str:
+        return str(click.prompt("Which judge's verdicts do you want to review?",
+                                type=click.Choice(list(names)), default=names[0]))
+
+    return one_judge([j.name for j in session.judges()], judge, required=False,
+                     ask=ask if sys.stdin.isatty() else None)
 
 
 @cli.command("judge")
@@ -445,9 +443,9 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
     with _open(session_path) as session:
         people = session.annotators()
         if annotator:
-            from annotator.truth import check_annotator
+            from annotator.resolve import annotator_named
 
-            check_annotator(people, annotator)
+            annotator_named(people, annotator)
         names = [annotator] if annotator else people
         if not (annotator or all_annotators or gold) and len(names) > 1:
             raise AnnotatorError(f"The session has several annotators ({', '.join(names)}); "
@@ -530,8 +528,7 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
 @click.option("--judge", "-j", "judges", multiple=True,
               help="Score only these judges (repeat the option; default: every judge).")
-@click.option("--sort", type=click.Choice(["cohen_kappa", "gwet_ac1", "percent", "precision",
-                                           "recall", "mae", "judge"]),
+@click.option("--sort", type=click.Choice(SORT_KEYS),
               default="cohen_kappa", show_default=True, help="What to rank the judges by.")
 @click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
               show_default=True)
@@ -564,8 +561,8 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
       annotator judges review.db --split test --price gpt-4o-mini=0.15,0.6
       annotator judges review.db --format html --output judges.html
     """
-    from annotator.leaderboard import build_leaderboard
     from annotator.progress import counter
+    from annotator.report.leaderboard import build_leaderboard
 
     with _open(session_path) as session, counter(
             "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples

@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from annotator.metrics import context_precision_when_complete
-from annotator.session import Session
+from annotator.stats.metrics import context_precision_when_complete
+from annotator.store.session import Session
 from annotator.truth import TEAM, Truth, truth
 
 RAGAS_METRIC = {"reference": "llm_context_precision_with_reference",

@@ -12,10 +12,11 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, TypeGuard
+from typing import IO, Any
 
 from annotator.errors import InputError
 from annotator.models import GoldenRecord, JudgeVerdict, stable_golden_id
+from annotator.verdict import SPOKEN, is_verdict
 
 ALIASES = {
     "question": "user_input",
@@ -342,7 +343,7 @@ def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
             if len(labels) > k:
                 raise fail(f"has {len(labels)} labels but the golden has only {k} chunks.", where)
             for rank, label in enumerate(labels, 1):
-                if label is not None and not _is_binary(label):
+                if label is not None and not is_verdict(label):
                     raise fail(f"the label at rank {rank} is {json.dumps(label)}; use 0, 1 or null.",
                                where)
             human_labels[annotator] = labels + [None] * (k - len(labels))
@@ -394,16 +395,16 @@ def _judge_list(raw: Any, k: int, where: str, fail: Any) -> list[JudgeVerdict | 
         if item is None:
             out.append(None)
             continue
-        if _is_binary(item):  # a bare 0 or 1 is a verdict without a reason
+        if is_verdict(item):  # a bare 0 or 1 is a verdict without a reason
             out.append(JudgeVerdict(verdict=item))
             continue
         if not isinstance(item, dict):
             raise fail(f"the verdict at rank {rank} must be an object like "
                        f'{{"verdict": 1, "reason": "..."}}, not {_kind(item)}.', where)
         verdict = item.get("verdict")
-        if not _is_binary(verdict):
-            raise fail(f"the verdict at rank {rank} is {json.dumps(verdict)}; a verdict must be the "
-                       "number 0 (noise) or 1 (useful).", where)
+        if not is_verdict(verdict):
+            raise fail(f"the verdict at rank {rank} is {json.dumps(verdict)}; a verdict must be "
+                       f"{SPOKEN}.", where)
         reason = item.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise fail(f"the reason at rank {rank} must be a string.", where)
@@ -414,10 +415,6 @@ def _judge_list(raw: Any, k: int, where: str, fail: Any) -> list[JudgeVerdict | 
         out.append(JudgeVerdict(verdict=verdict, reason=reason,
                                 p_relevant=None if p is None else float(p)))
     return out + [None] * (k - len(out))
-
-
-def _is_binary(value: object) -> TypeGuard[int]:
-    return type(value) is int and value in (0, 1)
 
 
 def _kind(value: Any) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from annotator.errors import SessionError
-from annotator.session import Session
+from annotator.store.session import Session
 
 Row = dict[str, Any]
 

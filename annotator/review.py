@@ -12,11 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from annotator.agreement import Confusion
-from annotator.compare import GoldenComparison
 from annotator.errors import SessionError
 from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
-from annotator.session import Session
+from annotator.resolve import judge_named
+from annotator.stats.chunk_agreement import Confusion
+from annotator.stats.comparison import GoldenComparison
+from annotator.store.session import Session
+from annotator.verdict import flipped
+from annotator.verdict import name as verdict_name
 
 ChunkState = Literal["pending", "accepted", "flipped", "set", "imported"]
 
@@ -74,10 +77,8 @@ class Review:
                  only: Sequence[str] | None = None) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
-        names = [j.name for j in session.judges()]
-        if judge is not None and judge not in names:
-            raise SessionError(f"The session has no judge named '{judge}'; its judges are: "
-                               f"{', '.join(names) or 'none'}.")
+        if judge is not None:
+            judge_named([j.name for j in session.judges()], judge)
         if not 0.0 <= blind_rate <= 1.0:
             raise SessionError("--blind-rate must be between 0 and 1, e.g. 0.15.")
         self.session = session
@@ -255,7 +256,7 @@ class Review:
         if (refused := self._needs_shown_verdict(view)) is not None:
             return refused
         assert view.verdict is not None
-        return self._decide(view, 1 - view.verdict.verdict, "flip")
+        return self._decide(view, flipped(view.verdict.verdict), "flip")
 
     def set(self, verdict: int) -> Outcome:
         """Set the verdict yourself: the only way on a blind chunk, which it then reveals."""
@@ -287,7 +288,7 @@ class Review:
             self._selected_at = time.monotonic()
             if judge_verdict is None:
                 return Outcome(True, "Answered. The judge has no verdict on this chunk yet.")
-            said = "useful" if judge_verdict else "noise"
+            said = verdict_name(judge_verdict)
             agree = "agrees with you" if judge_verdict == verdict else "disagrees"
             return Outcome(True, f"Revealed: the judge says {said} ({agree}). Keep yours with j, "
                                  "or change it with a, f, 1 or 0.")
@@ -344,7 +345,7 @@ class Review:
         self._recount(golden_id, undone.chunk_id, undone.undone, new)
         rank = next(c.rank for c in self.golden.chunks if c.id == undone.chunk_id)
         self.select(rank - 1)
-        state = "pending" if new is None else ("useful" if new else "noise")
+        state = verdict_name(new)
         return Outcome(True, f"Undone: rank {rank} of {golden_id} is {state} again.")
 
     def comment(self, note: str | None) -> Outcome:

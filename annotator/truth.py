@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from annotator.errors import SessionError
 from annotator.models import GoldLabel, Label
-from annotator.session import Session
+from annotator.resolve import NOBODY, annotator_named
+from annotator.store.session import Session
 
 TEAM = "team"
 """The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
@@ -69,21 +70,13 @@ def team_truth(labels: Mapping[str, Mapping[int, Label]], gold: Mapping[int, Gol
     return Truth(agreed, TEAM, adjudicated=len(gold), pending=len(disputed - gold.keys()))
 
 
-def check_annotator(people: list[str], annotator: str) -> None:
-    """Refuse a name nobody labelled under, listing who did (a reader asked for a typo)."""
-    if annotator not in people:
-        raise SessionError(f"Nobody called '{annotator}' has labelled this session"
-                           + (f" (annotators: {', '.join(people)})." if people else "."))
-
-
 def truth(session: Session, annotator: str | None = None) -> Truth:
     """One person's labels when named; else the team's truth (see team_truth)."""
     people = session.annotators()
     if annotator is not None:
-        check_annotator(people, annotator)
+        annotator_named(people, annotator)
         return team_truth({annotator: session.labels(annotator)}, {})
     gold = session.gold_labels()
     if not people and not gold:
-        raise SessionError("Nobody has labelled a chunk yet: annotate some goldens first "
-                           "('annotator annotate SESSION').")
+        raise SessionError(NOBODY)
     return team_truth({p: session.labels(p) for p in people}, gold)

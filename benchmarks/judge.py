@@ -27,7 +27,7 @@ from annotator.formats import read_goldens
 from annotator.judge.client import JudgeSettings, make_client
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
-from annotator.session import Session
+from annotator.store.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 

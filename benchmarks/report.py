@@ -20,7 +20,7 @@ from generate import generate
 
 from annotator.formats import read_goldens
 from annotator.report.build import build_report
-from annotator.session import Session
+from annotator.store.session import Session
 
 BUDGET_S = 5.0
 

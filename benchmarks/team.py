@@ -20,7 +20,7 @@ from pathlib import Path
 from generate import generate
 
 from annotator.formats import read_goldens
-from annotator.session import Session
+from annotator.store.session import Session
 
 BUDGETS_S = {"merge": 60.0, "report": 8.0, "judges": 8.0}
 PEOPLE = ("alice", "bob", "carol")

@@ -36,7 +36,7 @@ from textual.widgets import DataTable
 
 from annotator.formats import read_goldens
 from annotator.review import Review
-from annotator.session import Session
+from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.screens.queue import QueueScreen
 

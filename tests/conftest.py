@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from annotator.formats import read_goldens
-from annotator.session import Session
+from annotator.store.session import Session
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py imports ragas directly
 

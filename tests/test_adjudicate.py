@@ -12,9 +12,9 @@ from textual.widgets import Input, Static
 from annotator.adjudication import Adjudication
 from annotator.cli import cli
 from annotator.errors import SessionError
-from annotator.leaderboard import build_leaderboard
 from annotator.report.build import build_report
-from annotator.session import Session
+from annotator.report.leaderboard import build_leaderboard
+from annotator.store.session import Session
 from annotator.tui.app import AdjudicatorApp
 from annotator.tui.screens.help import HelpScreen
 from tests.conftest import banking_file, second_opinion

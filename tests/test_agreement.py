@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from annotator.agreement import ChunkAgreement, Confusion, cohen_kappa, gwet_ac1, krippendorff_alpha
+from annotator.stats.chunk_agreement import (
+    ChunkAgreement,
+    Confusion,
+    cohen_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+)
 
 
 def pairs(c: Confusion) -> tuple[list[int], list[int]]:

@@ -72,7 +72,7 @@ def test_annotate_refuses_an_unknown_or_ambiguous_judge(tmp_path: Path) -> None:
     two_judges = write_lines(tmp_path / "two.jsonl", [golden(judges={"a": [1, 0, 1], "b": [0, 0, 1]})])
     assert run("import", str(two_judges), "--session", db)[0] == 0
     code, _, err = run("annotate", db, "--judge", "nope")
-    assert code == 2 and "no judge named 'nope'; its judges are: a, b" in err
+    assert code == 2 and "no judge named 'nope' (judges: a, b)" in err
     code, _, err = run("annotate", db)  # no terminal to ask on
     assert code == 2 and "several judges (a, b); choose one with --judge NAME" in err
     code, _, err = run("annotate", str(tmp_path / "missing.db"))

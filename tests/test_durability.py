@@ -16,7 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from annotator.session import Session
+from annotator.store.session import Session
 from tests.conftest import BANKING, ROOT, banking_file
 
 
@@ -94,7 +94,7 @@ def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
 WRITER = textwrap.dedent("""
     import sys
     from annotator.review import Review
-    from annotator.session import Session
+    from annotator.store.session import Session
 
     db, annotator, verdict = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with Session(db, create=False) as session:

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.exports import RAGAS_METRIC, RAGAS_PROMPT, ragas_annotation
 from annotator.formats import read_goldens
-from annotator.metrics import context_precision
-from annotator.session import Session
+from annotator.stats.metrics import context_precision
+from annotator.store.session import Session
 from tests.conftest import banking_file, golden, second_opinion, write_lines
 
 

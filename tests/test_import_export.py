@@ -10,7 +10,7 @@ import pytest
 
 from annotator.errors import InputError
 from annotator.formats import read_goldens, write_csv, write_jsonl
-from annotator.session import Session
+from annotator.store.session import Session
 from tests.conftest import SAMPLES, dump, golden, write_lines
 
 

@@ -22,7 +22,7 @@ from annotator.formats import read_goldens
 from annotator.judge.client import JudgeSettings, make_client, parse_reply
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
-from annotator.session import Session
+from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
 
@@ -323,7 +323,7 @@ def test_p_relevant_renormalises_over_the_two_labels() -> None:
 
 
 def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path) -> None:
-    from annotator.leaderboard import build_leaderboard
+    from annotator.report.leaderboard import build_leaderboard
 
     session = make_session(tmp_path, chunks=8)
     texts = [c.text for g in session.goldens() for c in g.chunks]
@@ -355,7 +355,7 @@ def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path
 
 def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
         tmp_path: Path) -> None:
-    from annotator.leaderboard import build_leaderboard
+    from annotator.report.leaderboard import build_leaderboard
 
     session = make_session(tmp_path, chunks=8)
     goldens = session.goldens()

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.multitest import multipletests
 
 from annotator.cli import cli
-from annotator.leaderboard import build_leaderboard, holm
+from annotator.report.leaderboard import build_leaderboard, holm
 from tests.test_report import make_session
 
 
@@ -103,8 +103,8 @@ def test_split_is_reproducible_and_the_leaderboard_scores_the_test_goldens(tmp_p
     assert result.exit_code == 0 and "now has 10 dev and 30 test goldens" in result.output
     again = runner.invoke(cli, ["split", db, "--dev", "0.5", "--seed", "9"])
     assert "nothing changed" in again.output  # a split in use never changes by accident
-    from annotator.session import Session
     from annotator.splits import assign_splits
+    from annotator.store.session import Session
 
     with Session(db) as session:
         splits = session.splits()
@@ -152,7 +152,7 @@ def test_a_stratified_split_splits_every_system_in_the_same_proportion(tmp_path:
     result = CliRunner().invoke(cli, ["split", db, "--dev", "0.5", "--seed", "2",
                                       "--stratify", "retriever"])
     assert result.exit_code == 0, result.output
-    from annotator.session import Session
+    from annotator.store.session import Session
 
     with Session(db) as session:
         splits = session.splits()

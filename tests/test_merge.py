@@ -12,7 +12,7 @@ from annotator.cli import cli
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
 from annotator.merge import merge_sessions
-from annotator.session import Session
+from annotator.store.session import Session
 from tests.conftest import banking_file, dump, golden, write_lines
 
 
@@ -121,7 +121,7 @@ def test_splits_and_gold_labels_travel_and_contradicting_splits_are_refused(tmp_
 
 def test_the_random_sample_and_prices_travel_and_different_samples_are_refused(
         tmp_path: Path) -> None:
-    from annotator.ppi import draw_sample
+    from annotator.stats.ppi import draw_sample
 
     a = person(tmp_path, "a", "alice", 1)
     b = person(tmp_path, "b", "bob", 2)

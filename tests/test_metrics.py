@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotator.metrics import context_precision, precision_at_k
+from annotator.stats.metrics import context_precision, precision_at_k
 
 verdict_lists = st.lists(st.integers(0, 1), min_size=1, max_size=50)
 
@@ -122,7 +122,7 @@ def test_moving_a_noise_chunk_down_never_lowers_cp(verdicts: list[int], data: st
 
 
 def test_context_precision_waits_for_every_chunk() -> None:
-    from annotator.metrics import context_precision_when_complete
+    from annotator.stats.metrics import context_precision_when_complete
 
     assert context_precision_when_complete([1, None, 1]) is None
     assert context_precision_when_complete([1, 1, 0, 1, 1]) == context_precision([1, 1, 0, 1, 1])

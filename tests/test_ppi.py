@@ -9,12 +9,12 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from annotator.errors import SessionError
-from annotator.metrics import context_precision
-from annotator.ppi import draw_sample, power_tuned_lambda, ppi_estimate, ppi_mean
 from annotator.report.build import build_report
 from annotator.report.render import markdown_report
 from annotator.report.serialize import report_dict
 from annotator.review import Review
+from annotator.stats.metrics import context_precision
+from annotator.stats.ppi import draw_sample, power_tuned_lambda, ppi_estimate, ppi_mean
 from tests.test_report import make_session
 
 

@@ -23,8 +23,8 @@ from annotator.formats import read_goldens
 from annotator.judge.client import JudgeSettings, make_client
 from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
 from annotator.judge.runner import RunOptions, RunStats, run_judge
-from annotator.metrics import context_precision
-from annotator.session import Session
+from annotator.stats.metrics import context_precision
+from annotator.store.session import Session
 from tests.conftest import ROOT, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
 

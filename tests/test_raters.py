@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from annotator.bootstrap import ClusterSums, Estimates
 from annotator.cli import cli
-from annotator.raters import RaterAgreement, add_rater_columns, rater_agreement
 from annotator.report.build import build_report
+from annotator.stats.bootstrap import ClusterSums, Estimates
+from annotator.stats.raters import RaterAgreement, add_rater_columns, rater_agreement
 from tests.test_report import make_session
 
 

@@ -24,16 +24,16 @@ from sklearn.metrics import (
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from annotator import cp_agreement
-from annotator.agreement import McNemar, kappa_values, wilson_interval
-from annotator.bootstrap import ClusterSums, add_confusion, percentile_interval
 from annotator.formats import read_goldens
-from annotator.metrics import context_precision
 from annotator.report.build import build_report
 from annotator.report.html import html_report
 from annotator.report.render import markdown_report, rich_report
 from annotator.report.serialize import report_dict
-from annotator.session import Session
+from annotator.stats import cp_agreement
+from annotator.stats.bootstrap import ClusterSums, add_confusion, percentile_interval
+from annotator.stats.chunk_agreement import McNemar, kappa_values, wilson_interval
+from annotator.stats.metrics import context_precision
+from annotator.store.session import Session
 from tests.conftest import write_lines
 
 

@@ -8,9 +8,9 @@ import pytest
 from sqlite_utils import Database
 
 from annotator.errors import SessionError
-from annotator.migrations import migrations
 from annotator.models import Judge
-from annotator.session import Session
+from annotator.store.migrations import migrations
+from annotator.store.session import Session
 
 
 def test_a_new_file_is_migrated_in_wal_mode_with_foreign_keys(session: Session) -> None:

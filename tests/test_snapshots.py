@@ -10,7 +10,7 @@ import pytest
 
 from annotator.formats import read_goldens
 from annotator.review import Review
-from annotator.session import Session
+from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from tests.conftest import ROOT, banking_file, golden, second_opinion, write_lines
 

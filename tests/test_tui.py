@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Input, Static
 from annotator.formats import read_goldens
 from annotator.report.build import build_report
 from annotator.review import Review, is_blind
-from annotator.session import Session
+from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.keys import KEYS
 from annotator.tui.screens.annotate import AnnotateScreen

@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion
 
 from annotator.judge.limiter import RateLimiter
 from annotator.judge.prompts import VERDICT_SCHEMA, JudgePrompt, canonical, json_schema_format
+from annotator.verdict import is_verdict
 
 LOCAL_KEY = "not-needed"
 """The key sent to an endpoint that needs none (a local server); never stored anywhere."""
@@ -263,7 +264,7 @@ def parse_reply(content: str | None) -> tuple[int, str | None] | str:
     if not isinstance(obj, dict) or "verdict" not in obj:
         return "the reply has no 'verdict'"
     verdict = obj["verdict"]
-    if type(verdict) is not int or verdict not in (0, 1):
+    if not is_verdict(verdict):
         return f"the verdict is {json.dumps(verdict)}, not 0 or 1"
     reason = obj.get("reason")
     return verdict, reason if isinstance(reason, str) else None

@@ -18,6 +18,7 @@ import openai
 
 from annotator.errors import AnnotatorError
 from annotator.judge.prompts import Against
+from annotator.verdict import is_verdict
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -113,7 +114,7 @@ class RagasPrompt:
             return CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
                               latency_ms=elapsed_ms(start))
         raw = reply.model_dump_json()
-        if type(reply.verdict) is not int or reply.verdict not in (0, 1):
+        if not is_verdict(reply.verdict):
             return CallResult(error=f"the verdict is {reply.verdict}, not 0 or 1", raw_reply=raw,
                               latency_ms=elapsed_ms(start))
         return CallResult(verdict=reply.verdict, reason=reply.reason, raw_reply=raw,

@@ -30,7 +30,7 @@ from annotator.judge.client import (
     request_sha256,
 )
 from annotator.models import Judge
-from annotator.session import Session
+from annotator.store.session import Session
 
 
 @dataclass(slots=True)

@@ -13,28 +13,8 @@ from itertools import combinations
 
 import numpy as np
 
-from annotator import calibration, cp_agreement
-from annotator.agreement import (
-    CHUNK_STATISTICS,
-    ChunkAgreement,
-    Confusion,
-    McNemar,
-    Stat,
-    cohen_kappa,
-    direction,
-    gwet_ac1,
-    kappa_paradox_note,
-    percent_agreement,
-    ratio,
-    wilson_interval,
-)
-from annotator.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
-from annotator.compare import BlindSummary, GoldenComparison
 from annotator.errors import SessionError
-from annotator.metrics import CONVENTION_RAGAS, context_precision_when_complete, passes
 from annotator.models import Label, StoredVerdict
-from annotator.ppi import PpiEstimate, ppi_estimate
-from annotator.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.report.headline import headline
 from annotator.report.model import (
     AnnotatorCoverage,
@@ -53,7 +33,27 @@ from annotator.report.model import (
     SystemSection,
     WorstGolden,
 )
-from annotator.session import Session
+from annotator.resolve import one_judge
+from annotator.stats import confidence, cp_agreement
+from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
+from annotator.stats.chunk_agreement import (
+    CHUNK_STATISTICS,
+    ChunkAgreement,
+    Confusion,
+    McNemar,
+    cohen_kappa,
+    direction,
+    gwet_ac1,
+    kappa_paradox_note,
+    percent_agreement,
+    wilson_interval,
+)
+from annotator.stats.comparison import BlindSummary, GoldenComparison
+from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_when_complete, passes
+from annotator.stats.ppi import PpiEstimate, ppi_estimate
+from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
+from annotator.stats.stat import Stat, ratio
+from annotator.store.session import Session
 from annotator.truth import team_truth
 
 DEFAULT_GROUP_BY = "retriever"
@@ -65,20 +65,10 @@ NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
 
 
 def choose_judge(session: Session, judge: str | None) -> str:
-    """The judge asked for (which must exist), or the only one; else a sentence saying what to do."""
-    names = [j.name for j in session.judges()]
-    if judge is not None:
-        if judge not in names:
-            known = ", ".join(names) if names else "none yet"
-            raise SessionError(f"The session has no judge named '{judge}' (judges: {known}).")
-        return judge
-    if not names:
-        raise SessionError("The session has no judge verdicts yet: run 'annotator judge' or "
-                           "import goldens with judge_verdicts first.")
-    if len(names) > 1:
-        raise SessionError(f"The session has several judges ({', '.join(names)}); choose one "
-                           "with --judge NAME.")
-    return names[0]
+    """The judge asked for (which must exist), or the only one (see annotator.resolve)."""
+    chosen = one_judge([j.name for j in session.judges()], judge)
+    assert chosen is not None  # required: no judge raises
+    return chosen
 
 
 def build_report(
@@ -126,7 +116,7 @@ def build_report(
     _add_golden_columns(sums, rows, index, system_of)
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
-        calibration.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
+        confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
                                 pairs.human[has_p].astype(float))
     rater_columns = None
     if len(everyone) > 1:
@@ -432,17 +422,17 @@ def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, d
 def _confidence(est: Estimates, pairs: _ChunkPairs) -> ConfidenceSection:
     has_p = ~np.isnan(pairs.p)
     p, y = pairs.p[has_p], pairs.human[has_p]
-    auroc = calibration.auroc(p, y)
+    auroc = confidence.auroc(p, y)
     stats = {
-        "brier": est.stat("brier", calibration.brier),
-        "log_loss": est.stat("log_loss", calibration.log_loss),
-        "ece_class1": est.stat("ece_class1", calibration.ece_class1),
-        "ece_top_label": est.stat("ece_top_label", calibration.ece_top_label),
+        "brier": est.stat("brier", confidence.brier),
+        "log_loss": est.stat("log_loss", confidence.log_loss),
+        "ece_class1": est.stat("ece_class1", confidence.ece_class1),
+        "ece_top_label": est.stat("ece_top_label", confidence.ece_top_label),
         "auroc": Stat(auroc) if auroc is not None else Stat.undefined(
             "the human labels on these chunks are all one class"),
     }
-    return ConfidenceSection(int(has_p.sum()), stats, dict(calibration.ECE_CONVENTIONS),
-                             calibration.reliability(est.totals))
+    return ConfidenceSection(int(has_p.sum()), stats, dict(confidence.ECE_CONVENTIONS),
+                             confidence.reliability(est.totals))
 
 
 __all__ = ["build_report", "choose_judge"]

@@ -15,10 +15,10 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from annotator.agreement import Stat
-from annotator.calibration import ReliabilityBin
-from annotator.metrics import precision_at_k
 from annotator.report.model import GoldenRow, RankRow
+from annotator.stats.confidence import ReliabilityBin
+from annotator.stats.metrics import precision_at_k
+from annotator.stats.stat import Stat
 
 HUMAN = "#2f6db5"
 JUDGE = "#d9822b"

@@ -4,24 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annotator.agreement import Stat
+from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:
     from annotator.report.model import Report
 
 
 def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
-    """'0.52 (95% CI 0.31 to 0.70)', or 'undefined (reason)'."""
-    if stat.value is None:
-        return f"undefined ({stat.reason})"
-
-    def show(x: float) -> str:
-        return f"{x:.{max(digits - 2, 0)}%}" if percent else f"{x:.{digits}f}"
-
-    text = show(stat.value)
-    if stat.interval is not None:
-        text += f" (95% CI {show(stat.interval[0])} to {show(stat.interval[1])})"
-    return text
+    """'0.52 (95% CI 0.31 to 0.70)', or 'undefined (reason)' (see Stat.format)."""
+    return stat.format(digits, interval=True, percent=percent)
 
 
 def count(n: int, word: str) -> str:

@@ -16,7 +16,7 @@ from annotator.report.layout import Block, Grid, Paragraphs, layout, report_titl
 from annotator.report.model import Report
 
 if TYPE_CHECKING:
-    from annotator.leaderboard import Leaderboard
+    from annotator.report.leaderboard import Leaderboard
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """

@@ -10,15 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from annotator.agreement import Stat
-from annotator.bootstrap import MIN_VALID_SHARE
-from annotator.calibration import BINS
+from annotator.report import columns
 from annotator.report.headline import count, who
 from annotator.report.model import LABELS, GoldenRow, Report
+from annotator.stats.bootstrap import MIN_VALID_SHARE
+from annotator.stats.confidence import BINS
+from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:
-    from annotator.leaderboard import Leaderboard
-    from annotator.raters import PairAgreement, RaterAgreement
+    from annotator.report.leaderboard import Leaderboard
+    from annotator.stats.raters import PairAgreement, RaterAgreement
 
 MAX_LISTED = 20
 """Longer lists (goldens whose verdict changes) show this many rows and a count of the rest."""
@@ -49,30 +50,17 @@ Block = Paragraphs | Grid
 
 
 def value(stat: Stat, digits: int = 4, *, short: bool = False) -> str:
-    """A statistic's value, or 'undefined: reason' (``short``: the reason up to its colon)."""
-    if stat.value is not None:
-        return f"{stat.value:.{digits}f}"
-    reason = str(stat.reason)
-    return f"undefined: {reason.split(':')[0] if short else reason}"
-
-
-def interval(stat: Stat, digits: int = 4) -> str:
-    """'low to high', or '' when there is no interval."""
-    if stat.interval is None:
-        return ""
-    return f"{stat.interval[0]:.{digits}f} to {stat.interval[1]:.{digits}f}"
+    """A statistic's value in a cell, or 'undefined: reason' (see Stat.format)."""
+    return stat.format(digits, style="cell", short=short)
 
 
 def with_interval(stat: Stat, digits: int = 4) -> str:
-    """'value [low, high]' in one cell."""
-    text = value(stat, digits)
-    if stat.interval is not None:
-        text += f" [{stat.interval[0]:.{digits}f}, {stat.interval[1]:.{digits}f}]"
-    return text
+    """'value [low, high]' in one cell (see Stat.format)."""
+    return stat.format(digits, style="cell", interval=True)
 
 
 def _stat_rows(stats: dict[str, Stat], keys: list[str] | None = None) -> list[list[str]]:
-    return [[LABELS.get(k, k), value(stats[k]), interval(stats[k])] for k in keys or list(stats)]
+    return [[LABELS.get(k, k), value(stats[k]), stats[k].interval_text()] for k in keys or list(stats)]
 
 
 def verdict_string(verdicts: tuple[int, ...]) -> str:
@@ -303,7 +291,7 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
     def cell(stat: Stat, digits: int = 3) -> str:
         return with_interval(stat, digits) if stat.value is not None else value(stat, short=True)
 
-    agreement = ["cohen_kappa", "gwet_ac1", "percent", "precision", "recall"]
+    agreement, per_golden = columns.keys("chunks"), columns.keys("cp")
     split = "" if board.split == "all" else f" ({board.split} split)"
     blocks.append(Grid(
         "judges", f"Judges against {board.truth.label}{split}, chunk by chunk (sorted by "
@@ -315,9 +303,8 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
          f"({board.resamples} resamples, seed {board.seed})."]))
     blocks.append(Grid(
         "judges_cp", "Context precision",
-        ["judge", LABELS["mae"], LABELS["bias"], LABELS["kendall"]],
-        [[row.judge, cell(row.stats["mae"]), cell(row.stats["bias"]), cell(row.stats["kendall"])]
-         for row in board.judges],
+        ["judge", *(LABELS[k] for k in per_golden)],
+        [[row.judge, *(cell(row.stats[k]) for k in per_golden)] for row in board.judges],
         [f"Over the {board.goldens} goldens complete under every label set."]))
     blocks.append(Grid(
         "judges_calls", "Cost, failures and stability",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotator.agreement import Confusion, McNemar, Stat
-from annotator.calibration import ReliabilityBin
-from annotator.ppi import PpiEstimate
-from annotator.raters import RaterAgreement
+from annotator.stats.chunk_agreement import Confusion, McNemar
+from annotator.stats.confidence import ReliabilityBin
+from annotator.stats.ppi import PpiEstimate
+from annotator.stats.raters import RaterAgreement
+from annotator.stats.stat import Stat
 
 LABELS: dict[str, str] = {
     "percent": "percent agreement",

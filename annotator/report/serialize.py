@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 from typing import IO, TYPE_CHECKING, Any
 
-from annotator.agreement import Confusion, Stat
 from annotator.report.model import GoldenRow, Report
+from annotator.stats.chunk_agreement import Confusion
+from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:
-    from annotator.leaderboard import Leaderboard
-    from annotator.raters import PairAgreement
+    from annotator.report.leaderboard import Leaderboard
+    from annotator.stats.raters import PairAgreement
 
 SCHEMA_VERSION = 1
 
@@ -177,7 +178,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
 
 def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     """One row per judge: every statistic with its interval, and the cost of its calls."""
-    from annotator.leaderboard import CALL_FIGURES
+    from annotator.report.leaderboard import CALL_FIGURES
 
     keys = list(board.judges[0].stats) if board.judges else []
     writer = csv.writer(out, lineterminator="\n")

@@ -1,1 +1,1 @@
-"""The Textual annotation app: a thin shell over annotator.review, annotator.compare and friends."""
+"""The Textual annotation app: a thin shell over annotator.review and the stats it reads."""

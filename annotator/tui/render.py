@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from annotator.agreement import ChunkAgreement
-from annotator.compare import GoldenComparison
-from annotator.metrics import passes
 from annotator.review import ChunkView, Review
+from annotator.stats.chunk_agreement import ChunkAgreement
+from annotator.stats.comparison import GoldenComparison
+from annotator.stats.metrics import passes
+from annotator.verdict import name as verdict_name
 
 FOLD_CHARS = 500
 """A chunk longer than this shows folded until unfolded."""
@@ -28,7 +29,7 @@ STATE_TEXT = {
 
 def verdict_word(verdict: int | None) -> str:
     """useful / noise / -."""
-    return "-" if verdict is None else ("useful" if verdict else "noise")
+    return "-" if verdict is None else verdict_name(verdict)
 
 
 def bar(value: float | None, width: int = 10) -> str:
@@ -42,19 +43,6 @@ def bar(value: float | None, width: int = 10) -> str:
 def fmt(value: float | None, digits: int = 4) -> str:
     """A number with fixed decimals, or '-'."""
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def precision_prefix(verdicts: tuple[int | None, ...]) -> list[float | None]:
-    """precision@k for each rank, None from the first undecided rank on."""
-    out: list[float | None] = []
-    hits = 0
-    for k, verdict in enumerate(verdicts, 1):
-        if verdict is None:
-            out.extend([None] * (len(verdicts) - k + 1))
-            break
-        hits += verdict
-        out.append(hits / k)
-    return out
 
 
 def header(review: Review, session_name: str) -> Text:

@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from annotator.review import Outcome, Review
+from annotator.stats.metrics import precision_at_k_so_far
 from annotator.tui import render
 from annotator.tui.keys import bindings
 from annotator.tui.widgets.chunk_card import ChunkCard
@@ -54,8 +55,8 @@ class AnnotateScreen(Screen[None]):
         self.query_one("#header", Static).update(render.header(review, self.session_name))
         views = review.chunk_views()
         comparison = review.comparison()
-        p_judge = render.precision_prefix(comparison.judge)
-        p_human = render.precision_prefix(comparison.human)
+        p_judge = precision_at_k_so_far(comparison.judge)
+        p_human = precision_at_k_so_far(comparison.human)
         container = self.query_one("#chunks", VerticalScroll)
         cards = list(container.query(ChunkCard))
         new_golden = self._shown_golden != review.golden.id

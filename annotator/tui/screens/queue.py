@@ -13,8 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from annotator.compare import GoldenComparison, compare_session
 from annotator.review import Review
+from annotator.stats.comparison import GoldenComparison, compare_session
 from annotator.tui import render
 
 FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {

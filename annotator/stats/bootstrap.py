@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from annotator.agreement import Stat
+from annotator.stats.stat import Stat
 
 Sums = Mapping[str, np.ndarray]
 """Column name -> total (a 0-d array) or one total per replicate."""

@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from annotator.agreement import Stat, kappa_values, ratio
-from annotator.bootstrap import (
+from annotator.stats.bootstrap import (
     ClusterSums,
     Estimates,
     Sums,
@@ -32,6 +31,8 @@ from annotator.bootstrap import (
     columns_formula,
     confusion_formula,
 )
+from annotator.stats.chunk_agreement import kappa_values
+from annotator.stats.stat import Stat, ratio
 
 Ratings = np.ndarray
 """Raters x chunks, 0.0 / 1.0, NaN where a rater gave no label."""

@@ -17,15 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from annotator import cp_agreement
-from annotator.agreement import (
-    CHUNK_STATISTICS,
-    Confusion,
-    McNemar,
-    Stat,
-    kappa_values,
-)
-from annotator.bootstrap import (
+from annotator.errors import SessionError
+from annotator.report.columns import COLUMNS, SORT_KEYS
+from annotator.resolve import judges_named
+from annotator.stats import cp_agreement
+from annotator.stats.bootstrap import (
     COUNTS,
     ClusterSums,
     Estimates,
@@ -34,14 +30,13 @@ from annotator.bootstrap import (
     confusion_formula,
     percentile_interval,
 )
-from annotator.errors import SessionError
-from annotator.metrics import context_precision
-from annotator.session import Session
+from annotator.stats.chunk_agreement import CHUNK_STATISTICS, Confusion, McNemar, kappa_values
+from annotator.stats.metrics import context_precision
+from annotator.stats.stat import Stat
+from annotator.store.session import Session
 from annotator.truth import Truth
 from annotator.truth import truth as find_truth
 
-CHUNK_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall")
-SORT_KEYS = ("cohen_kappa", "gwet_ac1", "percent", "precision", "recall", "mae", "judge")
 ALPHA = 0.05
 
 
@@ -142,13 +137,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
     prices remembered from 'annotator judge'.
     """
-    names = list(judges) if judges else [j.name for j in session.judges()]
-    if len(names) < 1:
-        raise SessionError("The session has no judge yet: run 'annotator judge' first.")
-    known = {j.name for j in session.judges()}
-    if unknown := [n for n in names if n not in known]:
-        raise SessionError(f"The session has no judge called {', '.join(map(repr, unknown))} "
-                           f"(judges: {', '.join(sorted(known))}).")
+    names = judges_named([j.name for j in session.judges()], judges or [])
     truth = find_truth(session, annotator)
     labels = truth.labels
     verdicts = {name: {c: v.verdict for c, v in session.verdicts(name).items()} for name in names}
@@ -197,13 +186,13 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
 
         none = None if complete else "no golden is complete under every label set"
         _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
-        stats = {
-            **{key: est.attach(f"{name}:{key}", statistic(c), confusion_formula(formula, prefix))
-               for key in CHUNK_KEYS for statistic, formula in [CHUNK_STATISTICS[key]]},
+        per_golden = {
             "mae": est.stat(f"{name}:mae", golden(cp_agreement.mae), none),
             "bias": est.stat(f"{name}:bias", golden(cp_agreement.bias), none),
             "kendall": kendall,
         }
+        stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
+                 if column.table == "chunks" else per_golden[column.key] for column in COLUMNS}
         rows.append(JudgeRow(name, stats, _calls(session, name, (prices or {}).get(name),
                                                  chunk_ids)))
 
@@ -291,12 +280,17 @@ def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
     return None
 
 
+def _chunk_stat(est: Estimates, judge: str, key: str, c: Confusion, prefix: str) -> Stat:
+    statistic, formula = CHUNK_STATISTICS[key]
+    return est.attach(f"{judge}:{key}", statistic(c), confusion_formula(formula, prefix))
+
+
 def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
     if sort == "judge":
         return lambda row: row.judge
     if sort not in SORT_KEYS:
         raise SessionError(f"Cannot sort by '{sort}'; choose one of {', '.join(SORT_KEYS)}.")
-    sign = 1.0 if sort == "mae" else -1.0  # a smaller mean |CP difference| is better
+    sign = 1.0 if next(c for c in COLUMNS if c.key == sort).better == "lower" else -1.0
 
     def key(row: JudgeRow) -> tuple[bool, float, str]:
         value = row.stats[sort].value

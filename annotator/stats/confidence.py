@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotator.agreement import ratio
-from annotator.bootstrap import ClusterSums, Sums
+from annotator.stats.bootstrap import ClusterSums, Sums
+from annotator.stats.stat import ratio
 
 BINS = 10
 EPS = 1e-15

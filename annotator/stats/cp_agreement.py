@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from annotator.agreement import Counts, Stat, ratio
-from annotator.bootstrap import Sums
+from annotator.stats.bootstrap import Sums
+from annotator.stats.stat import Counts, Stat, ratio
 
 BIG_DIFFERENCE = 0.1
 """A golden whose CP moves by more than this between label sets counts as a big difference."""

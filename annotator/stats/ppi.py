@@ -19,7 +19,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from annotator.agreement import Stat
+from annotator.stats.stat import Stat
 
 LEVEL = 0.95
 

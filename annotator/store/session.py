@@ -20,7 +20,6 @@ from typing import Any
 from sqlite_utils import Database
 
 from annotator.errors import InputError, SessionError
-from annotator.migrations import migrations
 from annotator.models import (
     Action,
     Chunk,
@@ -34,15 +33,14 @@ from annotator.models import (
     StoredVerdict,
     Undone,
 )
+from annotator.store.migrations import migrations
+from annotator.store.rows import columns, field_names
+from annotator.verdict import checked
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
 
-_LABEL_COLUMNS = (
-    "chunk_id, annotator, verdict, action, blind_verdict, shown_verdict, judge, note, "
-    "decision_ms, updated_at"
-)
-"""A label's columns, in the order of Label's fields."""
+_LABEL_COLUMNS = columns(Label)
 _DECISION_FIELDS = ("verdict", "action", "blind_verdict", "shown_verdict", "judge", "decision_ms")
 """The label fields a decision sets and an undo restores (a note is not a decision)."""
 
@@ -221,9 +219,9 @@ class Session:
     def judges(self) -> list[Judge]:
         """Every judge defined in the session, by name."""
         return [
-            Judge(row["name"], row["model"], row["base_url"], row["prompt_id"],
-                  row["prompt_sha256"], json.loads(row["parameters"]))
-            for row in self._rows("SELECT * FROM judges ORDER BY name")
+            Judge(**{name: row[name] for name in field_names(Judge)}
+                  | {"parameters": json.loads(row["parameters"])})
+            for row in self._rows(f"SELECT {columns(Judge)} FROM judges ORDER BY name")
         ]
 
     def annotators(self) -> list[str]:
@@ -241,21 +239,19 @@ class Session:
         join = ("chunks c CROSS JOIN verdicts v ON v.chunk_id = c.id" if golden_ids is not None
                 else "verdicts v JOIN chunks c ON c.id = v.chunk_id")
         rows = self.db.conn.execute(
-            f"""SELECT v.chunk_id, v.verdict, v.reason, v.p_relevant, max(v.id)
+            f"""SELECT {columns(StoredVerdict, "v")}, max(v.id)
                 FROM {join}
                 WHERE v.judge = ? AND v.error IS NULL AND v.repetition = 1 {where}
                 GROUP BY v.chunk_id""",
             [judge, *params],
         )
-        return {
-            chunk_id: StoredVerdict(chunk_id, judge, verdict, reason, p_relevant)
-            for chunk_id, verdict, reason, p_relevant, _ in rows
-        }
+        return {row[0]: StoredVerdict(*row[:-1]) for row in rows}
 
     def labels(self, annotator: str, golden_ids: Sequence[str] | None = None) -> dict[int, Label]:
         """Chunk id -> this annotator's label (decided or note-only)."""
         where, params = self._golden_filter(golden_ids)
-        # Plain tuples in Label's field order: a session-wide read builds 100,000s of labels.
+        # Plain tuples in Label's field order (rows.columns): a session-wide read builds
+        # 100,000s of labels.
         rows = self.db.conn.execute(
             f"""SELECT {_LABEL_COLUMNS} FROM labels
                 WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
@@ -316,8 +312,7 @@ class Session:
 
         A blind answer is kept once given: a later decision on the same chunk leaves it alone.
         """
-        if type(verdict) is not int or verdict not in (0, 1):
-            raise ValueError(f"a label must be 0 or 1, not {verdict!r}")
+        checked(verdict, "a label")
         with self._write():
             before = self._label_row(annotator, chunk_id)
             if before is not None and before["blind_verdict"] is not None:
@@ -580,14 +575,13 @@ class Session:
     def gold_labels(self) -> dict[int, GoldLabel]:
         """Chunk id -> its adjudicated gold label."""
         return {row[0]: GoldLabel(*row) for row in self.db.conn.execute(
-            "SELECT chunk_id, verdict, decided_by, note, decided_at FROM gold_labels")}
+            f"SELECT {columns(GoldLabel)} FROM gold_labels")}
 
     def set_gold(self, chunk_id: int, verdict: int, decided_by: str,
                  note: str | None = None) -> GoldLabel:
         """Record an adjudicator's gold label on a chunk (replacing an earlier one), with its
         event, and commit it."""
-        if type(verdict) is not int or verdict not in (0, 1):
-            raise ValueError(f"a gold label must be 0 or 1, not {verdict!r}")
+        checked(verdict, "a gold label")
         with self._write():
             before = self._rows("SELECT verdict, decided_by, note FROM gold_labels "
                                 "WHERE chunk_id = ?", [chunk_id])

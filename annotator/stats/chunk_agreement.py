@@ -10,37 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-Counts = Any
-"""A count or a numpy array of counts (one per bootstrap replicate)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stat:
-    """A statistic's value, or None with the reason it is undefined."""
-
-    value: float | None
-    reason: str | None = None
-    interval: tuple[float, float] | None = None
-    """A 95% interval, where one was computed."""
-
-    @classmethod
-    def undefined(cls, reason: str) -> Stat:
-        """An undefined statistic, with why."""
-        return cls(None, reason)
-
-    def format(self, digits: int = 3) -> str:
-        """The value with ``digits`` decimals, or 'undefined (reason)'."""
-        if self.value is None:
-            return f"undefined ({self.reason})"
-        return f"{self.value:.{digits}f}"
-
-    def with_interval(self, interval: tuple[float, float] | None) -> Stat:
-        """The same value with a 95% interval beside it."""
-        return Stat(self.value, self.reason, interval)
+from annotator.stats.stat import Counts, Stat, ratio
+from annotator.verdict import PAIRS, pair_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +29,9 @@ class Confusion:
     @classmethod
     def of(cls, pairs: Iterable[tuple[int, int]]) -> Confusion:
         """Count (human, judge) pairs."""
-        counts = [0, 0, 0, 0]  # indexed by 2*human + judge: tn, fp, fn, tp
+        counts = [0] * PAIRS
         for human, judge in pairs:
-            counts[2 * human + judge] += 1
+            counts[pair_index(human, judge)] += 1
         tn, fp, fn, tp = counts
         return cls(tp=tp, fp=fp, fn=fn, tn=tn)
 
@@ -101,12 +75,6 @@ def _single_class(c: Confusion) -> str | None:
 # The formulas below take counts as numbers or as numpy arrays of bootstrap replicates, so the
 # point estimate and every replicate come from the same expression. Undefined gives nan; the
 # Stat wrappers turn that into None with a reason.
-
-
-def ratio(num: Counts, den: Counts) -> Counts:
-    """num / den, nan where den is 0 (numbers or arrays)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(np.asarray(den) == 0, np.nan, np.asarray(num, dtype=float) / den)
 
 
 def _one_class(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:

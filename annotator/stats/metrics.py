@@ -7,7 +7,10 @@ relevant chunks. RAGAS 0.4 adds 1e-10 to that denominator, so a perfect ranking 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+
+from annotator.verdict import is_verdict
 
 RAGAS_EPSILON = 1e-10
 """What RAGAS 0.4 adds to the number of relevant chunks before dividing."""
@@ -22,8 +25,7 @@ def _checked(verdicts: Sequence[int]) -> list[int]:
         raise ValueError("context precision needs at least one ranked chunk; the list is empty")
     out = list(verdicts)
     for rank, verdict in enumerate(out, 1):
-        # bool is an int subclass, and True/False would be a silent 1/0: refuse them too.
-        if type(verdict) is not int or verdict not in (0, 1):
+        if not is_verdict(verdict):
             raise ValueError(
                 f"the verdict at rank {rank} is {verdict!r}; every verdict must be the integer 0 or 1"
             )
@@ -38,6 +40,14 @@ def precision_at_k(verdicts: Sequence[int]) -> list[float]:
         hits += verdict
         out.append(hits / k)
     return out
+
+
+def precision_at_k_so_far(verdicts: Sequence[int | None]) -> list[float | None]:
+    """Precision@k for each rank while a golden is being labelled: None from the first
+    undecided rank on (the ranks before it are final, whatever comes after)."""
+    decided = [v for v in itertools.takewhile(lambda v: v is not None, verdicts) if v is not None]
+    known: list[float | None] = list(precision_at_k(decided)) if decided else []
+    return known + [None] * (len(verdicts) - len(decided))
 
 
 def context_precision(verdicts: Sequence[int], *, ragas_compatible: bool = True) -> float:

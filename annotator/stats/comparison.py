@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotator.agreement import ChunkAgreement, Confusion, Stat
-from annotator.metrics import context_precision_when_complete
 from annotator.models import Golden, Label, StoredVerdict
-from annotator.session import Session
+from annotator.stats.chunk_agreement import ChunkAgreement, Confusion
+from annotator.stats.metrics import context_precision_when_complete
+from annotator.stats.stat import Stat
+from annotator.store.session import Session
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,43 @@
+"""The leaderboard's columns: the one list the table, Markdown, HTML, CSV, JSON and --sort read.
+
+Adding a statistic to the leaderboard is one line here (its formula lives in annotator.stats
+and its display name in report.model.LABELS); a column the leaderboard cannot compute is a
+KeyError when it is built, never a silently missing column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One statistic of a judge's row, the table it shows in, and which way is better."""
+
+    key: str
+    """The statistic's key: in CHUNK_STATISTICS for chunk columns, else the leaderboard's own."""
+    table: Literal["chunks", "cp"]
+    """'chunks': chunk-by-chunk agreement; 'cp': context precision per golden."""
+    better: Literal["higher", "lower"] | None = "higher"
+    """The direction that ranks a judge first under --sort; None: not a sort key."""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("cohen_kappa", "chunks"),
+    Column("gwet_ac1", "chunks"),
+    Column("percent", "chunks"),
+    Column("precision", "chunks"),
+    Column("recall", "chunks"),
+    Column("mae", "cp", "lower"),  # a smaller mean |CP difference| is better
+    Column("bias", "cp", None),
+    Column("kendall", "cp", None),
+)
+
+SORT_KEYS: tuple[str, ...] = (*(c.key for c in COLUMNS if c.better is not None), "judge")
+"""What --sort accepts: every sortable column, or the judge's name."""
+
+
+def keys(table: str) -> list[str]:
+    """The column keys shown in one table, in order."""
+    return [c.key for c in COLUMNS if c.table == table]

@@ -1,0 +1,73 @@
+"""A statistic with its reason and interval, and the count arithmetic every statistic shares.
+
+Every statistic of annotator.stats is a :class:`Stat`: a value, or None with the reason it is
+undefined, never a silent 0 or 1; ``Stat.format`` is the one place one is written out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+Style = Literal["prose", "cell"]
+"""How a statistic is written: in a sentence, or in a table cell."""
+
+Counts = Any
+"""A count or a numpy array of counts (one per bootstrap replicate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    """A statistic's value, or None with the reason it is undefined."""
+
+    value: float | None
+    reason: str | None = None
+    interval: tuple[float, float] | None = None
+    """A 95% interval, where one was computed."""
+
+    @classmethod
+    def undefined(cls, reason: str) -> Stat:
+        """An undefined statistic, with why."""
+        return cls(None, reason)
+
+    def format(self, digits: int = 3, *, style: Style = "prose", interval: bool = False,
+               percent: bool = False, short: bool = False) -> str:
+        """The one way a statistic is written, with its interval when asked and known.
+
+        ``style`` 'prose' reads "0.52 (95% CI 0.31 to 0.70)" or "undefined (reason)"; 'cell'
+        reads "0.52 [0.31, 0.70]" or "undefined: reason" (``short``: the reason up to its
+        colon). ``percent`` writes 0.52 as 52% (``digits`` then counts the percent's own
+        decimals plus two).
+        """
+        if self.value is None:
+            if style == "prose":
+                return f"undefined ({self.reason})"
+            reason = str(self.reason)
+            return f"undefined: {reason.split(':')[0] if short else reason}"
+        text = _number(self.value, digits, percent)
+        if interval and self.interval is not None:
+            low, high = (_number(x, digits, percent) for x in self.interval)
+            text += f" (95% CI {low} to {high})" if style == "prose" else f" [{low}, {high}]"
+        return text
+
+    def interval_text(self, digits: int = 4) -> str:
+        """'low to high', or '' when there is no interval."""
+        if self.interval is None:
+            return ""
+        return " to ".join(_number(x, digits, False) for x in self.interval)
+
+    def with_interval(self, interval: tuple[float, float] | None) -> Stat:
+        """The same value with a 95% interval beside it."""
+        return Stat(self.value, self.reason, interval)
+
+
+def ratio(num: Counts, den: Counts) -> Counts:
+    """num / den, nan where den is 0 (numbers or arrays)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.asarray(den) == 0, np.nan, np.asarray(num, dtype=float) / den)
+
+
+def _number(x: float, digits: int, percent: bool) -> str:
+    return f"{x:.{max(digits - 2, 0)}%}" if percent else f"{x:.{digits}f}"

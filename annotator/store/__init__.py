@@ -1,0 +1,1 @@
+"""Storage: the session file. Only this package speaks SQL."""
