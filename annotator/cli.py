@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from annotator.judge.styles import PROMPTS
 from annotator.report.columns import SORT_KEYS
 
 if TYPE_CHECKING:
@@ -79,14 +80,18 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> 
     Example:
       annotator import goldens.jsonl --session review.db
     """
+    from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.progress import counter
 
-    with _open(session_path, create=True) as session:
+    imported: list[str] = []  # a new session file that took some file is kept when a later file fails
+    with new_session_file(session_path, keep=lambda: bool(imported)), \
+            _open(session_path, create=True) as session:
         for path in files:
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(read_goldens(path), path=path, replace=replace,
                                                  progress=advance)
+            imported.append(path)
             if summary.changed_nothing:
                 click.echo(f"{path}: {summary.goldens_read} goldens, all already in "
                            f"{session_path}; nothing changed.")
@@ -199,6 +204,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
       annotator annotate review.db --sample 40 --seed 7
       annotator annotate team.db --adjudicate --annotator carol
     """
+    from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.review import Review
     from annotator.store.session import Session
@@ -208,14 +214,9 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     if source.suffix.lower() in INPUT_SUFFIXES:
         db_path = source.with_suffix(".db")
         if not db_path.exists():
-            try:
-                with Session(db_path) as session:
-                    summary = session.import_goldens(read_goldens(source), path=str(source))
-            except BaseException:
-                # Leave nothing behind, so the next open (after a fix) imports afresh.
-                for leftover in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
-                    leftover.unlink(missing_ok=True)
-                raise
+            # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
+            with new_session_file(db_path), Session(db_path) as session:
+                summary = session.import_goldens(read_goldens(source), path=str(source))
             click.echo(f"Imported {summary.goldens_added} goldens from {source} into {db_path}; "
                        f"open it again with: annotator annotate {db_path}", err=True)
     else:
@@ -263,7 +264,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 @click.option("--base-url", envvar="OPENAI_BASE_URL",
               help="An OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI).")
 @click.option("--name", help="The judge's name (default: model and prompt).")
-@click.option("--prompt", "prompt_id", type=click.Choice(["builtin", "ragas"]), default="builtin",
+@click.option("--prompt", "prompt_id", type=click.Choice(list(PROMPTS)), default="builtin",
               show_default=True, help="builtin: this project's wording; ragas: RAGAS 0.4's own "
               "ContextPrecision prompt (needs the ragas extra).")
 @click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
@@ -306,18 +307,16 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, JudgeSettings, make_client
-    from annotator.judge.prompts import Against, JudgePrompt, builtin
+    from annotator.judge.client import LOCAL_KEY, make_client
     from annotator.judge.runner import RunOptions, RunStats, run_judge
+    from annotator.judge.styles import make_prompt
+    from annotator.judge.types import Against, JudgeSettings
     from annotator.progress import judging
 
     side: Against = "reference" if against == "reference" else "response"
-    prompt: JudgePrompt = builtin(side)
-    if prompt_id == "ragas":
-        from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
-
-        prompt = RagasPrompt(side)
-        temperature, max_tokens = RAGAS_TEMPERATURE, RAGAS_MAX_TOKENS  # RAGAS's own defaults
+    prompt = make_prompt(prompt_id, side)
+    if prompt.sampling is not None:  # a style that must run with its own library's defaults
+        temperature, max_tokens = prompt.sampling
     settings = JudgeSettings(model=model, prompt=prompt, base_url=base_url,
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
     name = name or f"{model}-{prompt.id}"
@@ -361,7 +360,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                    " more failed calls had other causes; every error is stored with its call.")
     for refusal in stats.refused:
         click.echo(f"Note: {refusal}.")
-    if prompt_id != "ragas" and (stats.refused or stats.response_format != "json_schema"
+    if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"
                                  or not stats.logprobs):
         from annotator.judge.client import FORMAT_WORDS
 
@@ -515,12 +514,10 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
     """Write to standard output, or to a file in one step (a stopped run leaves the old file)."""
     if output is None:
         return write(sys.stdout)
-    tmp = Path(output + ".partial")
-    # newline="" keeps the bytes the same on every platform.
-    with tmp.open("w", encoding="utf-8", newline="") as out:
-        result = write(out)
-    tmp.replace(output)
-    return result
+    from annotator.files import replaced_whole
+
+    with replaced_whole(output) as out:
+        return write(out)
 
 
 @cli.command("judges")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from annotator.errors import SessionError
+from annotator.files import new_session_file
 from annotator.store.session import Session
 
 Row = dict[str, Any]
@@ -69,13 +70,8 @@ def merge_sessions(paths: Sequence[str | Path], output: str | Path) -> MergeSumm
         read.update(row["id"] for row in tables[-1]["goldens"])
     names = [str(p) for p in paths]
     merged, summary = _merge(tables, names)
-    try:
-        with Session(out) as session:
-            session.load_rows(merged)
-    except BaseException:
-        for leftover in (out, Path(f"{out}-wal"), Path(f"{out}-shm")):
-            leftover.unlink(missing_ok=True)
-        raise
+    with new_session_file(out), Session(out) as session:
+        session.load_rows(merged)
     return summary
 
 

@@ -62,8 +62,12 @@ def content_sha256(
     }
     if metadata is not None:
         payload["metadata"] = metadata
-    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def canonical_json(obj: Any) -> str:
+    """The one JSON form things are hashed in: sorted keys, no spaces, UTF-8 as is."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def stable_golden_id(

@@ -24,9 +24,10 @@ from typing import Any, TypeVar
 from generate import generate
 
 from annotator.formats import read_goldens
-from annotator.judge.client import JudgeSettings, make_client
+from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.types import JudgeSettings
 from annotator.store.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,9 +19,10 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.formats import read_goldens
-from annotator.judge.client import JudgeSettings, make_client, parse_reply
-from annotator.judge.prompts import builtin
+from annotator.judge.client import make_client
+from annotator.judge.prompts import builtin, parse_reply
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.types import JudgeSettings
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of

@@ -20,9 +20,10 @@ from ragas.llms import llm_factory
 from ragas.metrics.collections import ContextPrecision, ContextPrecisionWithoutReference
 
 from annotator.formats import read_goldens
-from annotator.judge.client import JudgeSettings, make_client
+from annotator.judge.client import make_client
 from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.types import JudgeSettings
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
 from tests.conftest import ROOT, write_lines

@@ -1,11 +1,14 @@
-"""One judge call: build the request, send it with the openai client, parse and check the reply.
+"""Every judge call: build the request, send it with the openai client, read and check the reply.
 
-A reply that is not JSON, lacks a 0/1 verdict, or was cut off at the token limit is an error
-on that chunk (with the raw reply kept), never a verdict.
+The prompt (judge/types.py) says what to send and how to read the reply; this module sends it,
+times it, counts its tokens and turns every failure into a CallResult with its cause. A reply
+that is not JSON, lacks a 0/1 verdict, or was cut off at the token limit is an error on that
+chunk (with the raw reply kept), never a verdict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import hashlib
 import itertools
@@ -15,7 +18,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -24,7 +27,8 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from annotator.judge.limiter import RateLimiter
-from annotator.judge.prompts import VERDICT_SCHEMA, JudgePrompt, canonical, json_schema_format
+from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt
+from annotator.models import canonical_json
 from annotator.verdict import is_verdict
 
 LOCAL_KEY = "not-needed"
@@ -119,15 +123,17 @@ FORMAT_WORDS = {
 }
 
 
-def response_format(mode: str) -> dict[str, Any] | None:
-    """The ``response_format`` of a request in one of the RESPONSE_FORMATS (None: send none)."""
+def response_format(mode: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``response_format`` of a request in one of the RESPONSE_FORMATS for a reply
+    following ``schema`` (None: send none)."""
+    if schema is None or mode == "none":
+        return None
     if mode == "json_schema":
-        return json_schema_format()
+        return {"type": "json_schema",
+                "json_schema": {"name": "chunk_verdict", "strict": True, "schema": schema}}
     if mode == "json_object_schema":
-        return {"type": "json_object", "schema": VERDICT_SCHEMA}
-    if mode == "json_object":
-        return {"type": "json_object"}
-    return None
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
 
 
 def next_format(mode: str) -> str | None:
@@ -136,70 +142,66 @@ def next_format(mode: str) -> str | None:
     return RESPONSE_FORMATS[index + 1] if index + 1 < len(RESPONSE_FORMATS) else None
 
 
-@dataclass(slots=True)
-class JudgeSettings:
-    """What defines a judge's requests (everything but the API key)."""
-
-    model: str
-    prompt: JudgePrompt
-    base_url: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
-    logprobs: bool = True
-    response_format: str = "json_schema"
-    """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
-    transport detail, like logprobs: not part of the request's identity (request_sha256)."""
-
-    def parameters(self) -> dict[str, Any]:
-        """The sampling parameters stored with the judge."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
-
-
-@dataclass(slots=True)
-class CallResult:
-    """The outcome of one call: a verdict, or an error saying what went wrong."""
-
-    verdict: int | None = None
-    reason: str | None = None
-    p_relevant: float | None = None
-    error: str | None = None
-    raw_reply: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    latency_ms: float | None = None
-    requests: int = 1
-    """HTTP requests this call sent (RAGAS's instructor may retry inside one call)."""
-    retry_after: float | None = None
-    """Seconds the server asked us to wait (Retry-After), if it did."""
-    retryable: bool = True
-    unsupported: set[str] = field(default_factory=set)
-    """Request features the endpoint refused ("response_format", "logprobs"); drop them, retry."""
-    sent_format: str = "json_schema"
-    sent_logprobs: bool = True
-    """What this request asked for, so a refusal changes the settings only once."""
-    confidence_note: str | None = None
-    """Why a verdict carries no P(relevant) although logprobs were asked for."""
-
-
 def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> str:
     """Identity of a request: model, messages and sampling parameters (not transport details)."""
-    return hashlib.sha256(canonical({
+    return hashlib.sha256(canonical_json({
         "model": settings.model, "messages": messages, **settings.parameters(),
     }).encode()).hexdigest()
 
 
+async def ask(client: AsyncOpenAI, settings: JudgeSettings, messages: list[dict[str, str]],
+              timeout: float) -> CallResult:
+    """Ask the judge about one chunk, whatever the prompt; never raises for what the endpoint or
+    the model does."""
+    if isinstance(settings.prompt, LibraryPrompt):
+        return await _library_call(client, settings, settings.prompt, messages, timeout)
+    return await judge_chunk(client, settings, messages, timeout)
+
+
 async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
                       messages: list[dict[str, str]], timeout: float) -> CallResult:
-    """Ask the judge about one chunk; never raises for what the endpoint or model does."""
+    """One chat completion with the prompt's messages and response format."""
     body: dict[str, Any] = {"model": settings.model, "messages": messages, **settings.parameters()}
     mode, logprobs = settings.response_format, settings.logprobs
-    if (fmt := response_format(mode)) is not None:
+    if (fmt := response_format(mode, settings.prompt.schema)) is not None:
         body["response_format"] = fmt
     if logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 5
     result = await _send(client, settings, body, timeout)
     result.sent_format, result.sent_logprobs = mode, logprobs
+    return result
+
+
+async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: LibraryPrompt,
+                        messages: list[dict[str, str]], timeout: float) -> CallResult:
+    """One chunk sent by the prompt's own library through our client: its verdict checked, its
+    reason kept, its HTTP requests and tokens counted on the wire (the library reports neither)."""
+    meter = Meter()
+    token = METER.set(meter)
+    start = time.perf_counter()
+    try:
+        verdict, reason, raw = await asyncio.wait_for(
+            prompt.generate(client, settings.model, messages), timeout)
+    except TimeoutError:
+        result = CallResult(error=f"timed out after {timeout:g} s")
+    except openai.APIStatusError as error:
+        result = status_error(error, settings, elapsed_ms(start))
+        result.unsupported.discard("response_format")  # the library chooses its own format
+    except openai.APIConnectionError as error:
+        result = connection_error(client, error, elapsed_ms(start))
+    except Exception as error:  # the library's retry/validation errors, among others
+        result = CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}")
+    else:
+        if is_verdict(verdict):
+            result = CallResult(verdict=verdict, reason=reason, raw_reply=raw)
+        else:
+            result = CallResult(error=f"the verdict is {verdict}, not 0 or 1", raw_reply=raw)
+    finally:
+        METER.reset(token)
+    result.latency_ms = elapsed_ms(start)
+    result.tokens_in, result.tokens_out = meter.tokens_in, meter.tokens_out
+    result.requests = meter.requests
     return result
 
 
@@ -233,7 +235,7 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
     if choice.finish_reason == "length":
         result.error = "the reply was cut off at the token limit (raise max_tokens)"
         return result
-    parsed = parse_reply(content)
+    parsed = settings.prompt.read(content)
     if isinstance(parsed, str):
         result.error = parsed
         return result
@@ -248,26 +250,6 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
             else:
                 result.p_relevant = found
     return result
-
-
-def parse_reply(content: str | None) -> tuple[int, str | None] | str:
-    """(verdict, reason) from a reply, or a sentence saying why it is not usable."""
-    if not content:
-        return "the reply is empty"
-    text = content.strip()
-    if text.startswith("```"):  # some models fence JSON even in JSON mode
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as error:
-        return f"the reply is not valid JSON ({error.msg})"
-    if not isinstance(obj, dict) or "verdict" not in obj:
-        return "the reply has no 'verdict'"
-    verdict = obj["verdict"]
-    if not is_verdict(verdict):
-        return f"the verdict is {json.dumps(verdict)}, not 0 or 1"
-    reason = obj.get("reason")
-    return verdict, reason if isinstance(reason, str) else None
 
 
 VERDICT_KEY = re.compile(r'(?<!\\)"verdict"\s*:\s*')

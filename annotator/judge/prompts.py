@@ -1,7 +1,8 @@
-"""The judge's prompts: the project's own builtin wording, and RAGAS's (loaded from ragas).
+"""The project's own builtin prompt, and the reading of a JSON verdict reply.
 
-A prompt turns (question, answer, chunk) into chat messages. Its id and the sha256 of its
-template are stored with the judge, so a changed prompt is a different judge.
+A prompt turns (question, answer, chunk) into chat messages, names the schema its reply
+follows, and reads the reply back (judge/types.py says what a prompt is). Its id and the
+sha256 of its template are stored with the judge, so a changed prompt is a different judge.
 """
 
 from __future__ import annotations
@@ -9,26 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any
 
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-
-    from annotator.judge.client import CallResult, JudgeSettings
-
-Against = Literal["reference", "response"]
-
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reason": {"type": "string", "description": "One or two sentences on why."},
-        "verdict": {"type": "integer", "enum": [0, 1],
-                    "description": "1 if the chunk was useful, 0 if it is noise."},
-    },
-    "required": ["reason", "verdict"],
-    "additionalProperties": False,
-}
-"""The reply every prompt asks for: a reason first, then the verdict."""
+from annotator.judge.types import VERDICT_SCHEMA, Against, Reading
+from annotator.verdict import is_verdict
 
 BUILTIN_SYSTEM = (
     "You grade the chunks a retriever returned for a question. For one chunk at a time, decide "
@@ -44,27 +29,9 @@ BUILTIN_USER = (
 )
 
 
-class JudgePrompt(Protocol):
-    """What the runner needs of a prompt: its identity, its messages, and one call."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def against(self) -> Against: ...
-
-    @property
-    def template_sha256(self) -> str: ...
-
-    def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]: ...
-
-    async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
-                  messages: list[dict[str, str]], timeout: float) -> CallResult: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """The builtin prompt: system instructions, one user message, structured output."""
+    """The builtin prompt: system instructions, one user message, a JSON reply."""
 
     id: str
     against: Against
@@ -74,6 +41,16 @@ class Prompt:
         """sha256 of the template text, stored with the judge."""
         return hashlib.sha256((BUILTIN_SYSTEM + "\n\n" + BUILTIN_USER).encode()).hexdigest()
 
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The verdict schema (reason, then verdict)."""
+        return VERDICT_SCHEMA
+
+    @property
+    def sampling(self) -> None:
+        """None: the command's --temperature and --max-tokens."""
+        return None
+
     def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]:
         """The chat messages for one chunk."""
         label, kind = (("Reference answer", "reference answer") if self.against == "reference"
@@ -82,25 +59,31 @@ class Prompt:
                                    context=context, answer_kind=kind)
         return [{"role": "system", "content": BUILTIN_SYSTEM}, {"role": "user", "content": user}]
 
-    async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
-                  messages: list[dict[str, str]], timeout: float) -> CallResult:
-        """One call with the openai client (see client.judge_chunk)."""
-        from annotator.judge.client import judge_chunk
+    def read(self, content: str | None) -> Reading:
+        """The reply's JSON object (see parse_reply)."""
+        return parse_reply(content)
 
-        return await judge_chunk(client, settings, messages, timeout)
+
+def parse_reply(content: str | None) -> Reading:
+    """(verdict, reason) from a JSON reply, or a sentence saying why it is not usable."""
+    if not content:
+        return "the reply is empty"
+    text = content.strip()
+    if text.startswith("```"):  # some models fence JSON even in JSON mode
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        return f"the reply is not valid JSON ({error.msg})"
+    if not isinstance(obj, dict) or "verdict" not in obj:
+        return "the reply has no 'verdict'"
+    verdict = obj["verdict"]
+    if not is_verdict(verdict):
+        return f"the verdict is {json.dumps(verdict)}, not 0 or 1"
+    reason = obj.get("reason")
+    return verdict, reason if isinstance(reason, str) else None
 
 
 def builtin(against: Against = "reference") -> Prompt:
     """The project's own prompt."""
     return Prompt("builtin" if against == "reference" else "builtin-response", against)
-
-
-def json_schema_format() -> dict[str, Any]:
-    """The ``response_format`` asking for structured output with the verdict schema."""
-    return {"type": "json_schema",
-            "json_schema": {"name": "chunk_verdict", "strict": True, "schema": VERDICT_SCHEMA}}
-
-
-def canonical(obj: Any) -> str:
-    """A stable JSON text of an object, for hashing."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

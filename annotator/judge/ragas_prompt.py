@@ -8,22 +8,16 @@ Unlike RAGAS, the per-chunk verdict and reason are kept.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
-import time
 from typing import TYPE_CHECKING, Any
 
-import openai
-
 from annotator.errors import AnnotatorError
-from annotator.judge.prompts import Against
-from annotator.verdict import is_verdict
+from annotator.judge.prompts import parse_reply
+from annotator.judge.types import Against, Reading
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-
-    from annotator.judge.client import CallResult, JudgeSettings
 
 RAGAS_TEMPERATURE = 0.01
 RAGAS_MAX_TOKENS = 1024
@@ -73,50 +67,26 @@ class RagasPrompt:
             question=question, context=context, answer=answer))
         return [{"role": "user", "content": text}]
 
-    async def ask(self, client: AsyncOpenAI, settings: JudgeSettings,
-                  messages: list[dict[str, str]], timeout: float) -> CallResult:
-        """One chunk through RAGAS's own LLM wrapper; the verdict checked, the reason kept, and
-        the tokens and requests counted on the wire (instructor reports neither)."""
-        from annotator.judge.client import METER, Meter
+    @property
+    def sampling(self) -> tuple[float, int]:
+        """RAGAS's own defaults, so the requests match RAGAS's."""
+        return RAGAS_TEMPERATURE, RAGAS_MAX_TOKENS
 
-        meter = Meter()
-        token = METER.set(meter)
-        try:
-            result = await self._ask(client, settings, messages, timeout)
-        finally:
-            METER.reset(token)
-        result.tokens_in, result.tokens_out = meter.tokens_in, meter.tokens_out
-        result.requests = meter.requests
-        return result
+    @property
+    def schema(self) -> None:
+        """None: instructor chooses RAGAS's own response format."""
+        return None
 
-    async def _ask(self, client: AsyncOpenAI, settings: JudgeSettings,
-                   messages: list[dict[str, str]], timeout: float) -> CallResult:
-        from annotator.judge.client import CallResult, connection_error, elapsed_ms, status_error
+    def read(self, content: str | None) -> Reading:
+        """RAGAS's reply is the same JSON object as the builtin one (reason, verdict)."""
+        return parse_reply(content)
 
+    async def generate(self, client: AsyncOpenAI, model: str,
+                       messages: list[dict[str, str]]) -> tuple[object, str | None, str]:
+        """One chunk through RAGAS's own LLM wrapper (the client times, meters and checks it)."""
         llm = self._llms.get(id(client))
         if llm is None:
             _, llm_factory, _ = _ragas()
-            llm = self._llms[id(client)] = llm_factory(settings.model, provider="openai",
-                                                       client=client)
-        start = time.perf_counter()
-        try:
-            reply = await asyncio.wait_for(
-                llm.agenerate(messages[0]["content"], self._util.ContextPrecisionOutput), timeout)
-        except TimeoutError:
-            return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
-        except openai.APIStatusError as error:
-            result = status_error(error, settings, elapsed_ms(start))
-            result.unsupported.discard("response_format")  # instructor chooses RAGAS's format
-            return result
-        except openai.APIConnectionError as error:
-            return connection_error(client, error, elapsed_ms(start))
-        except Exception as error:  # instructor's retry/validation errors, among others
-            return CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
-                              latency_ms=elapsed_ms(start))
-        raw = reply.model_dump_json()
-        if not is_verdict(reply.verdict):
-            return CallResult(error=f"the verdict is {reply.verdict}, not 0 or 1", raw_reply=raw,
-                              latency_ms=elapsed_ms(start))
-        return CallResult(verdict=reply.verdict, reason=reply.reason, raw_reply=raw,
-                          latency_ms=elapsed_ms(start))
-
+            llm = self._llms[id(client)] = llm_factory(model, provider="openai", client=client)
+        reply = await llm.agenerate(messages[0]["content"], self._util.ContextPrecisionOutput)
+        return reply.verdict, reply.reason, reply.model_dump_json()

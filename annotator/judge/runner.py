@@ -22,13 +22,8 @@ from dataclasses import dataclass, field
 from openai import AsyncOpenAI
 
 from annotator.errors import SessionError
-from annotator.judge.client import (
-    RESPONSE_FORMATS,
-    CallResult,
-    JudgeSettings,
-    next_format,
-    request_sha256,
-)
+from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
+from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Judge
 from annotator.store.session import Session
 
@@ -148,7 +143,7 @@ async def run_judge(
         messages = settings.prompt.messages(question, answer, text)
         attempt = 0
         while True:
-            result = await settings.prompt.ask(client, settings, messages, options.timeout)
+            result = await ask(client, settings, messages, options.timeout)
             _redact(result, secret)  # before anything stores, counts or prints the reply
             _store(session, name, chunk_id, sha, repetition, result)
             stats.tokens_in += result.tokens_in or 0

@@ -1,0 +1,117 @@
+"""The judge's data types: what a prompt is, what defines a judge's requests, what a call returns.
+
+A prompt is data: its messages, the schema its reply follows and how to read the reply. The
+client (client.py) makes every call, whatever the prompt; a prompt whose own library must send
+the request (RAGAS through instructor) says so by being a LibraryPrompt, and the client still
+times, meters and classifies that call. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+Against = Literal["reference", "response"]
+"""What a chunk is judged against: the golden's reference answer or the system's response."""
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "description": "One or two sentences on why."},
+        "verdict": {"type": "integer", "enum": [0, 1],
+                    "description": "1 if the chunk was useful, 0 if it is noise."},
+    },
+    "required": ["reason", "verdict"],
+    "additionalProperties": False,
+}
+"""The reply the builtin prompt asks for: a reason first, then the verdict."""
+
+Reading = tuple[int, str | None] | str
+"""A reply read by a prompt: (verdict, reason), or a sentence saying why it is not usable."""
+
+
+class JudgePrompt(Protocol):
+    """A prompt as data: its identity, its messages, its reply's schema, how to read the reply."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def against(self) -> Against: ...
+
+    @property
+    def template_sha256(self) -> str: ...
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """The JSON schema the reply follows, sent as the response format (None: send none)."""
+        ...
+
+    @property
+    def sampling(self) -> tuple[float, int] | None:
+        """(temperature, max_tokens) the style must be run with, or None for the command's."""
+        ...
+
+    def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]: ...
+
+    def read(self, content: str | None) -> Reading:
+        """(verdict, reason) from the reply's text, or why it is not usable."""
+        ...
+
+
+@runtime_checkable
+class LibraryPrompt(Protocol):
+    """A prompt whose own library sends the request (through our client, so it is metered)."""
+
+    async def generate(self, client: AsyncOpenAI, model: str,
+                       messages: list[dict[str, str]]) -> tuple[object, str | None, str]:
+        """(verdict as the library parsed it, reason, raw reply) for one chunk."""
+        ...
+
+
+@dataclass(slots=True)
+class JudgeSettings:
+    """What defines a judge's requests (everything but the API key)."""
+
+    model: str
+    prompt: JudgePrompt
+    base_url: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    logprobs: bool = True
+    response_format: str = "json_schema"
+    """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
+    transport detail, like logprobs: not part of the request's identity (request_sha256)."""
+
+    def parameters(self) -> dict[str, Any]:
+        """The sampling parameters stored with the judge."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+@dataclass(slots=True)
+class CallResult:
+    """The outcome of one call: a verdict, or an error saying what went wrong."""
+
+    verdict: int | None = None
+    reason: str | None = None
+    p_relevant: float | None = None
+    error: str | None = None
+    raw_reply: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_ms: float | None = None
+    requests: int = 1
+    """HTTP requests this call sent (RAGAS's instructor may retry inside one call)."""
+    retry_after: float | None = None
+    """Seconds the server asked us to wait (Retry-After), if it did."""
+    retryable: bool = True
+    unsupported: set[str] = field(default_factory=set)
+    """Request features the endpoint refused ("response_format", "logprobs"); drop them, retry."""
+    sent_format: str = "json_schema"
+    sent_logprobs: bool = True
+    """What this request asked for, so a refusal changes the settings only once."""
+    confidence_note: str | None = None
+    """Why a verdict carries no P(relevant) although logprobs were asked for."""
