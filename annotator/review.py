@@ -10,7 +10,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from annotator.errors import SessionError
 from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
@@ -20,6 +20,9 @@ from annotator.stats.comparison import GoldenComparison
 from annotator.store.session import Session
 from annotator.verdict import flipped
 from annotator.verdict import name as verdict_name
+
+if TYPE_CHECKING:
+    from annotator.report.model import Report
 
 ChunkState = Literal["pending", "accepted", "flipped", "set", "imported"]
 
@@ -187,6 +190,27 @@ class Review:
     def selected(self) -> ChunkView:
         """The chunk under the cursor."""
         return self.chunk_views()[self.cursor]
+
+    def queue(self) -> list[GoldenComparison]:
+        """Every golden of this review compared, judge against this person, in order.
+
+        Reads through its own connection, so a screen may call it from a worker thread.
+        """
+        with self.session.another() as session:
+            verdicts = session.verdicts(self.judge) if self.judge else {}
+            labels = session.labels(self.annotator)
+            shown = set(self.golden_ids)
+            return [GoldenComparison.of_chunks(golden_id, chunk_ids, verdicts, labels)
+                    for golden_id, chunk_ids in session.chunk_ids().items() if golden_id in shown]
+
+    def report(self) -> Report:
+        """The agreement report for this person and judge, without the bootstrap (so it is
+        quick); the same report 'annotator report' prints. Safe from a worker thread, as queue."""
+        from annotator.report.build import build_report
+
+        with self.session.another() as session:
+            return build_report(session, judge=self.judge, annotators=[self.annotator],
+                                pass_mark=self.pass_mark, resamples=0)
 
     def comparison(self) -> GoldenComparison:
         """The current golden, judge versus person, as the screen may show it.

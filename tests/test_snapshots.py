@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from annotator.formats import read_goldens
 from annotator.review import Review
@@ -60,12 +61,24 @@ def test_main_screen_markup_like_text(tmp_path: Path, snap_compare: Snap) -> Non
     assert snap_compare(app_on(tmp_path, source, "j"), terminal_size=SIZE)
 
 
+def pressed_then_computed(*keys: str) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """Press keys, then wait for the screen's worker (the queue and statistics compute in one)."""
+    async def run(pilot: Pilot[None]) -> None:
+        await pilot.press(*keys)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    return run
+
+
 def test_queue_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
-    assert snap_compare(banking, press=["a", "f", "a", "a", "a", "g"], terminal_size=SIZE)
+    assert snap_compare(banking, run_before=pressed_then_computed("a", "f", "a", "a", "a", "g"),
+                        terminal_size=SIZE)
 
 
 def test_statistics_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
-    assert snap_compare(banking, press=["a", "f", "a", "a", "a", "s"], terminal_size=SIZE)
+    assert snap_compare(banking, run_before=pressed_then_computed("a", "f", "a", "a", "a", "s"),
+                        terminal_size=SIZE)
 
 
 def test_help_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input, Static
 
 from annotator.formats import read_goldens
+from annotator.models import GoldenRecord, JudgeVerdict
 from annotator.report.build import build_report
+from annotator.report.model import Report
 from annotator.review import Review, is_blind
+from annotator.stats.comparison import GoldenComparison
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.keys import KEYS
@@ -212,6 +218,7 @@ async def test_statistics_screen_numbers_come_from_the_core(session: Session) ->
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a", "f", "a", "a", "a")  # the explainer: you [1,1,0,1,1], judge [1,0,0,1,1]
         await pilot.press("s")
+        await app.workers.wait_for_complete()  # the report is built in a worker
         assert isinstance(app.screen, StatsScreen)
         text = _screen_text(app)
         assert "tp 3  fp 0  fn 1  tn 1" in text
@@ -230,6 +237,7 @@ async def test_queue_filters_and_jumps(session: Session) -> None:
         await pilot.press("a", "f", "a", "a", "a")  # golden 1 complete, one disagreement
         await pilot.press("right_square_bracket", "right_square_bracket", "c", *"check", "enter")
         await pilot.press("g")
+        await app.workers.wait_for_complete()  # the rows are computed in a worker
         assert isinstance(app.screen, QueueScreen)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 16
@@ -372,3 +380,86 @@ async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_p
                 assert "hidden or not judged" not in summary
                 await pilot.press("a")
                 assert s.labels("alice")[s.golden("savings-min-balance").chunks[0].id].action == "accept"
+
+
+class GatedReview(Review):
+    """A Review whose worker-side reads wait for the test to open a gate, so a test can act
+    while the screen's worker is provably still running (no clock involved)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = threading.Event()
+        self.finished: list[str] = []
+        self.done = threading.Event()
+
+    def queue(self) -> list[GoldenComparison]:
+        assert self.gate.wait(60), "the test never opened the gate"
+        try:
+            return super().queue()
+        finally:
+            self.finished.append("queue")
+            self.done.set()
+
+    def report(self) -> Report:
+        assert self.gate.wait(60), "the test never opened the gate"
+        try:
+            return super().report()
+        finally:
+            self.finished.append("report")
+            self.done.set()
+
+
+@pytest.fixture(scope="module")
+def ten_thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session of 10,000 goldens x 3 chunks, judged, nobody's labels yet."""
+    path = tmp_path_factory.mktemp("big") / "big.db"
+    records = [GoldenRecord(id=f"g{i:05d}", user_input=f"question {i}?", reference="answer",
+                            retrieved_contexts=["one", "two", "three"],
+                            judge_verdicts={"j": [JudgeVerdict(i % 2), JudgeVerdict(1),
+                                                  JudgeVerdict(0)]})
+               for i in range(10_000)]
+    with Session(path) as s:
+        s.import_goldens(records, path="generated")
+    return path
+
+
+async def test_statistics_screen_computes_in_a_worker_and_keys_work_meanwhile(
+        ten_thousand: Path) -> None:
+    with Session(ten_thousand) as s:
+        review = GatedReview(s, "alice", "j")
+        app = AnnotatorApp(review, "big.db")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("s")
+            assert isinstance(app.screen, StatsScreen) and not app.screen.ready
+            assert "Computing the statistics" in _screen_text(app)
+            await pilot.press("escape", "a")  # back, and a decision, while the worker runs
+            assert isinstance(app.screen, AnnotateScreen)
+            first = s.golden("g00000").chunks[0].id
+            assert s.labels("alice")[first].action == "accept"  # on disk already
+            assert review.finished == []  # ...and the worker had not finished
+            review.gate.set()  # the screen is gone: its worker still ends cleanly
+            assert await asyncio.to_thread(review.done.wait, 60)
+            await pilot.pause()
+            assert review.finished == ["report"] and isinstance(app.screen, AnnotateScreen)
+
+
+async def test_queue_screen_computes_in_a_worker_and_keeps_the_filter_chosen_meanwhile(
+        ten_thousand: Path) -> None:
+    with Session(ten_thousand) as s:
+        review = GatedReview(s, "alice", "j")
+        app = AnnotatorApp(review, "big.db")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("g")
+            screen = app.screen
+            assert isinstance(screen, QueueScreen) and not screen.ready
+            await pilot.press("3")  # disagreements: none yet, as nobody has labelled
+            assert screen.current == "disagreements" and review.finished == []
+            assert "then: disagreements" in _screen_text(app)
+            review.gate.set()
+            await app.workers.wait_for_complete()
+            assert review.finished == ["queue"] and screen.ready
+            assert len(screen.comparisons) == 10_000
+            assert screen.query_one(DataTable).row_count == 0  # the filter chosen early holds
+            await pilot.press("1")
+            await app.workers.wait_for_complete()
+            assert screen.query_one(DataTable).row_count == 10_000

@@ -12,7 +12,6 @@ from annotator.models import Golden, Label, StoredVerdict
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion
 from annotator.stats.metrics import context_precision_when_complete
 from annotator.stats.stat import Stat
-from annotator.store.session import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +81,6 @@ class GoldenComparison:
     def disagreements(self) -> int:
         """Chunks where the person's verdict differs from the judge's."""
         return sum(h != j for h, j in self.pairs())
-
-
-def compare_session(session: Session, judge: str | None, annotator: str) -> list[GoldenComparison]:
-    """Every golden of the session compared, in import order (three queries, no chunk text)."""
-    verdicts = session.verdicts(judge) if judge else {}
-    labels = session.labels(annotator)
-    return [GoldenComparison.of_chunks(golden_id, chunk_ids, verdicts, labels)
-            for golden_id, chunk_ids in session.chunk_ids().items()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,11 @@ class Session:
         """Close the file."""
         self.db.close()
 
+    def another(self) -> Session:
+        """A second connection to the same file, for a worker thread (a sqlite3 connection
+        stays in the thread that opened it)."""
+        return Session(self.path, create=False)
+
     def __enter__(self) -> Session:
         return self
 

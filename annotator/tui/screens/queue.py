@@ -1,4 +1,9 @@
-"""Every golden as a row, with filters; enter jumps to one."""
+"""Every golden as a row, with filters; enter jumps to one.
+
+The rows are computed in a worker thread (Review.queue reads through its own connection) and
+shown in batches, so on a large session the screen answers keys at once: a filter chosen
+while it computes is the one shown when the rows arrive.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
 
 from annotator.review import Review
-from annotator.stats.comparison import GoldenComparison, compare_session
+from annotator.stats.comparison import GoldenComparison
 from annotator.tui import render
 
 FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {
@@ -42,6 +48,8 @@ class QueueScreen(Screen[str | None]):
         self.comparisons: list[GoldenComparison] = []
         self.positions: dict[str, int] = {}
         self.current = "all"
+        self.ready = False
+        """True once the rows are computed (they may still be arriving in batches)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="queue-title")
@@ -49,23 +57,39 @@ class QueueScreen(Screen[str | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        review = self.review
-        shown = set(review.golden_ids)
-        self.comparisons = [c for c in compare_session(review.session, review.judge,
-                                                       review.annotator) if c.golden_id in shown]
-        self.positions = {c.golden_id: i for i, c in enumerate(self.comparisons, 1)}
         table = self.query_one(DataTable)
         table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",
                           "disagree", "note")
-        self.action_filter("all")
+        self.query_one("#queue-title", Static).update(Text.assemble(
+            ("Queue", "bold underline"), "  computing every golden's state…  (escape goes back)"))
+        table.focus()
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="queue-compute")
+    def _compute(self) -> None:
+        comparisons = self.review.queue()
+        if not get_current_worker().is_cancelled:  # the screen may be gone by now
+            self.app.call_from_thread(self._computed, comparisons)
+
+    def _computed(self, comparisons: list[GoldenComparison]) -> None:
+        if not self.is_attached:
+            return
+        self.comparisons = comparisons
+        self.positions = {c.golden_id: i for i, c in enumerate(comparisons, 1)}
+        self.ready = True
+        self.action_filter(self.current)
 
     FIRST_ROWS = 300
     """Rows shown at once; the rest are added in batches so the screen answers immediately."""
     BATCH = 1000
 
     def action_filter(self, name: str) -> None:
-        """Show the goldens that pass a filter."""
+        """Show the goldens that pass a filter (remembered until the rows are computed)."""
         self.current = name
+        if not self.ready:
+            self.query_one("#queue-title", Static).update(Text.assemble(
+                ("Queue", "bold underline"), f"  computing every golden's state…  (then: {name})"))
+            return
         rows = [c for c in self.comparisons if FILTERS[name](c)]
         table = self.query_one(DataTable)
         table.clear()

@@ -1,21 +1,26 @@
 """The statistics screen: the agreement report for this person and judge, from the same code.
 
-It is the report ``annotator report`` prints, without the bootstrap (so it opens at once);
-the command adds the 95% intervals.
+It is the report ``annotator report`` prints, without the bootstrap; the command adds the 95%
+intervals. The report is built in a worker thread (Review.report reads through its own
+connection), so on a large session the screen says it is computing and keys keep working.
 """
 
 from __future__ import annotations
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
 
 from annotator.errors import SessionError
 from annotator.review import Review
+
+COMPUTING = "Computing the statistics for this session…  (escape goes back; keys keep working)"
 
 
 class StatsScreen(Screen[None]):
@@ -26,20 +31,30 @@ class StatsScreen(Screen[None]):
     def __init__(self, review: Review) -> None:
         super().__init__()
         self.review = review
+        self.ready = False
+        """True once the report is on the screen."""
 
     def compose(self) -> ComposeResult:
-        from annotator.report.build import build_report
+        with VerticalScroll(id="stats"):
+            yield Static(Text(COMPUTING, style="italic"), id="stats-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._build()
+
+    @work(thread=True, exclusive=True, group="stats")
+    def _build(self) -> None:
         from annotator.report.render import rich_report
 
-        review = self.review
         body: RenderableType
         try:
-            report = build_report(review.session, judge=review.judge,
-                                  annotators=[review.annotator], pass_mark=review.pass_mark,
-                                  resamples=0)
-            body = rich_report(report)
+            body = rich_report(self.review.report())
         except SessionError as error:
             body = Text(str(error))
-        with VerticalScroll(id="stats"):
-            yield Static(body)
-        yield Footer()
+        if not get_current_worker().is_cancelled:  # the screen may be gone by now
+            self.app.call_from_thread(self._show, body)
+
+    def _show(self, body: RenderableType) -> None:
+        if self.is_attached:
+            self.query_one("#stats-body", Static).update(body)
+            self.ready = True
