@@ -15,11 +15,13 @@ import click
 
 from annotator.judge.styles import PROMPTS
 from annotator.report.columns import SORT_KEYS
+from annotator.report.output import FORMATS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from annotator.judge.runner import RunStats
+    from annotator.report.output import Document
     from annotator.store.session import Session
 
 EXIT_BAD_INPUT = 2
@@ -390,9 +392,6 @@ def _api_key(base_url: str | None) -> str:
     return LOCAL_KEY
 
 
-REPORT_FORMATS = ("table", "json", "markdown", "html", "csv")
-
-
 @cli.command("report")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 @click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")
@@ -403,7 +402,7 @@ REPORT_FORMATS = ("table", "json", "markdown", "html", "csv")
 @click.option("--gold", is_flag=True,
               help="Score the judge against the team's gold labels: the adjudicated label where "
               "there is one, else the label everyone who labelled the chunk agrees on.")
-@click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="table: for the terminal; json: every number; markdown: for "
               "a pull request; html: one offline file with charts; csv: one row per chunk.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
@@ -466,48 +465,18 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
                                   gold=gold, progress=advance)
-    from annotator.report.html import report_charts
-    from annotator.report.layout import layout, report_title
-    from annotator.report.serialize import report_dict
+    from annotator.report.output import report_document
 
-    _write_document(fmt, output, "report", layout(report), report_title(report),
-                    lambda: report_dict(report), lambda: report_charts(report))
+    _write_document(fmt, output, report_document(report))
 
 
-def _write_document(fmt: str, output: str | None, what: str, blocks: list[Any], title: str,
-                    data: Callable[[], dict[str, Any]],
-                    figures: Callable[[], dict[str, str]] = dict,
-                    to_csv: Callable[[Any], Any] | None = None) -> None:
-    """Write laid-out blocks as a table, Markdown or HTML, or their data as JSON or CSV."""
-    def write(out: Any) -> None:
-        if fmt == "table":
-            from rich.console import Console
+def _write_document(fmt: str, output: str | None, document: Document) -> None:
+    """Write a report or leaderboard in one format, to standard output or a file."""
+    from annotator.report.output import write
 
-            from annotator.report.render import rich_blocks
-
-            console = Console() if out is sys.stdout else Console(
-                file=out, width=120, no_color=True, force_terminal=False)
-            console.print(rich_blocks(blocks))
-        elif fmt == "json":
-            import json
-
-            out.write(json.dumps(data(), indent=2, ensure_ascii=False) + "\n")
-        elif fmt == "markdown":
-            from annotator.report.render import markdown_blocks
-
-            out.write(markdown_blocks(blocks, title) + "\n")
-        elif fmt == "html":
-            from annotator.report.html import html_page
-
-            out.write(html_page(title, blocks, figures()))
-        elif to_csv is not None:
-            to_csv(out)
-        else:
-            raise ValueError(f"no {fmt} form of the {what}")
-
-    _write_output(output, write)
+    _write_output(output, lambda out: write(document, fmt, out))
     if output is not None:
-        click.echo(f"Wrote the {fmt} {what} to {output}.", err=True)
+        click.echo(f"Wrote the {fmt} {document.what} to {output}.", err=True)
 
 
 def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
@@ -527,7 +496,7 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
               help="Score only these judges (repeat the option; default: every judge).")
 @click.option("--sort", type=click.Choice(SORT_KEYS),
               default="cohen_kappa", show_default=True, help="What to rank the judges by.")
-@click.option("--format", "-f", "fmt", type=click.Choice(REPORT_FORMATS), default="table",
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
@@ -567,14 +536,9 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
                                   seed=seed, sort=sort, progress=advance)
-    from annotator.report.html import leaderboard_charts
-    from annotator.report.layout import leaderboard_layout
-    from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
+    from annotator.report.output import leaderboard_document
 
-    _write_document(fmt, output, "leaderboard", leaderboard_layout(board),
-                    f"Judges against {board.truth.label}", lambda: leaderboard_dict(board),
-                    lambda: leaderboard_charts(board),
-                    to_csv=lambda out: write_leaderboard_csv(board, out))
+    _write_document(fmt, output, leaderboard_document(board))
 
 
 def _prices(given: tuple[str, ...]) -> dict[str, tuple[float, float]]:

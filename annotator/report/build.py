@@ -35,7 +35,15 @@ from annotator.report.model import (
 )
 from annotator.resolve import one_judge
 from annotator.stats import confidence, cp_agreement
-from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates, Sums, add_confusion, confusion_formula
+from annotator.stats.bootstrap import (
+    COUNTS,
+    ClusterSums,
+    Estimates,
+    Sums,
+    add_confusion,
+    column,
+    confusion_formula,
+)
 from annotator.stats.chunk_agreement import (
     CHUNK_STATISTICS,
     ChunkAgreement,
@@ -255,9 +263,9 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
         system = np.asarray([system_of[r.golden_id] for r in rows])
         for name in sorted(set(system_of.values())):
             mine = system == name
-            sums.add(f"sys_n:{name}", cluster[mine])
-            sums.add(f"sys_h:{name}", cluster[mine], h[mine])
-            sums.add(f"sys_j:{name}", cluster[mine], j[mine])
+            sums.add(column(name, "sys_n"), cluster[mine])
+            sums.add(column(name, "sys_h"), cluster[mine], h[mine])
+            sums.add(column(name, "sys_j"), cluster[mine], j[mine])
 
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:
@@ -336,21 +344,21 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
     names = sorted({system_of[r.golden_id] for r in rows})
 
     def mean(name: str, side: str) -> Callable[[Sums], np.ndarray]:
-        return lambda s: ratio(s[f"sys_{side}:{name}"], s[f"sys_n:{name}"])
+        return lambda s: ratio(s[column(name, f"sys_{side}")], s[column(name, "sys_n")])
 
-    means = {name: (est.stat(f"mean_human:{name}", mean(name, "h")),
-                    est.stat(f"mean_judge:{name}", mean(name, "j"))) for name in names}
+    means = {name: (est.stat(column(name, "mean_human"), mean(name, "h")),
+                    est.stat(column(name, "mean_judge"), mean(name, "j"))) for name in names}
     order_h = sorted(names, key=lambda n: -(means[n][0].value or 0.0))
     order_j = sorted(names, key=lambda n: -(means[n][1].value or 0.0))
-    systems = [SystemRow(name, int(est.totals[f"sys_n:{name}"]), means[name][0], means[name][1],
+    systems = [SystemRow(name, int(est.totals[column(name, "sys_n")]), means[name][0], means[name][1],
                          order_h.index(name) + 1, order_j.index(name) + 1) for name in order_h]
     pairs = []
     for a, b in combinations(order_h, 2):
         def diff(side: str, a: str = a, b: str = b) -> Callable[[Sums], np.ndarray]:
             return lambda s: mean(a, side)(s) - mean(b, side)(s)
 
-        pairs.append(SystemPair(a, b, est.stat(f"difference_human:{a}-{b}", diff("h")),
-                                est.stat(f"difference_judge:{a}-{b}", diff("j"))))
+        pairs.append(SystemPair(a, b, est.stat(column(f"{a}-{b}", "difference_human"), diff("h")),
+                                est.stat(column(f"{a}-{b}", "difference_judge"), diff("j"))))
     human = [means[n][0].value or 0.0 for n in names]
     judge = [means[n][1].value or 0.0 for n in names]
     reason = cp_agreement.constant_reason(human, judge)

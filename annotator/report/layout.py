@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from annotator.report import columns
 from annotator.report.headline import count, who
 from annotator.report.model import LABELS, GoldenRow, Report
-from annotator.stats.bootstrap import MIN_VALID_SHARE
+from annotator.stats.bootstrap import MIN_VALID_SHARE, scoped
 from annotator.stats.confidence import BINS
 from annotator.stats.stat import Stat
 
@@ -268,7 +268,7 @@ def _dropped(report: Report) -> list[str]:
     lines = []
     systems = 0
     for key, n in sorted(report.dropped_replicates.items()):
-        if ":" in key:  # a system's mean or a pair's difference
+        if scoped(key):  # a system's mean or a pair's difference
             systems = max(systems, n)
             continue
         outcome = ("left out of its interval" if n <= (1 - MIN_VALID_SHARE) * report.resamples

@@ -27,8 +27,11 @@ from annotator.stats.bootstrap import (
     Estimates,
     Sums,
     add_confusion,
+    column,
     confusion_formula,
+    in_scope,
     percentile_interval,
+    scope,
 )
 from annotator.stats.chunk_agreement import CHUNK_STATISTICS, Confusion, McNemar, kappa_values
 from annotator.stats.metrics import context_precision
@@ -122,10 +125,6 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def _view(s: Sums, prefix: str) -> dict[str, np.ndarray]:
-    return {k[len(prefix):]: v for k, v in s.items() if k.startswith(prefix)}
-
-
 def build_leaderboard(session: Session, *, annotator: str | None = None,
                       judges: Sequence[str] | None = None, split: str | None = None,
                       prices: dict[str, tuple[float, float]] | None = None,
@@ -164,31 +163,31 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     sums = ClusterSums(len(golden_ids))
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     for i, name in enumerate(names):
-        add_confusion(sums, cluster, human, said[name], prefix=f"{i}:")
+        add_confusion(sums, cluster, human, said[name], prefix=scope(i))
         cp_judge = np.asarray([context_precision([verdicts[name][c]
                                                   for c in chunk_ids[golden_ids[g]]])
                                for g in complete], dtype=float)
         d = cp_judge - cp_human
         for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
                             ("ad", np.abs(d))):
-            sums.add(f"{i}:{col}", at, values)
+            sums.add(column(col, i), at, values)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []
     for i, name in enumerate(names):
-        prefix = f"{i}:"
+        prefix = scope(i)
         c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
 
         def golden(formula: Callable[[Sums], Any], prefix: str = prefix
                    ) -> Callable[[Sums], Any]:
-            return lambda s: formula(_view(s, prefix))
+            return lambda s: formula(in_scope(s, prefix))
 
         none = None if complete else "no golden is complete under every label set"
         _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
         per_golden = {
-            "mae": est.stat(f"{name}:mae", golden(cp_agreement.mae), none),
-            "bias": est.stat(f"{name}:bias", golden(cp_agreement.bias), none),
+            "mae": est.stat(column("mae", name), golden(cp_agreement.mae), none),
+            "bias": est.stat(column("bias", name), golden(cp_agreement.bias), none),
             "kendall": kendall,
         }
         stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
@@ -250,8 +249,8 @@ def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndar
         only_b = np.bincount(cluster[~right_a & right_b], minlength=goldens)
         test = McNemar.of(only_a.tolist(), only_b.tolist())
 
-        kappa_a = confusion_formula(kappa_values, f"{a_i}:")
-        kappa_b = confusion_formula(kappa_values, f"{b_i}:")
+        kappa_a = confusion_formula(kappa_values, scope(a_i))
+        kappa_b = confusion_formula(kappa_values, scope(b_i))
 
         def diff(s: Sums, kappa_a: Callable[[Sums], Any] = kappa_a,
                  kappa_b: Callable[[Sums], Any] = kappa_b) -> Any:
@@ -282,7 +281,7 @@ def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
 
 def _chunk_stat(est: Estimates, judge: str, key: str, c: Confusion, prefix: str) -> Stat:
     statistic, formula = CHUNK_STATISTICS[key]
-    return est.attach(f"{judge}:{key}", statistic(c), confusion_formula(formula, prefix))
+    return est.attach(column(key, judge), statistic(c), confusion_formula(formula, prefix))
 
 
 def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:

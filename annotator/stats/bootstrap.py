@@ -68,6 +68,31 @@ class ClusterSums:
         return {name: out[:, i] for i, name in enumerate(names)}
 
 
+SCOPE = ":"
+"""Ends each scope in a column's name: 'sys_n:bm25', '0:tp', 'raters:p:ones'."""
+
+
+def scope(*parts: object) -> str:
+    """The prefix every column (or estimate key) inside a scope starts with: a judge, a
+    system, a pair of people. With column() and scoped(), the one place names are spelt."""
+    return "".join(f"{part}{SCOPE}" for part in parts)
+
+
+def column(name: str, *scopes: object) -> str:
+    """The name of a column (or estimate key) inside the given scopes."""
+    return scope(*scopes) + name
+
+
+def scoped(key: str) -> bool:
+    """Whether a column or key belongs to a scope (a system, a judge, a pair)."""
+    return SCOPE in key
+
+
+def in_scope(sums: Sums, prefix: str) -> dict[str, np.ndarray]:
+    """The columns of one scope, named without its prefix."""
+    return {k[len(prefix):]: v for k, v in sums.items() if k.startswith(prefix)}
+
+
 COUNTS = ("tp", "fp", "fn", "tn")
 
 

@@ -30,6 +30,7 @@ from annotator.stats.bootstrap import (
     add_confusion,
     columns_formula,
     confusion_formula,
+    scope,
 )
 from annotator.stats.chunk_agreement import kappa_values
 from annotator.stats.stat import Stat, ratio
@@ -144,26 +145,26 @@ class RaterColumns:
 def add_rater_columns(sums: ClusterSums, people: Sequence[str], ratings: Ratings,
                       cluster: np.ndarray, judge: str | None = None,
                       judge_ratings: np.ndarray | None = None,
-                      prefix: str = "raters:") -> RaterColumns:
+                      prefix: str = scope("raters")) -> RaterColumns:
     """Add the sums of every coefficient among ``people`` (rows of ``ratings``, one column per
     chunk, ``cluster`` its golden) and of the judge with each, to be estimated together."""
-    add_alpha(sums, f"{prefix}p:", ratings, cluster)
+    add_alpha(sums, prefix + scope("p"), ratings, cluster)
     if judge_ratings is not None:
-        add_alpha(sums, f"{prefix}pj:", np.vstack([ratings, judge_ratings]), cluster)
-    complete = add_fleiss(sums, f"{prefix}f:", ratings, cluster) if len(people) > 1 else 0
+        add_alpha(sums, prefix + scope("pj"), np.vstack([ratings, judge_ratings]), cluster)
+    complete = add_fleiss(sums, prefix + scope("f"), ratings, cluster) if len(people) > 1 else 0
     pairs = []
     for (i, a), (j, b) in combinations(enumerate(people), 2):
         both = ~np.isnan(ratings[i]) & ~np.isnan(ratings[j])
         add_confusion(sums, cluster[both], ratings[i, both].astype(int),
-                      ratings[j, both].astype(int), prefix=f"{prefix}{i}-{j}:")
-        pairs.append((a, b, f"{prefix}{i}-{j}:", int(both.sum())))
+                      ratings[j, both].astype(int), prefix=prefix + scope(f"{i}-{j}"))
+        pairs.append((a, b, prefix + scope(f"{i}-{j}"), int(both.sum())))
     judge_pairs = []
     if judge_ratings is not None:
         for i, person in enumerate(people):
             both = ~np.isnan(ratings[i]) & ~np.isnan(judge_ratings)
             add_confusion(sums, cluster[both], ratings[i, both].astype(int),
-                          judge_ratings[both].astype(int), prefix=f"{prefix}j-{i}:")
-            judge_pairs.append((str(judge), person, f"{prefix}j-{i}:", int(both.sum())))
+                          judge_ratings[both].astype(int), prefix=prefix + scope(f"j-{i}"))
+            judge_pairs.append((str(judge), person, prefix + scope(f"j-{i}"), int(both.sum())))
     shared = int(((~np.isnan(ratings)).sum(axis=0) >= 2).sum())
     return RaterColumns(list(people), judge if judge_ratings is not None else None, prefix,
                         shared, complete, pairs, judge_pairs)
@@ -196,11 +197,11 @@ def rater_agreement(est: Estimates, columns: RaterColumns) -> RaterAgreement:
     no_judge = None if columns.judge is not None else "no judge verdicts"
     stats = {
         "alpha_people": est.stat("alpha_people", columns_formula(
-            alpha_values, f"{prefix}p:", COINCIDENCES), few),
+            alpha_values, prefix + scope("p"), COINCIDENCES), few),
         "alpha_with_judge": est.stat("alpha_with_judge", columns_formula(
-            alpha_values, f"{prefix}pj:", COINCIDENCES), no_judge),
+            alpha_values, prefix + scope("pj"), COINCIDENCES), no_judge),
         "fleiss_kappa": est.stat("fleiss_kappa", columns_formula(
-            fleiss_values, f"{prefix}f:", ("agree", "items", "ones"),
+            fleiss_values, prefix + scope("f"), ("agree", "items", "ones"),
             raters=len(columns.people)),
             None if columns.complete else "no chunk is labelled by every person"),
         "light_kappa": est.stat("light_kappa", _mean_kappa(columns.pairs), few),

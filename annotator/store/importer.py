@@ -1,0 +1,183 @@
+"""Goldens into a session in one transaction: the importer behind Session.import_goldens.
+
+It batches rows for executemany (a million chunks import in seconds), checks every golden,
+verdict and label against what the session holds, and says which file and line conflict.
+Like Session, it is storage code: the SQL here is the store's own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from annotator.errors import InputError
+from annotator.models import GoldenRecord, ImportSummary, Judge, JudgeVerdict
+
+if TYPE_CHECKING:
+    from annotator.store.session import Session
+
+
+class Importer:
+    """The state of one file's import, inside the session's open write transaction."""
+
+    def __init__(self, session: Session, path: str, replace: bool, stamp: str) -> None:
+        self.session = session
+        self.conn = session.db.conn
+        self.path = path
+        self.replace = replace
+        self.next_position = int(session._scalar("SELECT coalesce(max(position), 0) + 1 "
+                                                 "FROM goldens"))
+        # Chunk ids are assigned here so verdicts and labels can be batched with them;
+        # safe because this transaction holds the write lock.
+        self.next_chunk_id = int(session._scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks"))
+        self.known_judges = {row[0] for row in self.conn.execute("SELECT name FROM judges")}
+        self.seen: set[str] = set()
+        self.goldens: list[tuple[Any, ...]] = []
+        self.chunks: list[tuple[Any, ...]] = []
+        self.verdicts: list[tuple[Any, ...]] = []
+        self.labels: list[tuple[Any, ...]] = []
+        self.read = self.added = self.replaced = self.verdicts_added = self.labels_added = 0
+        self.stamp = stamp
+
+    def add(self, record: GoldenRecord) -> None:
+        self.read += 1
+        if record.id in self.seen:
+            return  # the same golden again in this file (formats checked it is identical)
+        self.seen.add(record.id)
+        content = record.content_sha256()
+        row = self.conn.execute("SELECT content_sha256, position FROM goldens WHERE id = ?",
+                                [record.id]).fetchone()
+        if row is None:
+            self._insert(record, content, self.next_position)
+            self.next_position += 1
+            self.added += 1
+            if len(self.chunks) + len(self.verdicts) + len(self.labels) > 20_000:
+                self.flush()
+            return
+        stored_content, position = row
+        if stored_content != content:
+            if not self.replace:
+                raise InputError(
+                    self.path,
+                    f"the session already holds a different golden with the id '{record.id}'. "
+                    "Give this golden a new id, or import with --replace to overwrite the stored "
+                    "one (its labels and verdicts are dropped).",
+                    line=record.line or None, field="id",
+                )
+            self.flush()  # the cascade below must see every row queued so far
+            self.conn.execute("DELETE FROM goldens WHERE id = ?", [record.id])
+            self._insert(record, content, position)
+            self.replaced += 1
+            return
+        self._merge(record)
+
+    def _insert(self, record: GoldenRecord, content: str, position: int) -> None:
+        self.goldens.append((record.id, position, record.user_input, record.reference,
+                             record.response, json.dumps(record.metadata, ensure_ascii=False),
+                             content, self.stamp))
+        chunk_ids = []
+        for rank, text in enumerate(record.retrieved_contexts, 1):
+            self.chunks.append((self.next_chunk_id, record.id, rank, text))
+            chunk_ids.append(self.next_chunk_id)
+            self.next_chunk_id += 1
+        for judge, verdicts in record.judge_verdicts.items():
+            self._ensure_judge(judge)
+            for chunk_id, verdict in zip(chunk_ids, verdicts, strict=True):
+                if verdict is not None:
+                    self._queue_verdict(judge, chunk_id, verdict)
+        for annotator, labels in record.human_labels.items():
+            notes = record.human_notes.get(annotator, [None] * len(labels))
+            for chunk_id, label, note in zip(chunk_ids, labels, notes, strict=True):
+                if label is not None or note is not None:
+                    self._queue_label(annotator, chunk_id, label, note)
+        for annotator, notes in record.human_notes.items():
+            if annotator not in record.human_labels:
+                for chunk_id, note in zip(chunk_ids, notes, strict=True):
+                    if note is not None:
+                        self._queue_label(annotator, chunk_id, None, note)
+
+    def _merge(self, record: GoldenRecord) -> None:
+        """Add the verdicts and labels of a golden the session already holds."""
+        self.flush()
+        chunk_ids = [row[0] for row in self.conn.execute(
+            "SELECT id FROM chunks WHERE golden_id = ? ORDER BY rank", [record.id])]
+        for judge, verdicts in record.judge_verdicts.items():
+            self._ensure_judge(judge)
+            stored = self.session.verdicts(judge, [record.id])
+            for rank, (chunk_id, verdict) in enumerate(zip(chunk_ids, verdicts, strict=True), 1):
+                if verdict is None:
+                    continue
+                old = stored.get(chunk_id)
+                if old is None or (old.verdict, old.reason, old.p_relevant) != (
+                        verdict.verdict, verdict.reason, verdict.p_relevant):
+                    if old is not None and not self.replace:
+                        raise self._conflict(record, f"judge '{judge}'", rank)
+                    self._queue_verdict(judge, chunk_id, verdict)
+        annotators = set(record.human_labels) | set(record.human_notes)
+        for annotator in sorted(annotators):
+            stored_labels = self.session.labels(annotator, [record.id])
+            labels = record.human_labels.get(annotator, [None] * len(chunk_ids))
+            notes = record.human_notes.get(annotator, [None] * len(chunk_ids))
+            for rank, (chunk_id, label, note) in enumerate(
+                    zip(chunk_ids, labels, notes, strict=True), 1):
+                if label is None and note is None:
+                    continue
+                old_label = stored_labels.get(chunk_id)
+                if old_label is None:
+                    self._queue_label(annotator, chunk_id, label, note)
+                elif (old_label.verdict, old_label.note) != (label, note):
+                    if not self.replace:
+                        raise self._conflict(record, f"annotator '{annotator}'", rank)
+                    self.conn.execute("DELETE FROM labels WHERE annotator = ? AND chunk_id = ?",
+                                      (annotator, chunk_id))
+                    self._queue_label(annotator, chunk_id, label, note)
+        self.flush()
+
+    def _conflict(self, record: GoldenRecord, who: str, rank: int) -> InputError:
+        return InputError(
+            self.path,
+            f"the session already holds a different verdict or label from {who} on rank {rank} "
+            f"of golden '{record.id}'. Import with --replace to overwrite it, or leave it out of "
+            "the file.",
+            line=record.line or None,
+        )
+
+    def _ensure_judge(self, name: str) -> None:
+        if name not in self.known_judges:
+            self.session._define_judge(Judge(name, None, None, "imported", None, {}))
+            self.known_judges.add(name)
+
+    def _queue_verdict(self, judge: str, chunk_id: int, verdict: JudgeVerdict) -> None:
+        self.verdicts.append((judge, chunk_id, verdict.verdict, verdict.reason,
+                              verdict.p_relevant, self.stamp))
+        self.verdicts_added += 1
+
+    def _queue_label(self, annotator: str, chunk_id: int, label: int | None,
+                     note: str | None) -> None:
+        self.labels.append((annotator, chunk_id, label, None if label is None else "import",
+                            note, self.stamp, self.stamp))
+        if label is not None:
+            self.labels_added += 1
+
+    def flush(self) -> None:
+        """Write every queued row."""
+        execute = self.conn.executemany
+        if self.goldens:
+            execute("INSERT INTO goldens(id, position, user_input, reference, response, metadata, "
+                    "content_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.goldens)
+        if self.chunks:
+            execute("INSERT INTO chunks(id, golden_id, rank, text) VALUES (?, ?, ?, ?)",
+                    self.chunks)
+        if self.verdicts:
+            execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", self.verdicts)
+        if self.labels:
+            execute("INSERT INTO labels(annotator, chunk_id, verdict, action, note, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.labels)
+        self.goldens, self.chunks, self.verdicts, self.labels = [], [], [], []
+
+    def summary(self) -> ImportSummary:
+        return ImportSummary(self.path, self.read, self.added, self.replaced,
+                             self.verdicts_added, self.labels_added)
+
+
