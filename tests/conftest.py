@@ -12,6 +12,7 @@ import pytest
 
 from annotator.formats import read_goldens
 from annotator.store.session import Session
+from annotator.verdict import flipped
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py imports ragas directly
 
@@ -32,7 +33,7 @@ def second_opinion(session: Session, who: str, disagree: Container[int]) -> None
     for chunk_id, label in session.labels("sample-reviewer").items():
         assert label.verdict is not None
         flip = chunk_id in disagree
-        session.decide(who, chunk_id, 1 - label.verdict if flip else label.verdict, "set")
+        session.decide(who, chunk_id, flipped(label.verdict) if flip else label.verdict, "set")
 
 
 def write_lines(path: Path, objects: list[Any]) -> Path:

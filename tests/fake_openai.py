@@ -63,7 +63,7 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()

@@ -99,7 +99,9 @@ def test_the_leaderboard_scores_against_the_gold_labels(team: Path) -> None:
     assert (after.truth.pending, after.truth.adjudicated, after.chunks) == (0, 3, 80)
     assert after.judges[0].stats["percent"].value is not None
     # 3 more chunks, each a disagreement with the judge.
-    agree_before = before.judges[0].stats["percent"].value * 77
+    percent_before = before.judges[0].stats["percent"].value
+    assert percent_before is not None
+    agree_before = percent_before * 77
     assert after.judges[0].stats["percent"].value == pytest.approx(agree_before / 80)
 
 

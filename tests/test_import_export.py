@@ -10,12 +10,13 @@ import pytest
 
 from annotator.errors import InputError
 from annotator.formats import read_goldens, write_csv, write_jsonl
+from annotator.models import ImportSummary
 from annotator.store.session import Session
 from tests.conftest import SAMPLES, dump, golden, write_lines
 
 
-def import_file(session: Session, path: Path, **kwargs: bool):  # type: ignore[no-untyped-def]
-    return session.import_goldens(read_goldens(path), path=str(path), **kwargs)
+def import_file(session: Session, path: Path, *, replace: bool = False) -> ImportSummary:
+    return session.import_goldens(read_goldens(path), path=str(path), replace=replace)
 
 
 def export_text(session: Session, writer=write_jsonl) -> str:  # type: ignore[no-untyped-def]

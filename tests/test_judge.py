@@ -369,8 +369,8 @@ def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
         assert (stats.skipped, stats.judged, len(server.requests)) == (8, 16, 24)
         assert run(session, server, repeat=3).judged == 0  # all three runs are stored
     first = {c: v.verdict for c, v in session.verdicts("test-judge").items()}
-    for chunk, verdict in first.items():
-        session.decide("alice", chunk, verdict, "accept")
+    for chunk_id, verdict in first.items():
+        session.decide("alice", chunk_id, verdict, "accept")
     board = build_leaderboard(session, resamples=0)
     [row] = board.judges
     assert row.calls.figures["flip_rate"].value == pytest.approx(1 / 8)

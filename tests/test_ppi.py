@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,17 +37,16 @@ def test_ppi_and_ppi_plus_plus_match_ppi_python(seed: int) -> None:
     point, (lo, hi), lam = ppi_mean(y, f, fu)
     assert point == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]), abs=1e-12)
     theirs = ppi_mean_ci(y, f, fu, alpha=0.05)
-    assert (lo, hi) == (pytest.approx(float(theirs[0][0]), abs=1e-12),
-                        pytest.approx(float(theirs[1][0]), abs=1e-12))
+    assert (lo, hi) == pytest.approx((float(theirs[0][0]), float(theirs[1][0])), abs=1e-12)
     assert 0.0 <= lam <= 1.0
     point1, (lo1, hi1), _ = ppi_mean(y, f, fu, lam=1.0)
     assert point1 == pytest.approx(float(ppi_mean_pointestimate(y, f, fu, lam=1)[0]))
     theirs1 = ppi_mean_ci(y, f, fu, alpha=0.05, lam=1)
-    assert (lo1, hi1) == (pytest.approx(float(theirs1[0][0])), pytest.approx(float(theirs1[1][0])))
+    assert (lo1, hi1) == pytest.approx((float(theirs1[0][0]), float(theirs1[1][0])))
     estimate = ppi_estimate(n + 3, y, f, fu)
     human = estimate.stats["human_only"]
     c_lo, c_hi = classical_mean_ci(y, alpha=0.05)
-    assert human.interval == (pytest.approx(float(c_lo)), pytest.approx(float(c_hi)))
+    assert human.interval == pytest.approx((float(c_lo), float(c_hi)))
     assert estimate.stats["judge_only"].value == pytest.approx(np.concatenate([f, fu]).mean())
     assert estimate.stats["judge_only"].interval is None  # never a CI on true CP
     assert (estimate.sampled, estimate.labelled, estimate.unlabelled) == (n + 3, n, big_n)
@@ -110,7 +110,7 @@ def test_the_sample_is_reproducible_and_any_prefix_is_random() -> None:
 def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> None:
     """A real session: 120 judged goldens, a random sample of 30 of which 25 are labelled."""
     rng = np.random.default_rng(9)
-    goldens = []
+    goldens: list[dict[str, Any]] = []
     for i in range(120):
         human = (rng.random(6) < 0.55).astype(int)
         judge = [int(h if rng.random() > 0.15 else 1 - h) for h in human]
@@ -146,10 +146,11 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
     lo, hi = ppi_mean_ci(y, f, fu, alpha=0.05)
     best = ppi.stats["ppi_plus_plus"]
     assert best.value == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]))
-    assert best.interval == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
+    assert best.interval == pytest.approx((float(lo[0]), float(hi[0])))
     assert any(line.startswith("Bias-corrected mean CP (PPI++, 25 goldens") for line in
                report.headline)
     data = report_dict(report)["ppi"]
+    assert best.interval is not None
     assert data["labelled"] == 25 and data["ci95"]["ppi_plus_plus"] == list(best.interval)
     assert "judge_only" not in data["ci95"]
     text = markdown_report(report)

@@ -6,6 +6,7 @@ import json
 import warnings
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -137,7 +138,8 @@ def test_one_person_or_no_overlap_is_undefined_with_a_reason() -> None:
 def test_the_report_has_inter_annotator_agreement_in_every_format(tmp_path: Path) -> None:
     """Three people over a real session file (one with gaps), the report against the libraries."""
     rng = np.random.default_rng(11)
-    goldens, rows = [], {name: [] for name in ("ana", "ben", "cy")}
+    goldens: list[dict[str, Any]] = []
+    rows: dict[str, list[float]] = {name: [] for name in ("ana", "ben", "cy")}
     judge_all: list[float] = []
     for i in range(30):
         truth = (rng.random(5) < 0.5).astype(int)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from annotator.stats.bootstrap import ClusterSums, add_confusion, percentile_int
 from annotator.stats.chunk_agreement import McNemar, kappa_values, wilson_interval
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
+from annotator.verdict import flipped
 from tests.conftest import write_lines
 
 
@@ -45,8 +47,8 @@ def make_session(tmp_path: Path, goldens: list[dict[str, Any]], name: str = "s")
     return session
 
 
-def golden_obj(i: int, judge: list[int | None], human: list[int | None] | None,
-               p: list[float | None] | None = None, retriever: str | None = None,
+def golden_obj(i: int, judge: Sequence[int | None], human: Sequence[int | None] | None,
+               p: Sequence[float | None] | None = None, retriever: str | None = None,
                **extra: Any) -> dict[str, Any]:
     """One golden with the judge 'j' and the annotator 'alice'."""
     obj: dict[str, Any] = {
@@ -456,7 +458,7 @@ def test_people_acceptance_speed_and_rubber_stamping(tmp_path: Path) -> None:
             session.decide("fast", chunk, v, "accept", judge="j", shown_verdict=v, decision_ms=400)
         for n, chunk in enumerate(chunks[:10]):  # slow and careful, flipping every other one
             v = verdicts[chunk].verdict
-            session.decide("careful", chunk, v if n % 2 else 1 - v, "accept" if n % 2 else "flip",
+            session.decide("careful", chunk, v if n % 2 else flipped(v), "accept" if n % 2 else "flip",
                            judge="j", shown_verdict=v, decision_ms=5000 + n)
         report = build_report(session, annotators=["fast", "careful"], resamples=0)
     rows = {r.annotator: r for r in report.people.annotators}

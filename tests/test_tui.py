@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +41,15 @@ def session(db: Path) -> Iterator[Session]:
         yield s
 
 
-def make_app(session: Session, annotator: str = "alice", **kwargs: float) -> AnnotatorApp:
+def make_app(session: Session, annotator: str = "alice", **kwargs: Any) -> AnnotatorApp:
     review = Review(session, annotator, "sample-judge", **kwargs)
     return AnnotatorApp(review, session.path.name)
 
 
-def on_disk(db: Path, annotator: str = "alice") -> dict[tuple[str, int], tuple[int | None, str | None]]:
+def on_disk(db: Path, annotator: str = "alice") -> dict[tuple[str, int], tuple[int, str | None]]:
     """(golden id, rank) -> (verdict, action), read through a fresh connection."""
     with Session(db) as fresh:
-        out = {}
+        out: dict[tuple[str, int], tuple[int, str | None]] = {}
         for g in fresh.goldens():
             labels = fresh.labels(annotator, [g.id])
             for c in g.chunks:
@@ -60,14 +60,6 @@ def on_disk(db: Path, annotator: str = "alice") -> dict[tuple[str, int], tuple[i
 
 def status(app: AnnotatorApp) -> str:
     return str(app.screen.query_one("#status", Static).content)
-
-
-@pytest.fixture
-async def pilot_app(session: Session) -> AsyncIterator[AnnotatorApp]:
-    app = make_app(session)
-    async with app.run_test(size=SIZE) as pilot:
-        app.pilot = pilot  # type: ignore[attr-defined]
-        yield app
 
 
 async def test_accept_flip_and_set_are_on_disk_after_each_key(session: Session, db: Path) -> None:
@@ -382,6 +374,11 @@ async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_p
                 assert s.labels("alice")[s.golden("savings-min-balance").chunks[0].id].action == "accept"
 
 
+def ready(screen: QueueScreen | StatsScreen) -> bool:
+    """Whether the screen's worker has delivered (read afresh, after an await)."""
+    return screen.ready
+
+
 class GatedReview(Review):
     """A Review whose worker-side reads wait for the test to open a gate, so a test can act
     while the screen's worker is provably still running (no clock involved)."""
@@ -457,7 +454,7 @@ async def test_queue_screen_computes_in_a_worker_and_keeps_the_filter_chosen_mea
             assert "then: disagreements" in _screen_text(app)
             review.gate.set()
             await app.workers.wait_for_complete()
-            assert review.finished == ["queue"] and screen.ready
+            assert review.finished == ["queue"] and ready(screen)
             assert len(screen.comparisons) == 10_000
             assert screen.query_one(DataTable).row_count == 0  # the filter chosen early holds
             await pilot.press("1")

@@ -3,8 +3,8 @@
 Like ``cp_agreement``, every statistic is a function of per-golden sums, so the report can
 bootstrap it over goldens. Columns: ``np`` chunks with a probability, ``brier`` sum of
 (p - y)^2, ``logloss`` sum of the log loss, and per bin b of BINS equal-width bins:
-``c1_n{b}``/``c1_p{b}``/``c1_y{b}`` (class-1: bins on P(relevant), against the human rate) and
-``tl_n{b}``/``tl_p{b}``/``tl_y{b}`` (top-label: bins on max(p, 1-p), against whether the label
+``c1:n{b}``/``c1:p{b}``/``c1:y{b}`` (class-1: bins on P(relevant), against the human rate) and
+``tl:n{b}``/``tl:p{b}``/``tl:y{b}`` (top-label: bins on max(p, 1-p), against whether the label
 p implies matches the human).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotator.stats.bootstrap import ClusterSums, Sums
+from annotator.stats.bootstrap import ClusterSums, Sums, column
 from annotator.stats.stat import ratio
 
 BINS = 10
@@ -46,9 +46,9 @@ def add_columns(sums: ClusterSums, cluster: np.ndarray, p: np.ndarray, y: np.nda
         bins = bin_of(score)
         for b in range(BINS):
             inside = bins == b
-            sums.add(f"{prefix}_n{b}", cluster[inside])
-            sums.add(f"{prefix}_p{b}", cluster[inside], score[inside])
-            sums.add(f"{prefix}_y{b}", cluster[inside], outcome[inside])
+            sums.add(column(f"n{b}", prefix), cluster[inside])
+            sums.add(column(f"p{b}", prefix), cluster[inside], score[inside])
+            sums.add(column(f"y{b}", prefix), cluster[inside], outcome[inside])
 
 
 def _per_chunk(s: Sums, key: str) -> np.ndarray:
@@ -66,7 +66,7 @@ def log_loss(s: Sums) -> np.ndarray:
 
 
 def _ece(s: Sums, prefix: str) -> np.ndarray:
-    gap = sum(np.abs(s[f"{prefix}_y{b}"] - s[f"{prefix}_p{b}"]) for b in range(BINS))
+    gap = sum(np.abs(s[column(f"y{b}", prefix)] - s[column(f"p{b}", prefix)]) for b in range(BINS))
     return ratio(gap, s["np"])  # type: ignore[no-any-return]
 
 
@@ -107,8 +107,8 @@ def reliability(s: Sums) -> list[ReliabilityBin]:
     """The class-1 reliability diagram's bins from observed totals."""
     out = []
     for b in range(BINS):
-        n = int(s[f"c1_n{b}"])
+        n = int(s[column(f"n{b}", "c1")])
         out.append(ReliabilityBin(b / BINS, (b + 1) / BINS, n,
-                                  float(s[f"c1_p{b}"]) / n if n else None,
-                                  float(s[f"c1_y{b}"]) / n if n else None))
+                                  float(s[column(f"p{b}", "c1")]) / n if n else None,
+                                  float(s[column(f"y{b}", "c1")]) / n if n else None))
     return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+import numpy.typing as npt
 
 from annotator.stats.stat import Stat
 
@@ -80,8 +81,8 @@ class PpiEstimate:
     """How many human-labelled goldens the human-only interval would need to be as narrow."""
 
 
-def ppi_estimate(sampled: int, y: Sequence[float], f: Sequence[float],
-                 f_unlabelled: Sequence[float]) -> PpiEstimate:
+def ppi_estimate(sampled: int, y: npt.ArrayLike, f: npt.ArrayLike,
+                 f_unlabelled: npt.ArrayLike) -> PpiEstimate:
     """The PPI++ and PPI estimates beside the human-only and judge-only means."""
     ya, fa, fu = (np.asarray(v, dtype=float) for v in (y, f, f_unlabelled))
     n, big_n = len(ya), len(fu)

@@ -1,6 +1,6 @@
 """The session file's schema, as append-only migrations: add m002_..., never edit one that shipped.
 
-Inspect a file with ``sqlite-utils migrate SESSION.db annotator/migrations.py --list``.
+Inspect a file with ``sqlite-utils migrate SESSION.db annotator/store/migrations.py --list``.
 """
 
 from __future__ import annotations
