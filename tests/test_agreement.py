@@ -28,7 +28,7 @@ def pairs(c: Confusion) -> tuple[list[int], list[int]]:
     return human, judge
 
 
-# statistics.md section 2.3: examples A (judge looser), B (skewed) and B2 (balanced).
+# docs/statistics.md, chunk-level agreement: examples A (judge looser), B (skewed) and B2 (balanced).
 ORACLES = [
     (Confusion(tp=9, fp=4, fn=1, tn=6), 0.5000, 0.51100, 0.50128),
     (Confusion(tp=90, fp=5, fn=5, tn=0), -0.05263, 0.88950, -0.04737),

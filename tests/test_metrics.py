@@ -1,4 +1,5 @@
-"""Context precision and precision@k: the explainer's numbers, RAGAS's floats, and properties."""
+"""Context precision and precision@k: the savings golden's numbers (docs/statistics.md), RAGAS's
+floats, and properties."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def test_an_empty_list_is_refused() -> None:
 
 
 def _reference_average_precision(verdicts: list[int]) -> float:
-    """The explainer's own hand computation, exact."""
+    """The savings golden computed by hand (docs/statistics.md), exact."""
     total, hits = 0.0, 0
     for k, verdict in enumerate(verdicts, 1):
         hits += verdict

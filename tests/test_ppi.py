@@ -66,7 +66,8 @@ def test_the_tuned_lambda_never_does_worse_than_people_alone() -> None:
 
 
 def test_coverage_simulation_matches_statistics_md() -> None:
-    """440 goldens, 40 labelled at random, judge biased by +0.05 (statistics.md §8): PPI++
+    """440 goldens, 40 labelled at random, judge biased by +0.05 (docs/statistics.md, "Mean CP
+    from a random sample"): PPI++
     covers the true mean about 95% of the time with about half the human-only width, and the
     judge's own mean is off."""
     rng = np.random.default_rng(0)

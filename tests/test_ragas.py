@@ -38,7 +38,7 @@ CHUNKS = ["Minimum balance is ₹10,000 for urban branches (useful).", "KYC ever
 
 
 def test_the_prompt_is_ragas_own_byte_for_byte() -> None:
-    # The test vector of reference/ragas.md: RAGAS 0.4.3's rendering of (Q?, CTX, ANS).
+    # RAGAS 0.4.3's rendering of (Q?, CTX, ANS).
     [message] = RagasPrompt().messages("Q?", "ANS", "CTX")
     text = message["content"]
     assert len(text) == 4041
@@ -69,7 +69,7 @@ def ours(session: Session, server: FakeOpenAI, against: str) -> RunStats:
 
 
 def theirs(server: FakeOpenAI, against: str) -> tuple[float, list[Any]]:
-    """RAGAS's own metric, with the explainer's wrapper that keeps each reply."""
+    """RAGAS's own metric, with a wrapper that keeps each reply."""
     replies: list[Any] = []
 
     async def go() -> float:

@@ -101,7 +101,7 @@ def test_every_coefficient_matches_the_libraries_complete_and_with_missing_data(
 
 
 def test_statistics_md_example_a_as_two_raters() -> None:
-    # Example A of statistics.md: Fleiss (Scott's pi) 0.4885 against Cohen 0.5 for two raters.
+    # Example A of docs/statistics.md: Fleiss (Scott's pi) 0.4885 against Cohen 0.5 for two raters.
     a = np.array([1] * 5 + [0] * 5, dtype=float)
     b = np.array([1, 1, 1, 1, 0, 1, 0, 0, 0, 0], dtype=float)
     result = agreement(np.vstack([a, b]))

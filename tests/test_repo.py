@@ -49,3 +49,21 @@ def test_the_test_script_installs_chromium_when_it_is_missing(tmp_path: Path) ->
     asked = log.read_text().splitlines()
     assert asked[0] == "update -qq" and asked[1].endswith("install -y -qq chromium")
     assert "pytest" in result.stdout + result.stderr  # then it ran the suite's own pytest
+
+
+def test_the_layer_contracts_hold_and_name_every_module() -> None:
+    import sys
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [layers] = [c for c in config["contracts"] if c["type"] == "layers"]
+    layered = {name.strip() for layer in layers["layers"] for name in re.split(r"[:|]", layer)}
+    package = ROOT / "annotator"
+    top = {f"annotator.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__"}
+    top |= {f"annotator.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    # A new module must be given a layer, or the contracts would silently not cover it.
+    assert top - {"annotator.__main__"} == layered
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "BROKEN" not in result.stdout and result.stdout.count("KEPT") == len(config["contracts"])

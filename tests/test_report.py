@@ -1,5 +1,5 @@
 """The agreement report: every statistic against scikit-learn, statsmodels, krippendorff and scipy
-on statistics.md's examples, on 200 random sessions and on degenerate ones; the bootstrap's
+on docs/statistics.md's examples, on 200 random sessions and on degenerate ones; the bootstrap's
 reproducibility and coverage; the stable JSON keys; every format on odd text."""
 
 from __future__ import annotations
@@ -310,7 +310,7 @@ def test_json_keeps_the_stable_keys(tmp_path: Path) -> None:
     assert cp["mean_human"] == pytest.approx(np.mean([g["human"] for g in cp["per_golden"]]))
     assert cp["mean_judge"] == pytest.approx(np.mean([g["judge"] for g in cp["per_golden"]]))
     savings = next(g for g in cp["per_golden"] if g["golden_id"] == "savings-min-balance")
-    assert savings["human"] == pytest.approx(0.8875, abs=1e-9)  # the explainer's golden
+    assert savings["human"] == pytest.approx(0.8875, abs=1e-9)  # docs/statistics.md's savings golden
 
 
 def test_the_bootstrap_is_reproducible_and_brackets_the_estimate(tmp_path: Path) -> None:

@@ -208,7 +208,8 @@ def test_blind_draw_is_reproducible_and_near_the_rate() -> None:
 async def test_statistics_screen_numbers_come_from_the_core(session: Session) -> None:
     app = make_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("a", "f", "a", "a", "a")  # the explainer: you [1,1,0,1,1], judge [1,0,0,1,1]
+        # docs/statistics.md's savings golden: you [1,1,0,1,1], the judge [1,0,0,1,1]
+        await pilot.press("a", "f", "a", "a", "a")
         await pilot.press("s")
         await app.workers.wait_for_complete()  # the report is built in a worker
         assert isinstance(app.screen, StatsScreen)

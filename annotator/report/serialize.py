@@ -1,4 +1,4 @@
-"""The report as JSON-ready data, with the stable keys of DESIGN.md.
+"""The report as JSON-ready data, with stable keys (bumped with SCHEMA_VERSION when they change).
 
 A statistic is a number or null; beside each group of statistics, ``ci95`` holds the bootstrap
 intervals and ``why_undefined`` the reason for every null.

@@ -2,7 +2,7 @@
 
 Every statistic is a :class:`Stat`: a value, or None with the reason it is undefined (one
 class only, nothing decided, ...), never a silent 0 or 1. Formulas follow
-``reference/statistics.md`` and are checked against scikit-learn, statsmodels and krippendorff.
+docs/statistics.md and are checked against scikit-learn, statsmodels and krippendorff.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The key contract of DESIGN.md, in one table: bindings, footer, help screen and palette read it."""
+"""The annotation screen's keys, in one table: bindings, footer, help screen and palette read it."""
 
 from __future__ import annotations
 
