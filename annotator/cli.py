@@ -310,7 +310,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     import asyncio
 
     from annotator.judge.client import LOCAL_KEY, make_client
-    from annotator.judge.runner import RunOptions, RunStats, run_judge
+    from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
     from annotator.judge.styles import make_prompt
     from annotator.judge.types import Against, JudgeSettings
     from annotator.progress import judging
@@ -333,6 +333,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
             await run_judge(session, name, settings, client, options, stats, on_progress=show,
                             secret=None if key == LOCAL_KEY else key)
 
+    interrupted = False
+    stopped: JudgeStopped | None = None
     with _open(session_path) as session, judging(name, price_in, price_out) as show:
         if price_in is not None and price_out is not None:
             session.set_price(name, price_in, price_out)  # for the leaderboard's cost column
@@ -340,9 +342,16 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
             asyncio.run(judge(session, show))
         except KeyboardInterrupt:
             show(stats)
-            click.echo(f"Stopped. {stats.judged} chunks were judged and stored; run the same "
-                       "command again to judge the rest.", err=True)
-            sys.exit(130)
+            interrupted = True
+        except JudgeStopped as error:
+            stopped = error
+    # Sentences only once the progress bar is closed, so none is drawn inside it.
+    if interrupted:
+        click.echo(f"Stopped. {stats.judged} chunks were judged and stored; run the same "
+                   "command again to judge the rest.", err=True)
+        sys.exit(130)
+    if stopped is not None:
+        raise stopped
     cost = stats.cost(price_in, price_out)
     seconds = time.monotonic() - stats.started
     click.echo(
@@ -355,11 +364,12 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
         + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
         + (f", ${cost:.4f}" if cost is not None else "") + ".")
-    for cause, count in stats.failures.most_common(3):
-        click.echo(f"{count} failed {'call' if count == 1 else 'calls'}: {cause}.")
-    if len(stats.failures) > 3:
-        click.echo(f"{sum(stats.failures.values()) - sum(c for _, c in stats.failures.most_common(3))}"
-                   " more failed calls had other causes; every error is stored with its call.")
+    groups = stats.failures.groups()
+    for group in groups[:3]:
+        click.echo(group.sentence())
+    if len(groups) > 3:
+        click.echo(f"{sum(g.count for g in groups[3:])} more failed calls had other causes; "
+                   "every error is stored with its call.")
     for refusal in stats.refused:
         click.echo(f"Note: {refusal}.")
     if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"

@@ -36,6 +36,10 @@ def counter(description: str, *, unit: str, total: int | None = None
         yield lambda done: progress.update(task, completed=done)
 
 
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 @contextmanager
 def judging(name: str, price_in: float | None, price_out: float | None
             ) -> Iterator[Callable[[RunStats], None]]:
@@ -43,7 +47,7 @@ def judging(name: str, price_in: float | None, price_out: float | None
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[line]}"), TimeElapsedColumn(),
+        TextColumn("{task.fields[line]}", markup=False), TimeElapsedColumn(),
         console=console, transient=False, disable=not console.is_terminal,
     )
     with progress:
@@ -52,9 +56,11 @@ def judging(name: str, price_in: float | None, price_out: float | None
         def show(stats: RunStats) -> None:
             elapsed = max(time.monotonic() - stats.started, 1e-9)
             cost = stats.cost(price_in, price_out)
+            latest = stats.failures.latest
             line = (f"{stats.done / elapsed:5.1f}/s  errors {stats.errors}  tokens "
                     f"{stats.tokens_in + stats.tokens_out:,}"
-                    + (f"  ${cost:.4f}" if cost is not None else ""))
+                    + (f"  ${cost:.4f}" if cost is not None else "")
+                    + (f"  last error: {_short(latest)}" if latest else ""))
             progress.update(task, total=stats.total or None, completed=stats.done, line=line)
 
         yield show

@@ -2,7 +2,8 @@
 
 The real openai client talks HTTP to it. Each chunk's replies follow ``plan[chunk]`` (a list
 of behaviours consumed one per request, then "ok"): ok, 429, 503, 500, slow, malformed,
-verdict2, truncated, drop, no_json_schema, no_logprobs, echo_key, flip. An ok reply's verdict is 1
+verdict2, truncated, drop, no_json_schema, no_logprobs, echo_key, flip, 401, 404 (``default``
+is what a chunk without a plan gets). An ok reply's verdict is 1
 when the chunk text contains "useful", else 0; flip replies with the other verdict.
 """
 
@@ -36,6 +37,8 @@ class FakeOpenAI:
 
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
+        self.default = "ok"
+        """The behaviour of every request beyond its chunk's plan (e.g. "404" for a wrong model)."""
         self.slow_seconds = 2.0
         self.retry_after = "0.05"
         self.confidence = 0.9
@@ -76,7 +79,7 @@ class FakeOpenAI:
     def next_behaviour(self, chunk: str) -> str:
         with self._lock:
             steps = self.plan.get(chunk)
-            return steps.pop(0) if steps else "ok"
+            return steps.pop(0) if steps else self.default
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -124,6 +127,13 @@ class FakeOpenAI:
                 if behaviour in ("429", "503"):
                     return self._send(int(behaviour), {"error": {"message": "slow down"}},
                                       {"Retry-After": server.retry_after})
+                if behaviour == "401":
+                    return self._send(401, {"error": {"message": "Incorrect API key provided",
+                                                      "code": "invalid_api_key"}})
+                if behaviour == "404":
+                    return self._send(404, {"error": {
+                        "message": f"The model `{body['model']}` does not exist",
+                        "code": "model_not_found"}})
                 if behaviour == "500":
                     return self._send(500, {"error": {"message": "internal error"}})
                 if behaviour == "echo_key":  # a careless server repeating the credentials

@@ -20,9 +20,10 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.formats import read_goldens
 from annotator.judge.client import make_client
+from annotator.judge.failures import Failures
 from annotator.judge.prompts import builtin, parse_reply
-from annotator.judge.runner import RunOptions, RunStats, run_judge
-from annotator.judge.types import JudgeSettings
+from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
+from annotator.judge.types import CallResult, JudgeSettings
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
@@ -406,3 +407,82 @@ def test_the_judge_command_repeats_and_remembers_the_price_for_the_leaderboard(
         summary = session.call_summary("fake-builtin")
     expected = (summary["tokens_in"] * 1 + summary["tokens_out"] * 2) / 1e6 * 1000 / 160
     assert row["call_cost_per_1000_chunks"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("status", "says"), [
+    ("404", "HTTP 404: The model `fake` does not exist; check --model against the server's model "
+            "names, and that --base-url ends in /v1 (e.g. http://localhost:8000/v1)"),
+    ("401", "HTTP 401: Incorrect API key provided; check OPENAI_API_KEY: this server refused it"),
+])
+def test_a_hopeless_failure_stops_the_run_at_once(tmp_path: Path, status: str, says: str) -> None:
+    make_session(tmp_path, chunks=80).close()
+    with FakeOpenAI() as server:
+        server.default = status
+        result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "fake"],
+                                    env=cli_env(server))
+        asked = len(server.requests)
+    assert result.exit_code == 2, result.output
+    assert f"Stopped after 3 calls failed the same way, before any verdict: {says}." in result.stderr
+    assert "Traceback" not in result.output
+    # The first call goes alone, then about a round at --concurrency 8 (calls in flight finish);
+    # never 80 chunks, each retried.
+    assert asked <= 1 + 2 * 8
+    with Session(tmp_path / "s.db") as session:  # nothing that looks like progress is left
+        assert session.judges() == [] and session.calls("fake-builtin") == []
+
+
+def test_a_hopeless_failure_after_verdicts_keeps_the_judge_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        assert run(session, server, max_retries=0).judged == 8
+        server.default = "404"  # the model went away: a second run with the same judge
+        texts = [c.text for g in session.goldens() for c in g.chunks]
+        server.plan = {t: ["404"] for t in texts}
+        with pytest.raises(JudgeStopped) as stopped:
+            run(session, server, max_retries=0, repeat=2)
+    assert "HTTP 404" in str(stopped.value) and "the judge is not kept" not in str(stopped.value)
+    assert [j.name for j in session.judges()] == ["test-judge"]  # its 8 verdicts stay
+    assert len(session.verdicts("test-judge")) == 8
+
+
+def test_failures_are_grouped_by_cause_with_an_example_and_what_to_do(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    session.close()
+    with FakeOpenAI() as server:
+        for text in texts[:3]:
+            server.plan[text] = ["malformed"]
+        for text in texts[3:5]:
+            server.plan[text] = ["verdict2"]
+        server.plan[texts[5]] = ["truncated"]
+        result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "fake",
+                                          "--max-retries", "0"], env=cli_env(server))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert ('3 failed calls: the reply is not valid JSON (Expecting property name enclosed in '
+            'double quotes), e.g. the reply "{\\"reason\\": \\"oops\\", verdict: 1"; raise '
+            "--max-tokens, or use a model that follows JSON instructions (a larger or "
+            "instruction-tuned one).") in lines
+    assert any(line.startswith("2 failed calls: the verdict is 2, not 0 or 1, e.g. the reply ")
+               for line in lines)
+    assert ("1 failed call: the reply was cut off at the token limit (raise max_tokens); raise "
+            "--max-tokens.") in lines
+
+
+def test_failures_keep_the_latest_cause_for_the_progress_line() -> None:
+    failures = Failures()
+    failures.add(CallResult(error="timed out after 5 s", cause="timeout"))
+    failures.add(CallResult(error="HTTP 503: slow down", cause="http", status=503))
+    assert failures.latest == "HTTP 503: slow down"
+    assert [g.key for g in failures.groups()] == ["timeout", "http 503"]
+    assert failures.hopeless(judged=0) is None  # neither is hopeless
+    for _ in range(3):
+        failures.add(CallResult(error="HTTP 404: no model", cause="http", status=404,
+                                retryable=False))
+    group = failures.hopeless(judged=0)
+    assert group is not None and group.count == 3
+    assert failures.hopeless(judged=1) is None  # a verdict earlier: a 404 now is not the setup
+    failures.succeeded()
+    failures.add(CallResult(error="HTTP 404: no model", cause="http", status=404))
+    assert failures.hopeless(judged=0) is None  # the streak starts again after a verdict

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.judge.client import RESPONSE_FORMATS, p_relevant
+from annotator.store.session import Session
 from tests.fake_openai import FakeOpenAI
 from tests.test_judge import cli_env, make_session, run
 
@@ -183,6 +184,10 @@ def test_a_refused_connection_is_summarised_with_the_url_and_what_to_check(tmp_p
     result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "m",
                                       "--base-url", url, "--max-retries", "1"],
                                 env={"OPENAI_API_KEY": "sk-test"})
-    assert result.exit_code == 1
-    assert (f"8 failed calls: connection failed to {url}/ (APIConnectionError): check that the "
-            "server is running and that --base-url is right.") in result.stdout
+    # A refused connection is hopeless: the run stops at once, exits 2, and keeps no judge.
+    assert result.exit_code == 2
+    assert ("Stopped after 3 calls failed the same way, before any verdict: connection failed "
+            f"to {url}/ (APIConnectionError): check that the server is running and that "
+            "--base-url is right. Nothing was stored (the judge is not kept).") in result.stderr
+    with Session(tmp_path / "s.db") as session:
+        assert session.judges() == [] and session.calls("m-builtin") == []

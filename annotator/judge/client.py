@@ -193,19 +193,21 @@ async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: Li
         verdict, reason, raw = await asyncio.wait_for(
             prompt.generate(client, settings.model, messages), timeout)
     except TimeoutError:
-        result = CallResult(error=f"timed out after {timeout:g} s")
+        result = CallResult(error=f"timed out after {timeout:g} s", cause="timeout")
     except openai.APIStatusError as error:
         result = status_error(error, settings, elapsed_ms(start))
         result.unsupported.discard("response_format")  # the library chooses its own format
     except openai.APIConnectionError as error:
         result = connection_error(client, error, elapsed_ms(start))
     except Exception as error:  # the library's retry/validation errors, among others
-        result = CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}")
+        result = CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
+                            cause="library")
     else:
         if is_verdict(verdict):
             result = CallResult(verdict=verdict, reason=reason, raw_reply=raw)
         else:
-            result = CallResult(error=f"the verdict is {verdict}, not 0 or 1", raw_reply=raw)
+            result = CallResult(error=f"the verdict is {verdict}, not 0 or 1", raw_reply=raw,
+                                cause="reply")
     finally:
         METER.reset(token)
     result.latency_ms = elapsed_ms(start)
@@ -225,7 +227,8 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
         completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion,
                                        options={"timeout": timeout})
     except openai.APITimeoutError:
-        return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start))
+        return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start),
+                          cause="timeout")
     except openai.APIConnectionError as error:
         return connection_error(client, error, elapsed_ms(start))
     except openai.APIStatusError as error:
@@ -236,17 +239,18 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
                         tokens_in=usage.prompt_tokens if usage else None,
                         tokens_out=usage.completion_tokens if usage else None)
     if not completion.choices:
-        result.error = "the reply has no choices"
+        result.error, result.cause = "the reply has no choices", "reply"
         return result
     choice = completion.choices[0]
     content = choice.message.content
     result.raw_reply = content
     if choice.finish_reason == "length":
         result.error = "the reply was cut off at the token limit (raise max_tokens)"
+        result.cause = "cut_off"
         return result
     parsed = settings.prompt.read(content)
     if isinstance(parsed, str):
-        result.error = parsed
+        result.error, result.cause = parsed, "reply"
         return result
     result.verdict, result.reason = parsed
     if body.get("logprobs"):
@@ -303,7 +307,8 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
     """
     status = error.status_code
     message = _short(error)
-    result = CallResult(error=f"HTTP {status}: {message}", latency_ms=latency)
+    result = CallResult(error=f"HTTP {status}: {message}", latency_ms=latency, cause="http",
+                        status=status)
     retry_after = error.response.headers.get("retry-after")
     if retry_after is not None:
         try:
@@ -327,7 +332,7 @@ def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,
     url = re.sub(r"//[^/@]*@", "//", str(client.base_url))  # never echo credentials in a URL
     return CallResult(error=f"connection failed to {url} ({error.__class__.__name__}): check that "
                             "the server is running and that --base-url is right",
-                      latency_ms=latency)
+                      latency_ms=latency, cause="connection")
 
 
 def _body_text(error: openai.APIStatusError) -> str:

@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openai import AsyncOpenAI
 
-from annotator.errors import SessionError
+from annotator.errors import AnnotatorError, SessionError
 from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
+from annotator.judge.failures import Failures, Group
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Judge
 from annotator.store.session import Session
@@ -71,8 +71,8 @@ class RunStats:
     """What the endpoint refused this run, in order, as sentences for the summary."""
     warnings: list[str] = field(default_factory=list)
     """What the run noticed about the endpoint, as sentences for the summary."""
-    failures: Counter[str] = field(default_factory=Counter)
-    """Failed calls by what went wrong (the stored error sentence), for the summary."""
+    failures: Failures = field(default_factory=Failures)
+    """Failed calls grouped by what went wrong, for the summary and the progress line."""
 
     @property
     def done(self) -> int:
@@ -103,7 +103,12 @@ async def run_judge(
     on_progress: Callable[[RunStats], None] | None = None,
     secret: str | None = None,
 ) -> RunStats:
-    """Judge every chunk not yet judged by this request; store each call as it ends."""
+    """Judge every chunk not yet judged by this request; store each call as it ends.
+
+    Raises JudgeStopped when the first calls all fail the same hopeless way (a refused key, an
+    unknown model or path, no server): a judge this run defined is then removed again.
+    """
+    new_judge = name not in {j.name for j in session.judges()}
     session.define_judge(judge_definition(name, settings))
     _resume_transport(session, name, settings)
     stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
@@ -151,27 +156,31 @@ async def run_judge(
             stats.requests += result.requests
             if result.verdict is not None:
                 stats.judged += 1
+                stats.failures.succeeded()
                 return
             stats.errors += 1
-            stats.failures[result.error or "no verdict"] += 1
+            stats.failures.add(result)
             if on_progress is not None:
                 on_progress(stats)
             if _drop_refused(session, name, settings, result, stats):
                 continue  # a refused feature is dropped for good: retrying now costs no attempt
-            if not result.retryable or attempt == options.max_retries:
+            if (hopeless := stats.failures.hopeless(stats.judged)) is not None:
+                stopped.append(hopeless)
+            if stopped or not result.retryable or attempt == options.max_retries:
                 break
             await asyncio.sleep(result.retry_after if result.retry_after is not None
                                 else _backoff(attempt, options))
             attempt += 1
         stats.gave_up += 1
 
+    stopped: list[Group] = []  # a hopeless failure: no worker takes more work
     workers = max(1, min(options.concurrency, stats.total))
     probe = _ConcurrencyProbe(workers)
 
     async def worker(first: bool) -> None:
         if not first:
             await probe.opened.wait()
-        while not queue.empty():
+        while not queue.empty() and not stopped:
             started = time.monotonic()
             await judge_one(*queue.get_nowait())
             probe.finished(time.monotonic() - started, stats)
@@ -180,7 +189,21 @@ async def run_judge(
         probe.opened.set()  # the queue ran dry before the probe finished
 
     await asyncio.gather(*(worker(index == 0) for index in range(workers)))
+    if stopped:
+        removed = new_judge and session.forget_unused_judge(name)
+        raise JudgeStopped(stopped[0], removed)
     return stats
+
+
+class JudgeStopped(AnnotatorError):
+    """The run stopped at once: its first calls all failed the same hopeless way."""
+
+    def __init__(self, group: Group, removed: bool) -> None:
+        self.group = group
+        super().__init__(
+            f"Stopped after {group.count} calls failed the same way, before any verdict: "
+            f"{group.error}" + (f"; {group.advice}" if group.advice else "") + ". Nothing was "
+            + ("stored (the judge is not kept)." if removed else "judged in this run."))
 
 
 SLOW_ENOUGH_TO_MEASURE_S = 0.05

@@ -29,6 +29,10 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 """The reply the builtin prompt asks for: a reason first, then the verdict."""
 
+Cause = Literal["http", "connection", "timeout", "cut_off", "reply", "library", "other"]
+"""Where a call failed: an HTTP error status, no connection, no reply in time, a reply cut off
+at the token limit, a reply that holds no usable verdict, the prompt's own library."""
+
 Reading = tuple[int, str | None] | str
 """A reply read by a prompt: (verdict, reason), or a sentence saying why it is not usable."""
 
@@ -115,3 +119,7 @@ class CallResult:
     """What this request asked for, so a refusal changes the settings only once."""
     confidence_note: str | None = None
     """Why a verdict carries no P(relevant) although logprobs were asked for."""
+    cause: Cause = "other"
+    """What kind of failure an error is (judge/failures.py groups and explains them)."""
+    status: int | None = None
+    """The HTTP status of an error reply."""

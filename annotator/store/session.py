@@ -414,6 +414,22 @@ class Session:
         with self._write():
             self._define_judge(judge)
 
+    def forget_unused_judge(self, judge: str) -> bool:
+        """Remove a judge that holds no verdict, with its failed calls and settings (a run that
+        judged nothing leaves no judge behind); False, changing nothing, when it has verdicts
+        or a label names it."""
+        with self._write():
+            used = self._scalar(
+                "SELECT EXISTS(SELECT 1 FROM verdicts WHERE judge = ? AND error IS NULL) "
+                "OR EXISTS(SELECT 1 FROM labels WHERE judge = ?)", [judge, judge])
+            if used:
+                return False
+            self.db.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
+            self.db.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
+            self.db.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
+                                 [f"transport:{judge}", f"price:{judge}"])
+        return True
+
     def _define_judge(self, judge: Judge) -> None:
         existing = self._rows("SELECT * FROM judges WHERE name = ?", [judge.name])
         if existing:

@@ -1,0 +1,113 @@
+"""Failed judge calls grouped by cause, each with a count, its first example and what to do.
+
+The client marks every failed CallResult with a cause (judge/types.py). Here they are grouped
+for the run's summary and its progress line, and a run whose first calls all fail the same
+hopeless way (a wrong key, model or URL, no server) is told to stop at once instead of
+retrying every chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from annotator.judge.types import CallResult
+
+FATAL_STREAK = 3
+"""This many hopeless failures of one kind in a row, before any verdict, stop the run."""
+
+REPLY_ADVICE = ("raise --max-tokens, or use a model that follows JSON instructions (a larger or "
+                "instruction-tuned one)")
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One kind of failure: how many calls met it, the first one's error and reply."""
+
+    key: str
+    count: int
+    error: str
+    raw_reply: str | None
+    advice: str
+    fatal: bool
+
+    def sentence(self) -> str:
+        """'64 failed calls: the reply is not valid JSON (...), e.g. "Sure! Here is"; raise ...'."""
+        text = f"{self.count} failed {'call' if self.count == 1 else 'calls'}: {self.error}"
+        if self.raw_reply is not None:
+            shown = self.raw_reply if len(self.raw_reply) <= 60 else self.raw_reply[:57] + "..."
+            text += f", e.g. the reply {json.dumps(shown, ensure_ascii=False)}"
+        return text + (f"; {self.advice}" if self.advice else "") + "."
+
+
+def kind(result: CallResult) -> tuple[str, str, bool]:
+    """(group key, advice, fatal) of a failed call."""
+    if result.cause == "http":
+        status = result.status
+        if status in (401, 403):
+            return (f"http {status}", "check OPENAI_API_KEY: this server refused it", True)
+        if status == 404:
+            return ("http 404", "check --model against the server's model names, and that "
+                    "--base-url ends in /v1 (e.g. http://localhost:8000/v1)", True)
+        if status == 429:
+            return ("http 429", "the server is limiting the rate: lower --concurrency or pass "
+                    "--rpm", False)
+        if status is not None and status >= 500:
+            return (f"http {status}", "the server failed; it may be overloaded: lower "
+                    "--concurrency", False)
+        return (f"http {status}", "the server refused the request as sent", not result.retryable)
+    if result.cause == "connection":
+        return ("connection", "", True)  # its sentence already names the URL and what to check
+    if result.cause == "timeout":
+        return ("timeout", "raise --timeout or lower --concurrency", False)
+    if result.cause == "cut_off":
+        return ("cut_off", "raise --max-tokens", False)
+    if result.cause == "reply":
+        # One group per sentence, without its detail: "not valid JSON (Expecting value...)".
+        return ("reply: " + (result.error or "").split(" (")[0], REPLY_ADVICE, False)
+    return (f"{result.cause}: {result.error}", "", False)
+
+
+@dataclass(slots=True)
+class Failures:
+    """The failed calls of one run, grouped by kind in the order they first happened."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    first: dict[str, Group] = field(default_factory=dict)
+    latest: str | None = None
+    """The latest failure's error, for the progress line."""
+    _streak: tuple[str, int] = ("", 0)
+
+    def add(self, result: CallResult) -> None:
+        """Count one failed call."""
+        key, advice, fatal = kind(result)
+        self.counts[key] += 1
+        if key not in self.first:
+            self.first[key] = Group(key, 1, result.error or "no verdict",
+                                    result.raw_reply if result.cause == "reply" else None,
+                                    advice, fatal)
+        self.latest = result.error or "no verdict"
+        last, run = self._streak
+        self._streak = (key, run + 1 if key == last else 1)
+
+    def succeeded(self) -> None:
+        """A verdict arrived: failures so far are not hopeless."""
+        self._streak = ("", 0)
+
+    def hopeless(self, judged: int) -> Group | None:
+        """The fatal kind the run met FATAL_STREAK times in a row before any verdict, if any."""
+        key, run = self._streak
+        if judged or run < FATAL_STREAK or not self.first[key].fatal:
+            return None
+        return self.groups()[[g.key for g in self.groups()].index(key)]
+
+    def groups(self) -> list[Group]:
+        """Every kind with its count, most frequent first."""
+        out = [Group(g.key, self.counts[g.key], g.error, g.raw_reply, g.advice, g.fatal)
+               for g in self.first.values()]
+        return sorted(out, key=lambda g: -g.count)
+
+    def total(self) -> int:
+        """Failed calls in all."""
+        return sum(self.counts.values())
