@@ -9,8 +9,7 @@ retrying every chunk.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from annotator.judge.types import CallResult
 
@@ -71,22 +70,21 @@ def kind(result: CallResult) -> tuple[str, str, bool]:
 
 @dataclass(slots=True)
 class Failures:
-    """The failed calls of one run, grouped by kind in the order they first happened."""
+    """The failed calls of one run, grouped by kind."""
 
-    counts: Counter[str] = field(default_factory=Counter)
-    first: dict[str, Group] = field(default_factory=dict)
+    _groups: dict[str, Group] = field(default_factory=dict)
     latest: str | None = None
     """The latest failure's error, for the progress line."""
     _streak: tuple[str, int] = ("", 0)
 
     def add(self, result: CallResult) -> None:
-        """Count one failed call."""
+        """Count one failed call (a kind keeps the error and reply of its first call)."""
         key, advice, fatal = kind(result)
-        self.counts[key] += 1
-        if key not in self.first:
-            self.first[key] = Group(key, 1, result.error or "no verdict",
-                                    result.raw_reply if result.cause == "reply" else None,
-                                    advice, fatal)
+        group = self._groups.get(key)
+        self._groups[key] = (replace(group, count=group.count + 1) if group is not None else
+                             Group(key, 1, result.error or "no verdict",
+                                   result.raw_reply if result.cause == "reply" else None,
+                                   advice, fatal))
         self.latest = result.error or "no verdict"
         last, run = self._streak
         self._streak = (key, run + 1 if key == last else 1)
@@ -98,16 +96,11 @@ class Failures:
     def hopeless(self, judged: int) -> Group | None:
         """The fatal kind the run met FATAL_STREAK times in a row before any verdict, if any."""
         key, run = self._streak
-        if judged or run < FATAL_STREAK or not self.first[key].fatal:
+        group = self._groups.get(key)
+        if judged or run < FATAL_STREAK or group is None or not group.fatal:
             return None
-        return self.groups()[[g.key for g in self.groups()].index(key)]
+        return group
 
     def groups(self) -> list[Group]:
-        """Every kind with its count, most frequent first."""
-        out = [Group(g.key, self.counts[g.key], g.error, g.raw_reply, g.advice, g.fatal)
-               for g in self.first.values()]
-        return sorted(out, key=lambda g: -g.count)
-
-    def total(self) -> int:
-        """Failed calls in all."""
-        return sum(self.counts.values())
+        """Every kind with its count, most frequent first (ties in the order they happened)."""
+        return sorted(self._groups.values(), key=lambda g: -g.count)
