@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from textual.widgets import DataTable, Input, Static
@@ -28,6 +28,7 @@ from annotator.tui.widgets.chunk_card import ChunkCard
 from tests.conftest import BANKING, ROOT, banking_file, golden, write_lines
 
 SIZE = (140, 50)
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -390,21 +391,19 @@ class GatedReview(Review):
         self.finished: list[str] = []
         self.done = threading.Event()
 
-    def queue(self) -> list[GoldenComparison]:
+    def _gated(self, what: str, read: Callable[[], T]) -> T:
         assert self.gate.wait(60), "the test never opened the gate"
         try:
-            return super().queue()
+            return read()
         finally:
-            self.finished.append("queue")
+            self.finished.append(what)
             self.done.set()
 
+    def queue(self) -> list[GoldenComparison]:
+        return self._gated("queue", super().queue)
+
     def report(self) -> Report:
-        assert self.gate.wait(60), "the test never opened the gate"
-        try:
-            return super().report()
-        finally:
-            self.finished.append("report")
-            self.done.set()
+        return self._gated("report", super().report)
 
 
 @pytest.fixture(scope="module")
