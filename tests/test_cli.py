@@ -94,3 +94,14 @@ def test_report_with_an_unknown_annotator_is_an_error_listing_the_annotators(tmp
         assert result.exit_code == 2, result.output
         assert "Nobody called 'nobody' has labelled this session (annotators: " in result.output
         assert "sample-reviewer" in result.output and "Traceback" not in result.output
+
+
+def test_a_piped_table_is_wide_not_cut_at_80_columns(tmp_path: Path) -> None:
+    db = str(banking_file(tmp_path / "b.db"))
+    args = ["report", db, "--annotator", "sample-reviewer", "--bootstrap", "0"]
+    piped = CliRunner().invoke(cli, args, env={"COLUMNS": ""})
+    assert piped.exit_code == 0, piped.output
+    widths = [len(line.rstrip()) for line in piped.stdout.splitlines()]
+    assert 80 < max(widths) <= 120
+    narrow = CliRunner().invoke(cli, args, env={"COLUMNS": "60"})
+    assert max(len(line.rstrip()) for line in narrow.stdout.splitlines()) <= 60

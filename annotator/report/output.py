@@ -7,6 +7,7 @@ is one branch of ``write`` and one name in FORMATS.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
     from annotator.report.layout import Block
     from annotator.report.leaderboard import Leaderboard
     from annotator.report.model import Report
+
+WIDE = 120
+"""The width of a table written to a file or a pipe without $COLUMNS."""
 
 FORMATS = ("table", "json", "markdown", "html", "csv")
 """What --format accepts for 'annotator report' and 'annotator judges'."""
@@ -41,8 +45,8 @@ def write(document: Document, fmt: str, out: IO[str]) -> None:
 
         from annotator.report.render import rich_blocks
 
-        console = Console() if out is sys.stdout else Console(
-            file=out, width=120, no_color=True, force_terminal=False)
+        console = Console() if out is sys.stdout and out.isatty() else Console(
+            file=out, width=_width(), no_color=True, force_terminal=False)
         console.print(rich_blocks(document.blocks))
     elif fmt == "json":
         import json
@@ -60,6 +64,15 @@ def write(document: Document, fmt: str, out: IO[str]) -> None:
         document.csv(out)
     else:
         raise ValueError(f"no {fmt} form of the {document.what}")
+
+
+def _width() -> int:
+    """A file or a pipe gets $COLUMNS, else a wide layout: never the 80 columns Rich assumes
+    when there is no terminal, which would cut tables mid-word."""
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return WIDE
 
 
 def report_document(report: Report) -> Document:
