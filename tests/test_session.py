@@ -140,3 +140,32 @@ def test_last_decided_golden_skips_undone_decisions(banking: Session) -> None:
     assert banking.last_decided_golden("alice") == second.id
     banking.undo("alice")
     assert banking.last_decided_golden("alice") == first.id
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_another_tools_database_is_refused_and_left_byte_identical(tmp_path: Path,
+                                                                   create: bool) -> None:
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE orders (id INTEGER, total REAL)")
+    conn.execute("INSERT INTO orders VALUES (1, 9.5)")
+    conn.commit()
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(SessionError, match=r"a SQLite database but not a cp-annotator session "
+                                           r"\(its tables: orders\); it was left as it is"):
+        Session(other, create=create)
+    assert other.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]  # no -wal, no -shm
+
+
+def test_an_empty_file_becomes_a_session_only_where_sessions_are_made(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    with pytest.raises(SessionError, match="is empty, not a session yet"):
+        Session(empty, create=False)
+    assert empty.read_bytes() == b""
+    with Session(empty) as session:  # import (create=True) may make it one
+        assert migrations.pending(session.db) == []

@@ -63,6 +63,11 @@ class Session:
             )
         try:
             conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
+            try:
+                self._check_ours(conn, create)
+            except SessionError:
+                conn.close()
+                raise
             self.db = Database(conn)
             self.db.execute("PRAGMA foreign_keys = ON")
             if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -75,6 +80,25 @@ class Session:
                 f"{self.path} is not a session file this tool can open ({error}). A session file "
                 "is made by 'annotator import'."
             ) from None
+
+    def _check_ours(self, conn: sqlite3.Connection, create: bool) -> None:
+        """Refuse, before anything is written, a SQLite file that is not a session (another
+        tool's database), and an empty file unless this command creates sessions."""
+        tables = sorted(row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        if not tables:
+            if create:
+                return
+            raise SessionError(f"{self.path} is empty, not a session yet. Make one with "
+                               f"'annotator import GOLDENS.jsonl --session {self.path}'.")
+        if "_sqlite_migrations" in tables and conn.execute(
+                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1",
+                [migrations.name]).fetchone():
+            return
+        shown = ", ".join(tables[:8]) + (f" and {len(tables) - 8} more" if len(tables) > 8 else "")
+        raise SessionError(f"{self.path} is a SQLite database but not a cp-annotator session "
+                           f"(its tables: {shown}); it was left as it is. A session file is made "
+                           "by 'annotator import GOLDENS.jsonl --session NEW.db'.")
 
     # -- plumbing -------------------------------------------------------------------------------
 
