@@ -105,3 +105,14 @@ def test_a_piped_table_is_wide_not_cut_at_80_columns(tmp_path: Path) -> None:
     assert 80 < max(widths) <= 120
     narrow = CliRunner().invoke(cli, args, env={"COLUMNS": "60"})
     assert max(len(line.rstrip()) for line in narrow.stdout.splitlines()) <= 60
+
+
+def test_a_failed_import_into_a_new_session_creates_nothing(tmp_path: Path) -> None:
+    good = write_lines(tmp_path / "good.jsonl", [golden()])
+    bad = write_lines(tmp_path / "bad.jsonl", [golden(), golden(id="x", user_input=...)])
+    code, _, err = run("import", str(bad), "--session", str(tmp_path / "new.db"))
+    assert code == 2 and "line 2, field 'user_input'" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "good.jsonl"]
+    # A file that went in before the failing one keeps the new session, with that file in it.
+    code, out, _ = run("import", str(good), str(bad), "--session", str(tmp_path / "new.db"))
+    assert code == 2 and "1 goldens added" in out and (tmp_path / "new.db").exists()
