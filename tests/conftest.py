@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Container, Iterator
@@ -19,12 +20,18 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py impor
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
 BANKING = ROOT / "sample_sessions" / "banking.jsonl"
+"""The newcomer's sample: goldens and a judge's verdicts, nobody's labels."""
+TEAM_BANKING = ROOT / "sample_sessions" / "team" / "banking.jsonl"
+"""The same goldens labelled by two people, sample-reviewer and second-reviewer."""
 
 
-def banking_file(path: Path) -> Path:
-    """A session file at ``path`` holding the banking sample (its judge and its reviewer)."""
+def banking_file(path: Path, *, people: Container[str] = ("sample-reviewer",)) -> Path:
+    """A session file at ``path`` holding the banking sample, its judge and these people's labels."""
+    records = [dataclasses.replace(g, human_labels={k: v for k, v in g.human_labels.items()
+                                                    if k in people})
+               for g in read_goldens(TEAM_BANKING)]
     with Session(path) as s:
-        s.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        s.import_goldens(records, path=str(TEAM_BANKING))
     return path
 
 

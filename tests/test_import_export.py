@@ -12,7 +12,7 @@ from annotator.errors import InputError
 from annotator.formats import read_goldens, write_csv, write_jsonl
 from annotator.models import ImportSummary
 from annotator.store.session import Session
-from tests.conftest import SAMPLES, dump, golden, write_lines
+from tests.conftest import BANKING, ROOT, SAMPLES, TEAM_BANKING, dump, golden, write_lines
 
 
 def import_file(session: Session, path: Path, *, replace: bool = False) -> ImportSummary:
@@ -43,12 +43,34 @@ def test_every_sample_imports_and_is_realistic(sample: Path, tmp_path: Path) -> 
         verdicts = session.verdicts(judge.name)
         assert len(verdicts) == session.count_chunks()  # a verdict on every chunk
         assert all(v.reason for v in verdicts.values())
+        team = TEAM_BANKING.parent / sample.name
+        if team.exists():  # the newcomer's sample carries nobody's labels; its team copy does
+            assert session.annotators() == []
+            import_file(session, team)
         truth = session.labels("sample-reviewer")
         looser = sum(1 for c, v in verdicts.items() if v.verdict == 1 and truth[c].verdict == 0)
         stricter = sum(1 for c, v in verdicts.items() if v.verdict == 0 and truth[c].verdict == 1)
         assert looser >= 3 and stricter >= 3  # mistakes of both kinds
         assert all("no model produced them" in g.metadata["sample_note"] for g in goldens)
     assert "savings-min-balance" in sample.read_text(encoding="utf-8") or sample.stem != "banking"
+
+
+def test_the_first_commands_sample_is_unlabelled_and_its_team_copy_has_two_people(
+        tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme.split("<!-- try-command -->")[1].split("<!-- /try-command -->")[0]
+    [opened] = [word for word in first.split() if word.endswith(".jsonl")]
+    assert ROOT / opened == BANKING
+    with Session(tmp_path / "solo.db") as solo, Session(tmp_path / "team.db") as team:
+        import_file(solo, BANKING)
+        import_file(team, TEAM_BANKING)
+        assert solo.annotators() == [] and [j.name for j in solo.judges()] == ["sample-judge"]
+        assert team.annotators() == ["sample-reviewer", "second-reviewer"]
+        assert [g.chunks for g in team.goldens()] == [g.chunks for g in solo.goldens()]
+        assert team.verdicts("sample-judge") == solo.verdicts("sample-judge")
+        first_, second = (team.labels(who) for who in team.annotators())
+        differ = sum(first_[c].verdict != second[c].verdict for c in first_)
+        assert len(first_) == len(second) == team.count_chunks() and 3 <= differ <= 10
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)

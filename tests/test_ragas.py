@@ -26,7 +26,7 @@ from annotator.judge.runner import RunOptions, RunStats, run_judge
 from annotator.judge.types import JudgeSettings
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
-from tests.conftest import ROOT, write_lines
+from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
 
 QUESTION = "What is the minimum balance for my savings account?"
@@ -161,10 +161,8 @@ def test_the_ragas_annotation_export_trains_ragas_own_metric(tmp_path: Path) -> 
 
     from annotator.cli import cli
 
-    path = ROOT / "sample_sessions" / "banking.jsonl"
-    db = tmp_path / "s.db"
+    db = banking_file(tmp_path / "s.db")
     with Session(db) as session:
-        session.import_goldens(read_goldens(path), path=str(path))
         truth = {c.text: session.labels("sample-reviewer")[c.id].verdict
                  for g in session.goldens() for c in g.chunks}
     out = tmp_path / "annotated.json"

@@ -36,7 +36,7 @@ from annotator.stats.chunk_agreement import McNemar, kappa_values, wilson_interv
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
 from annotator.verdict import flipped
-from tests.conftest import write_lines
+from tests.conftest import banking_file, write_lines
 
 
 def make_session(tmp_path: Path, goldens: list[dict[str, Any]], name: str = "s") -> Session:
@@ -296,9 +296,7 @@ def test_degenerate_sessions_give_reasons_not_numbers(tmp_path: Path, case: str)
 
 
 def test_json_keeps_the_stable_keys(tmp_path: Path) -> None:
-    path = Path(__file__).parent.parent / "sample_sessions" / "banking.jsonl"
-    with Session(tmp_path / "b.db") as session:
-        session.import_goldens(read_goldens(path), path=str(path))
+    with Session(banking_file(tmp_path / "b.db")) as session:
         data = json.loads(json.dumps(report_dict(build_report(session, resamples=100))))
     a, cp = data["agreement"], data["context_precision"]
     assert set(a["confusion"]) == {"tp", "fp", "fn", "tn"}
