@@ -206,6 +206,13 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
       annotator annotate review.db --sample 40 --seed 7
       annotator annotate team.db --adjudicate --annotator carol
     """
+    from annotator.errors import AnnotatorError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
+        raise AnnotatorError("The annotation screen needs a terminal, and this command's input "
+                             "or output is redirected. Run 'annotator annotate' in a terminal; "
+                             "'annotator info' and 'annotator report' work in a pipe.")
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.review import Review
@@ -256,8 +263,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
         return str(click.prompt("Which judge's verdicts do you want to review?",
                                 type=click.Choice(list(names)), default=names[0]))
 
-    return one_judge([j.name for j in session.judges()], judge, required=False,
-                     ask=ask if sys.stdin.isatty() else None)
+    return one_judge([j.name for j in session.judges()], judge, required=False, ask=ask)
 
 
 @cli.command("judge")

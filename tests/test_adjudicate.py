@@ -18,6 +18,7 @@ from annotator.store.session import Session
 from annotator.tui.app import AdjudicatorApp
 from annotator.tui.screens.help import HelpScreen
 from tests.conftest import banking_file, second_opinion
+from tests.terminal import in_terminal
 
 SIZE = (120, 40)
 
@@ -109,8 +110,8 @@ def test_no_disagreement_is_a_sentence(tmp_path: Path) -> None:
     with (Session(banking_file(tmp_path / "s.db")) as s,
           pytest.raises(SessionError, match="Nobody disagrees")):
         Adjudication(s, "carol")
-    result = CliRunner().invoke(cli, ["annotate", str(tmp_path / "s.db"), "--adjudicate"])
-    assert result.exit_code == 2 and "Nobody disagrees" in result.output
+    code, text = in_terminal("annotate", str(tmp_path / "s.db"), "--adjudicate")
+    assert code == 2 and "Nobody disagrees" in text
 
 
 def test_the_report_scores_against_the_gold_labels_with_gold(team: Path) -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from annotator.cli import cli
-from tests.conftest import ROOT, SAMPLES, banking_file, golden, write_lines
+from annotator.store.session import Session
+from tests.conftest import ROOT, SAMPLES, banking_file, dump, golden, write_lines
+from tests.terminal import Terminal, in_terminal
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -67,23 +69,51 @@ def test_the_core_never_imports_textual() -> None:
             assert not any(n.split(".")[0] == "textual" for n in names), path
 
 
-def test_annotate_refuses_an_unknown_or_ambiguous_judge(tmp_path: Path) -> None:
+def test_annotate_refuses_an_unknown_judge_and_asks_which_of_several(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     two_judges = write_lines(tmp_path / "two.jsonl", [golden(judges={"a": [1, 0, 1], "b": [0, 0, 1]})])
     assert run("import", str(two_judges), "--session", db)[0] == 0
-    code, _, err = run("annotate", db, "--judge", "nope")
-    assert code == 2 and "no judge named 'nope' (judges: a, b)" in err
-    code, _, err = run("annotate", db)  # no terminal to ask on
-    assert code == 2 and "several judges (a, b); choose one with --judge NAME" in err
-    code, _, err = run("annotate", str(tmp_path / "missing.db"))
-    assert code == 2 and "There is no session file" in err
+    code, text = in_terminal("annotate", db, "--judge", "nope")
+    assert code == 2 and "no judge named 'nope' (judges: a, b)" in text
+    with Terminal(["annotate", db]) as term:
+        term.wait_for(rb"Which judge's verdicts do you want to review\? \(a, b\)")
+        term.press("b\r")
+        term.wait_for(rb"Accept")
+        term.press("a")  # accept the first verdict: 0 is judge b's, 1 would be a's
+        term.wait_for(rb"chunks 1/3")
+        term.press("q")
+        assert term.finish() == 0
+    with Session(db) as session:
+        assert [label.verdict for label in session.labels(_login()).values()] == [0]
+    code, text = in_terminal("annotate", str(tmp_path / "missing.db"))
+    assert code == 2 and "There is no session file" in text
+
+
+def _login() -> str:
+    import getpass
+
+    return getpass.getuser()
 
 
 def test_annotate_on_a_bad_goldens_file_leaves_no_session_behind(tmp_path: Path) -> None:
     bad = write_lines(tmp_path / "goldens.jsonl", [golden(), golden(id="x", user_input=...)])
-    code, _, err = run("annotate", str(bad))
-    assert code == 2 and "line 2, field 'user_input'" in err
+    code, text = in_terminal("annotate", str(bad))
+    assert code == 2 and "line 2, field 'user_input'" in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["goldens.jsonl"]
+
+
+def test_annotate_without_a_terminal_says_so_and_stores_nothing(tmp_path: Path) -> None:
+    source = write_lines(tmp_path / "goldens.jsonl", [golden()])
+    db = banking_file(tmp_path / "b.db")
+    before = dump(db)
+    for args in (["annotate", str(source)], ["annotate", str(db), "--sample", "3"]):
+        done = subprocess.run([sys.executable, "-m", "annotator", *args], capture_output=True,
+                              text=True, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert "The annotation screen needs a terminal" in done.stderr
+        assert "\x1b" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.db", "goldens.jsonl"]
+    assert dump(db) == before  # no random sample stored
 
 
 def test_report_with_an_unknown_annotator_is_an_error_listing_the_annotators(tmp_path: Path) -> None:

@@ -2,68 +2,31 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import textwrap
-import time
 from pathlib import Path
 
 from annotator.store.session import Session
 from tests.conftest import BANKING, ROOT, banking_file
+from tests.terminal import Terminal
 
 
 def _imported(tmp_path: Path) -> Path:
     return banking_file(tmp_path / "banking.db")
 
 
-class Terminal:
-    """The annotate command running under a pseudo-terminal, read as a person reads it."""
-
-    def __init__(self, db: Path, annotator: str) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "45"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "annotator", "annotate", str(db), "--annotator", annotator],
-            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, close_fds=True)
-        os.close(slave)
-        self.seen = b""
-
-    def read(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    self.seen += os.read(self.master, 65536)
-                except OSError:
-                    return
-
-    def wait_for(self, pattern: bytes, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not re.search(pattern, self.seen):
-            assert time.monotonic() < deadline, f"the screen never showed {pattern!r}"
-            self.read(0.05)
-
-    def shown_decided(self) -> int:
-        """The highest 'chunks N/80' the header has shown."""
-        return max(int(n) for n in re.findall(rb"chunks (\d+)/80", self.seen))
-
-    def press(self, key: str) -> None:
-        os.write(self.master, key.encode())
+def shown_decided(term: Terminal) -> int:
+    """The highest 'chunks N/80' the header has shown."""
+    return max(int(n) for n in re.findall(rb"chunks (\d+)/80", term.seen))
 
 
 def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
     db = _imported(tmp_path)
-    term = Terminal(db, "alice")
+    term = Terminal(["annotate", str(db), "--annotator", "alice"])
     try:
         term.wait_for(rb"chunks 0/80")
         keys = "afaaa" "aafaff" "a"  # 12 decisions across three goldens
@@ -73,7 +36,7 @@ def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
         for key in "0101":  # and four more, killed without waiting to see them
             term.press(key)
         term.read(0.02)
-        shown = term.shown_decided()
+        shown = shown_decided(term)
         term.process.send_signal(signal.SIGKILL)
         term.process.wait(timeout=10)
     finally:
@@ -131,7 +94,7 @@ def test_opening_a_goldens_file_imports_it_once_then_continues(tmp_path: Path) -
     source = tmp_path / "banking.jsonl"
     source.write_bytes(BANKING.read_bytes())
     for round_ in (1, 2):
-        term = Terminal(source, "alice")
+        term = Terminal(["annotate", str(source), "--annotator", "alice"])
         try:
             term.wait_for(rb"goldens complete")
             if round_ == 1:
