@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
+from tests.terminal import Terminal
 from tests.fake_openai import FakeOpenAI, chunk_of
 
 
@@ -307,6 +309,26 @@ def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) ->
         assert len(session.verdicts("fake-builtin")) == 80
         per_chunk = Counter(c["chunk_id"] for c in session.calls("fake-builtin") if c["verdict"] is not None)
         assert max(per_chunk.values()) == 1  # nothing judged twice
+
+
+def test_ctrl_c_in_a_terminal_prints_its_sentence_after_the_closed_progress_bar(
+        tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with FakeOpenAI(latency=0.05) as server, Terminal(
+            ["judge", str(db), "--model", "fake", "--concurrency", "2"],
+            env=cli_env(server)) as term:
+        term.wait_for(rb"Judging with fake-builtin")
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 10 and time.monotonic() < deadline:
+            term.read(0.05)
+        term.process.send_signal(signal.SIGINT)
+        assert term.finish() == 130
+    stopped = term.seen.index(b"Stopped.")
+    before = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", term.seen[:stopped])
+    assert re.search(rb"\d:\d\d\r\n$", before)  # the closed bar's last line, then the sentence
+    after = term.seen[stopped:]
+    assert b"Judging with" not in after and b"\x1b[" not in after.split(b"\n")[0]
+    assert b"Traceback" not in term.seen
 
 
 def test_p_relevant_renormalises_over_the_two_labels() -> None:
