@@ -16,6 +16,7 @@ import click
 from annotator.judge.styles import PROMPTS
 from annotator.report.columns import SORT_KEYS
 from annotator.report.output import FORMATS
+from annotator.text import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -95,14 +96,14 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> 
                                                  progress=advance)
             imported.append(path)
             if summary.changed_nothing:
-                click.echo(f"{path}: {summary.goldens_read} goldens, all already in "
+                click.echo(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
                            f"{session_path}; nothing changed.")
             else:
-                parts = [f"{summary.goldens_added} goldens added"]
+                parts = [f"{counted(summary.goldens_added, 'golden')} added"]
                 if summary.goldens_replaced:
-                    parts.append(f"{summary.goldens_replaced} replaced")
-                parts.append(f"{summary.verdicts_added} judge verdicts")
-                parts.append(f"{summary.labels_added} human labels")
+                    parts.append(f"{summary.goldens_replaced:,} replaced")
+                parts.append(counted(summary.verdicts_added, "judge verdict"))
+                parts.append(counted(summary.labels_added, "human label"))
                 click.echo(f"{path}: {', '.join(parts)} -> {session_path}")
 
 
@@ -157,8 +158,8 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             writer = write_csv if fmt == "csv" else write_jsonl
             count = _write_output(output, lambda out: writer(session.export_records(), out))
     if output is not None:
-        what = "chunk samples" if fmt == "ragas-annotation" else "goldens"
-        click.echo(f"Wrote {count} {what} to {output}.", err=True)
+        what = "chunk sample" if fmt == "ragas-annotation" else "golden"
+        click.echo(f"Wrote {counted(count, what)} to {output}.", err=True)
 
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
@@ -226,7 +227,8 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
             # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
             with new_session_file(db_path), Session(db_path) as session:
                 summary = session.import_goldens(read_goldens(source), path=str(source))
-            click.echo(f"Imported {summary.goldens_added} goldens from {source} into {db_path}; "
+            click.echo(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
+                       f"{db_path}; "
                        f"open it again with: annotator annotate {db_path}", err=True)
     else:
         db_path = source
@@ -237,8 +239,9 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         with Session(db_path, create=False) as session:
             adjudication = Adjudication(session, annotator)
             AdjudicatorApp(adjudication, db_path.name).run()
-            click.echo(f"{adjudication.settled} of {len(adjudication.disputes)} disputed chunks "
-                       f"carry a gold label; every one is in {db_path}.", err=True)
+            click.echo(f"Gold labels on {adjudication.settled:,} of "
+                       f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is "
+                       f"in {db_path}.", err=True)
         return
     with Session(db_path, create=False) as session:
         judge = _choose_judge(session, judge)
@@ -251,8 +254,8 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
                         only=only)
         AnnotatorApp(review, db_path.name).run()
-        click.echo(f"{review.chunks_decided} of {review.total_chunks} chunks decided by "
-                   f"{annotator}; every decision is in {db_path}.", err=True)
+        click.echo(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
+                   f"decided by {annotator}; every decision is in {db_path}.", err=True)
 
 
 def _choose_judge(session: Session, judge: str | None) -> str | None:
@@ -263,7 +266,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
         return str(click.prompt("Which judge's verdicts do you want to review?",
                                 type=click.Choice(list(names)), default=names[0]))
 
-    return one_judge([j.name for j in session.judges()], judge, required=False, ask=ask)
+    return one_judge(session.judge_verdict_counts(), judge, required=False, ask=ask)
 
 
 @cli.command("judge")
@@ -352,30 +355,31 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         except JudgeStopped as error:
             stopped = error
     # Sentences only once the progress bar is closed, so none is drawn inside it.
+    gone = "" if stats.kept else f" Judge '{name}' is not kept: it has no verdict yet."
     if interrupted:
-        click.echo(f"Stopped. {stats.judged} chunks were judged and stored; run the same "
-                   "command again to judge the rest.", err=True)
+        click.echo(f"Stopped. {counted(stats.judged, 'chunk')} judged and stored; run the same "
+                   f"command again to judge the rest.{gone}", err=True)
         sys.exit(130)
     if stopped is not None:
         raise stopped
     cost = stats.cost(price_in, price_out)
     seconds = time.monotonic() - stats.started
     click.echo(
-        f"Judge '{name}': {stats.judged} chunks judged in {seconds:.1f} s"
+        f"Judge '{name}': {counted(stats.judged, 'chunk')} judged in {seconds:.1f} s"
         + (f" (each chunk {repeat} times)" if repeat > 1 else "")
-        + f", {stats.skipped} already judged, {stats.errors} failed calls"
-        + (f" ({stats.requests:,} HTTP requests in all)"
+        + f", {stats.skipped:,} already judged, {counted(stats.errors, 'failed call')}"
+        + (f" ({counted(stats.requests, 'HTTP request')} in all)"
            if stats.requests > stats.judged + stats.errors else "")
-        + (f", {stats.gave_up} chunks left for the next run" if stats.gave_up else "")
-        + (f", {stats.no_answer} chunks without a {against}" if stats.no_answer else "")
+        + (f", {counted(stats.gave_up, 'chunk')} left for the next run" if stats.gave_up else "")
+        + (f", {counted(stats.no_answer, 'chunk')} without a {against}" if stats.no_answer else "")
         + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
-        + (f", ${cost:.4f}" if cost is not None else "") + ".")
+        + (f", ${cost:.4f}" if cost is not None else "") + "." + gone)
     groups = stats.failures.groups()
     for group in groups[:3]:
         click.echo(group.sentence())
     if len(groups) > 3:
-        click.echo(f"{sum(g.count for g in groups[3:])} more failed calls had other causes; "
-                   "every error is stored with its call.")
+        click.echo(f"{counted(sum(g.count for g in groups[3:]), 'more failed call')} had other "
+                   "causes" + ("; every error is stored with its call." if stats.kept else "."))
     for refusal in stats.refused:
         click.echo(f"Note: {refusal}.")
     if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"
@@ -612,8 +616,8 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
         session.set_splits(drawn, seed, replace=replace)
         every = {**existing, **drawn}
     counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}
-    click.echo(f"{len(drawn)} goldens given a split (seed {seed}); {session_path} now has "
-               f"{counts['dev']} dev and {counts['test']} test goldens.")
+    click.echo(f"{counted(len(drawn), 'golden')} given a split (seed {seed}); {session_path} "
+               f"now has {counts['dev']:,} dev and {counts['test']:,} test goldens.")
 
 
 @cli.command("merge")
@@ -636,12 +640,13 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
     from annotator.merge import merge_sessions
 
     summary = merge_sessions(sources, output)
-    click.echo(f"Merged {len(sources)} files into {output}: {summary.goldens} goldens, "
-               f"{summary.labels} labels from {len(summary.annotators)} annotators "
+    click.echo(f"Merged {counted(len(sources), 'file')} into {output}: "
+               f"{counted(summary.goldens, 'golden')}, {counted(summary.labels, 'label')} from "
+               f"{counted(len(summary.annotators), 'annotator')} "
                f"({', '.join(summary.annotators) or 'none'}), judges: "
                f"{', '.join(summary.judges) or 'none'}.")
     if summary.conflicts:
-        click.echo(f"{len(summary.conflicts)} chunks were labelled differently by the same "
+        click.echo(f"{counted(len(summary.conflicts), 'chunk')} labelled differently by the same "
                    "person in different files; the newest label is in force, every version is "
                    "kept:")
         for conflict in summary.conflicts:
@@ -652,8 +657,33 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
             click.echo(f"  {conflict.annotator}, golden {conflict.golden_id} rank "
                        f"{conflict.rank}: {versions}")
     if summary.gold_conflicts:
-        click.echo(f"{summary.gold_conflicts} chunks had different gold labels in different "
-                   "files; the newest is in force.")
+        click.echo(f"{counted(summary.gold_conflicts, 'chunk')} had different gold labels in "
+                   "different files; the newest is in force.")
+
+
+@cli.command("remove-judge")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("name")
+@click.option("--annotator", "-a", default=_login_name, show_default="your login name",
+              help="Who removed it, for the session's event log.")
+def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
+    """Remove a judge with every call it made (a failed experiment, a typo in --name).
+
+    Refused while people's labels were made reviewing the judge's verdicts. The removal is
+    written to the session's event log.
+
+    \b
+    Example:
+      annotator remove-judge review.db gpt-4o-mini-builtin
+    """
+    from annotator.resolve import judge_named
+
+    with _open(session_path) as session:
+        judged = session.judge_verdict_counts()
+        judge_named(judged, name)
+        calls = session.remove_judge(name, by=annotator)
+    click.echo(f"Removed judge '{name}' and its {counted(calls, 'stored call')} "
+               f"({counted(judged[name], 'chunk')} judged) from {session_path}.")
 
 
 @cli.command("info")
@@ -668,40 +698,44 @@ def info_command(session_path: str) -> None:
     """
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     with _open(session_path) as session:
-        console = Console()
+        console = Console(highlight=False)
         chunk_counts = session.chunk_counts()
-        console.print(f"[b]{session_path}[/b]: {len(chunk_counts)} goldens, "
-                      f"{sum(chunk_counts.values())} chunks")
+        console.print(Text.assemble((session_path, "bold"), f": {counted(len(chunk_counts), 'golden')}"
+                                    f", {counted(sum(chunk_counts.values()), 'chunk')}"))
+        # Names and paths are data: Text cells, so brackets in them are never read as markup.
         judges = Table("judge", "model", "prompt", "chunks judged", title="Judges",
                        title_justify="left")
+        judged = session.judge_verdict_counts()
         for judge in session.judges():
-            judges.add_row(judge.name, judge.model or "-", judge.prompt_id,
-                           str(len(session.verdicts(judge.name))))
+            judges.add_row(Text(judge.name), Text(judge.model or "-"), Text(judge.prompt_id),
+                           f"{judged.get(judge.name, 0):,}")
         console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",
                        title_justify="left")
         for annotator in session.annotators():
             decided = session.label_counts(annotator)
             complete = sum(1 for g, n in decided.items() if n == chunk_counts.get(g))
-            people.add_row(annotator, str(sum(decided.values())), f"{complete} of "
-                           f"{len(chunk_counts)}")
+            people.add_row(Text(annotator), f"{sum(decided.values()):,}",
+                           f"{complete:,} of {len(chunk_counts):,}")
         console.print(people)
         notes = []
         if splits := session.splits():
             dev = sum(v == "dev" for v in splits.values())
-            notes.append(f"Split: {dev} dev and {len(splits) - dev} test goldens"
-                         + (f", {len(chunk_counts) - len(splits)} without a split"
+            notes.append(f"Split: {dev:,} dev and {len(splits) - dev:,} test goldens"
+                         + (f", {len(chunk_counts) - len(splits):,} without a split"
                             if len(splits) < len(chunk_counts) else "") + ".")
         if sample := session.random_sample():
-            notes.append(f"Random sample: {len(sample['golden_ids'])} goldens (--sample "
+            notes.append(f"Random sample: {counted(len(sample['golden_ids']), 'golden')} (--sample "
                          f"{sample['size']} --seed {sample['seed']}).")
         if gold := session.gold_labels():
-            notes.append(f"Gold labels: {len(gold)} chunks adjudicated.")
+            notes.append(f"Gold labels: {counted(len(gold), 'chunk')} adjudicated.")
         if conflicts := session.label_conflicts():
             chunks = len({(c["annotator"], c["chunk_id"]) for c in conflicts})
-            notes.append(f"Merge conflicts: {chunks} chunks one person labelled differently in "
-                         "different files (the newest label is in force; every version is kept).")
+            notes.append(f"Merge conflicts: {counted(chunks, 'chunk')} one person labelled "
+                         "differently in different files (the newest label is in force; every "
+                         "version is kept).")
         for note in notes:
             console.print(note, markup=False, highlight=False)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from annotator.text import shortened
+
 if TYPE_CHECKING:
     from annotator.judge.runner import RunStats
 
@@ -36,10 +38,6 @@ def counter(description: str, *, unit: str, total: int | None = None
         yield lambda done: progress.update(task, completed=done)
 
 
-def _short(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 @contextmanager
 def judging(name: str, price_in: float | None, price_out: float | None
             ) -> Iterator[Callable[[RunStats], None]]:
@@ -60,7 +58,7 @@ def judging(name: str, price_in: float | None, price_out: float | None
             line = (f"{stats.done / elapsed:5.1f}/s  errors {stats.errors}  tokens "
                     f"{stats.tokens_in + stats.tokens_out:,}"
                     + (f"  ${cost:.4f}" if cost is not None else "")
-                    + (f"  last error: {_short(latest)}" if latest else ""))
+                    + (f"  last error: {shortened(latest)}" if latest else ""))
             progress.update(task, total=stats.total or None, completed=stats.done, line=line)
 
         yield show

@@ -6,7 +6,7 @@ with what to do next, whichever command the person ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from annotator.errors import SessionError
 
@@ -15,42 +15,54 @@ NO_JUDGE = ("The session has no judge verdicts yet: run 'annotator judge' or imp
 NOBODY = "Nobody has labelled a chunk yet: annotate some goldens first ('annotator annotate SESSION')."
 
 
-def _listed(names: Sequence[str]) -> str:
-    return ", ".join(names) if names else "none yet"
+def _listed(names: Iterable[str]) -> str:
+    return ", ".join(names) or "none yet"
 
 
-def judges_named(known: Sequence[str], wanted: Sequence[str]) -> list[str]:
-    """The judges asked for, each of which must exist; none asked for means every judge."""
+def judges_named(known: Mapping[str, int], wanted: Sequence[str]) -> list[str]:
+    """The judges asked for, each of which must exist; none asked for means every judge that
+    has a verdict (``known`` maps each judge to how many chunks it judged)."""
     if not known:
         raise SessionError(NO_JUDGE)
     if unknown := [name for name in wanted if name not in known]:
         which = ", ".join(f"'{name}'" for name in unknown)
         raise SessionError(f"The session has no judge named {which} (judges: {_listed(known)}).")
-    return list(wanted) if wanted else list(known)
+    if wanted:
+        return list(wanted)
+    if working := [name for name, judged in known.items() if judged]:
+        return working
+    raise SessionError(_none_judged(known))
 
 
-def judge_named(known: Sequence[str], judge: str) -> str:
+def _none_judged(known: Mapping[str, int]) -> str:
+    return (f"No judge of this session has a verdict yet (judges: {_listed(known)}): run "
+            "'annotator judge' again, or remove one with 'annotator remove-judge SESSION NAME'.")
+
+
+def judge_named(known: Mapping[str, int], judge: str) -> str:
     """The judge asked for, which must exist."""
     return judges_named(known, [judge])[0]
 
 
-def one_judge(known: Sequence[str], judge: str | None, *, required: bool = True,
+def one_judge(known: Mapping[str, int], judge: str | None, *, required: bool = True,
               ask: Callable[[Sequence[str]], str] | None = None) -> str | None:
-    """The judge asked for, else the only one, else the one ``ask`` picks (if given).
+    """The judge asked for, else the only one with verdicts, else the one ``ask`` picks.
 
-    With ``required=False`` a session without judges gives None (a person may label blind).
+    Judges without a verdict are never a default. With ``required=False`` a session without a
+    judge that has verdicts gives None (a person may label blind).
     """
     if judge is not None:
         return judge_named(known, judge)
-    if not known:
+    working = [name for name, judged in known.items() if judged]
+    if not working:
         if required:
-            raise SessionError(NO_JUDGE)
+            raise SessionError(_none_judged(known) if known else NO_JUDGE)
         return None
-    if len(known) == 1:
-        return known[0]
+    if len(working) == 1:
+        return working[0]
     if ask is not None:
-        return ask(known)
-    raise SessionError(f"The session has several judges ({', '.join(known)}); choose one with "
+        return ask(working)
+    raise SessionError(f"The session has several judges ({', '.join(working)}); choose one with "
                        "--judge NAME.")
 
 

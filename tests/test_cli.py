@@ -145,4 +145,4 @@ def test_a_failed_import_into_a_new_session_creates_nothing(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "good.jsonl"]
     # A file that went in before the failing one keeps the new session, with that file in it.
     code, out, _ = run("import", str(good), str(bad), "--session", str(tmp_path / "new.db"))
-    assert code == 2 and "1 goldens added" in out and (tmp_path / "new.db").exists()
+    assert code == 2 and "1 golden added" in out and (tmp_path / "new.db").exists()

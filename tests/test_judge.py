@@ -27,8 +27,8 @@ from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
-from tests.terminal import Terminal
 from tests.fake_openai import FakeOpenAI, chunk_of
+from tests.terminal import Terminal
 
 
 def make_session(tmp_path: Path, chunks: int = 24) -> Session:
@@ -248,12 +248,12 @@ def test_the_cli_judges_and_never_stores_the_key(tmp_path: Path) -> None:
                                           "--price-out", "2", "--max-retries", "0"],
                                     env=cli_env(server))
         assert result.exit_code == 1, result.output  # one chunk left for the next run
-        assert "79 chunks judged" in result.stdout and "1 chunks left for the next run" in result.stdout
+        assert "79 chunks judged" in result.stdout and "1 chunk left for the next run" in result.stdout
         assert "$" in result.stdout and "SECRET-123" not in result.output
         auth = {headers.get("authorization") for _, _, headers in server.requests}
         assert auth == {"Bearer sk-test-SECRET-123"}  # the key was sent...
         result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
-        assert result.exit_code == 0 and "1 chunks judged" in result.stdout
+        assert result.exit_code == 0 and "1 chunk judged" in result.stdout
         assert "SECRET-123" not in result.output
     for path in tmp_path.iterdir():  # ...and is nowhere on disk, not even in the WAL
         assert b"SECRET-123" not in path.read_bytes(), path
@@ -303,7 +303,7 @@ def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) ->
             kept = len(session.verdicts("fake-builtin"))
         assert 10 <= kept < 80
         result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
-        assert result.exit_code == 0 and f"{80 - kept} chunks judged" in result.stdout
+        assert result.exit_code == 0 and f"{80 - kept} chunk" in result.stdout
         assert f"{kept} already judged" in result.stdout
     with Session(db) as session:
         assert len(session.verdicts("fake-builtin")) == 80
@@ -506,3 +506,47 @@ def test_failures_keep_the_latest_cause_for_the_progress_line() -> None:
     failures.succeeded()
     failures.add(CallResult(error="HTTP 404: no model", cause="http", status=404))
     assert failures.hopeless(judged=0) is None  # the streak starts again after a verdict
+
+
+def test_a_run_whose_every_call_failed_leaves_no_judge_and_says_so(tmp_path: Path) -> None:
+    make_session(tmp_path, chunks=8).close()
+    with FakeOpenAI() as server:
+        server.default = "malformed"  # not hopeless: retried, then left for the next run
+        result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "fake",
+                                          "--max-retries", "1"], env=cli_env(server))
+    assert result.exit_code == 1, result.output
+    assert "8 chunks left for the next run" in result.stdout
+    assert "Judge 'fake-builtin' is not kept: it has no verdict yet." in result.stdout
+    assert "16 failed calls: the reply is not valid JSON" in result.stdout
+    with Session(tmp_path / "s.db") as session:
+        assert session.judges() == [] and session.judge_verdict_counts() == {}
+
+
+def test_a_judge_that_never_varies_is_named_in_a_warning(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")  # no chunk says "useful": the fake calls all noise
+    with FakeOpenAI() as server:
+        server.rewrite = lambda reply, verdict: reply["choices"][0]["message"].update(
+            content=json.dumps({"reason": "Not relevant.", "verdict": verdict}))
+        same = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"],
+                                  env=cli_env(server))
+        assert same.exit_code == 0, same.output
+        assert ("Warning: judge 'fake-builtin' called all 80 chunks it judged noise" in
+                same.stderr)
+        assert ("judge 'fake-builtin' gave the same reason to 80 of its 80 verdicts "
+                "('Not relevant.')") in same.stderr
+        # A judge whose verdicts and reasons vary draws no warning.
+        server.rewrite = None
+        make_session(tmp_path, chunks=24).close()
+        varied = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "fake"],
+                                    env=cli_env(server))
+    assert varied.exit_code == 0 and "Warning" not in varied.stderr
+
+
+def test_fewer_than_ten_verdicts_are_too_few_to_call_a_judge_degenerate(tmp_path: Path) -> None:
+    from annotator.judge.runner import degenerate
+
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        run(session, server)
+        assert degenerate(session, "test-judge") == []
+        assert session.verdict_profile("test-judge")[:2] == (8, 4)

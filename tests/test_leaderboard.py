@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,78 @@ def test_a_stratified_split_splits_every_system_in_the_same_proportion(tmp_path:
     assert dev == {"bm25": 5, "dense": 15}
     bad = CliRunner().invoke(cli, ["split", db, "--seed", "2", "--stratify", "nope", "--replace"])
     assert bad.exit_code == 2 and "no golden has a metadata value 'nope'" in bad.output
+
+
+def test_with_no_chunk_judged_by_all_each_pair_is_scored_on_the_chunks_it_shares(
+        tmp_path: Path) -> None:
+    goldens = study({"a": 0.05, "b": 0.2, "c": 0.1}, goldens=100)
+    judged_by = {"a": range(0, 60), "b": range(40, 100), "c": [*range(0, 20), *range(80, 100)]}
+    for i, g in enumerate(goldens):
+        g["judges"] = {n: v for n, v in g["judges"].items() if i in judged_by[n]}
+    with make_session(tmp_path, goldens) as session:
+        board = build_leaderboard(session, resamples=200)
+    assert board.pairwise and board.chunks == 0
+    assert "no chunk carries a verdict from every judge" in board.headline[0]
+
+    def on(indices: Iterable[int]) -> tuple[list[int], dict[str, list[int]]]:
+        picked = [goldens[i] for i in indices]
+        human = [h for g in picked for h in g["human_labels"]["alice"]]
+        every = set.intersection(*(set(g["judges"]) for g in picked))
+        return human, {n: [v["verdict"] for g in picked for v in g["judges"][n]] for n in every}
+
+    for row in board.judges:  # each judge on its own chunks, as scikit-learn scores them
+        human, said = on(judged_by[row.judge])
+        assert row.chunks == len(human) and row.goldens == len(judged_by[row.judge])
+        assert row.stats["cohen_kappa"].value == pytest.approx(
+            cohen_kappa_score(human, said[row.judge]))
+    pairs = {(p.first, p.second): p for p in board.pairs}
+    for (first, second), shared in ((("a", "b"), range(40, 60)), (("a", "c"), range(0, 20)),
+                                    (("b", "c"), range(80, 100))):
+        human, said = on(shared)
+        pair = pairs[(first, second)]
+        right = {n: [s == h for s, h in zip(said[n], human, strict=True)] for n in said}
+        assert pair.chunks == len(human) == 200
+        assert pair.first_only_right == sum(a and not b for a, b in
+                                            zip(right[first], right[second], strict=True))
+        assert pair.kappa_difference.value == pytest.approx(
+            cohen_kappa_score(human, said[first]) - cohen_kappa_score(human, said[second]))
+    result = CliRunner().invoke(cli, ["judges", str(tmp_path / "s.db"), "--bootstrap", "0"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "each pair on the chunks both judged" in " ".join(result.stdout.split())
+
+
+def test_judges_without_verdicts_are_no_default_and_can_be_removed(tmp_path: Path) -> None:
+    from annotator.models import Judge
+    from annotator.report.build import choose_judge
+    from annotator.store.session import Session
+
+    make_session(tmp_path, study({"a": 0.05}, goldens=20)).close()
+    db = str(tmp_path / "s.db")
+    with Session(db) as session:  # what a failed run of an older version left behind
+        session.define_judge(Judge("empty", "m", None, "builtin", None, {}))
+        assert session.judge_verdict_counts() == {"a": 200, "empty": 0}
+        assert choose_judge(session, None) == "a"
+        board = build_leaderboard(session, resamples=0)
+    assert [row.judge for row in board.judges] == ["a"] and board.left_out == ["empty"]
+    assert any("Left out, with no verdict yet: 'empty'" in line for line in board.headline)
+    report = CliRunner().invoke(cli, ["report", db, "--bootstrap", "0"])
+    assert report.exit_code == 0 and "Judge 'a' against alice" in report.stdout
+    removed = CliRunner().invoke(cli, ["remove-judge", db, "empty", "--annotator", "carol"])
+    assert removed.exit_code == 0, removed.output
+    assert "Removed judge 'empty' and its 0 stored calls" in removed.stdout
+    unknown = CliRunner().invoke(cli, ["remove-judge", db, "nope"])
+    assert unknown.exit_code == 2 and "no judge named 'nope' (judges: a)" in unknown.stderr
+    with Session(db) as session:
+        assert [j.name for j in session.judges()] == ["a"]
+        [event] = [e for e in session.events() if e["kind"] == "remove_judge"]
+        assert event["annotator"] == "carol" and event["payload"] == {
+            "judge": "empty", "calls": 0, "verdicts": 0}
+        chunk = session.goldens()[0].chunks[0].id
+        session.decide("bob", chunk, 1, "accept", judge="a", shown_verdict=1)
+    refused = CliRunner().invoke(cli, ["remove-judge", db, "a"])
+    assert refused.exit_code == 2
+    assert "Judge 'a' is not removed: people decided chunks while reviewing" in refused.stderr
+    assert "alice" not in refused.stderr and "bob (1)" in refused.stderr
+    with Session(db) as session:
+        assert session.judge_verdict_counts() == {"a": 200}

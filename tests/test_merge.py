@@ -77,7 +77,7 @@ def test_conflicting_labels_are_all_kept_and_the_newest_is_in_force(tmp_path: Pa
         s.decide("alice", first, 0, "set")  # later: this one is in force
     result = CliRunner().invoke(cli, ["merge", str(a), str(b), "-o", str(tmp_path / "t.db")])
     assert result.exit_code == 0, result.output
-    assert "1 chunks were labelled differently by the same person" in result.output
+    assert "1 chunk labelled differently by the same person" in result.output
     assert "alice, golden" in result.output and "rank 2: 1 at" in result.output
     with Session(tmp_path / "t.db") as t:
         conflicts = t.label_conflicts()

@@ -26,6 +26,7 @@ from annotator.judge.failures import Failures, Group
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Judge
 from annotator.store.session import Session
+from annotator.text import shortened
 
 
 @dataclass(slots=True)
@@ -73,6 +74,9 @@ class RunStats:
     """What the run noticed about the endpoint, as sentences for the summary."""
     failures: Failures = field(default_factory=Failures)
     """Failed calls grouped by what went wrong, for the summary and the progress line."""
+    kept: bool = True
+    """Whether the judge is in the session after the run: a judge the run defined is removed
+    again when it ended without a single verdict."""
 
     @property
     def done(self) -> int:
@@ -110,6 +114,20 @@ async def run_judge(
     """
     new_judge = name not in {j.name for j in session.judges()}
     session.define_judge(judge_definition(name, settings))
+    try:
+        return await _judge_all(session, name, settings, client, options, stats, on_progress,
+                                secret)
+    finally:
+        # Whatever ended the run (done, stopped, Ctrl-C, every call failed), a judge it defined
+        # that holds no verdict is not left behind for defaults and leaderboards to trip on.
+        if new_judge and stats.judged == 0:
+            stats.kept = not session.forget_unused_judge(name)
+
+
+async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+                     options: RunOptions, stats: RunStats,
+                     on_progress: Callable[[RunStats], None] | None,
+                     secret: str | None) -> RunStats:
     _resume_transport(session, name, settings)
     stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
     done = session.judged_requests(name)
@@ -190,20 +208,47 @@ async def run_judge(
 
     await asyncio.gather(*(worker(index == 0) for index in range(workers)))
     if stopped:
-        removed = new_judge and session.forget_unused_judge(name)
-        raise JudgeStopped(stopped[0], removed)
+        raise JudgeStopped(stopped[0], stats)
+    stats.warnings.extend(degenerate(session, name))
     return stats
+
+
+DEGENERATE_AFTER = 10
+"""Fewer verdicts than this say too little to call a judge degenerate."""
+
+
+def degenerate(session: Session, name: str) -> list[str]:
+    """Warnings for a judge that gave every chunk the same verdict, or most the same reason."""
+    total, useful, reason, same = session.verdict_profile(name)
+    if total < DEGENERATE_AFTER:
+        return []
+    out = []
+    if useful in (0, total):
+        word = "useful" if useful else "noise"
+        out.append(f"judge '{name}' called all {total} chunks it judged {word}: a judge that "
+                   "never varies is usually reading the prompt wrong; look at its reasons "
+                   "('annotator annotate' shows them) before trusting it.")
+    if reason is not None and same > total / 2:
+        out.append(f"judge '{name}' gave the same reason to {same} of its {total} verdicts "
+                   f"({shortened(reason, 80)!r}): it may not be reading the chunks.")
+    return out
 
 
 class JudgeStopped(AnnotatorError):
     """The run stopped at once: its first calls all failed the same hopeless way."""
 
-    def __init__(self, group: Group, removed: bool) -> None:
+    def __init__(self, group: Group, stats: RunStats) -> None:
         self.group = group
-        super().__init__(
-            f"Stopped after {group.count} calls failed the same way, before any verdict: "
-            f"{group.error}" + (f"; {group.advice}" if group.advice else "") + ". Nothing was "
-            + ("stored (the judge is not kept)." if removed else "judged in this run."))
+        self.stats = stats
+        super().__init__(group.error)
+
+    def __str__(self) -> str:
+        group = self.group
+        # Read when shown: the judge is removed after this was raised, on the way out of the run.
+        return (f"Stopped after {group.count} calls failed the same way, before any verdict: "
+                f"{group.error}" + (f"; {group.advice}" if group.advice else "") + ". Nothing "
+                "was " + ("judged in this run." if self.stats.kept
+                          else "stored (the judge is not kept)."))
 
 
 SLOW_ENOUGH_TO_MEASURE_S = 0.05

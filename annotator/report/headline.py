@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from annotator.stats.stat import Stat
+from annotator.text import counted
 
 if TYPE_CHECKING:
     from annotator.report.model import Report
@@ -13,11 +14,6 @@ if TYPE_CHECKING:
 def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
     """'0.52 (95% CI 0.31 to 0.70)', or 'undefined (reason)' (see Stat.format)."""
     return stat.format(digits, interval=True, percent=percent)
-
-
-def count(n: int, word: str) -> str:
-    """'1 golden', '3 goldens'."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def who(report: Report) -> str:
@@ -38,8 +34,8 @@ def headline(report: Report) -> list[str]:
                 f"{people}: annotate some goldens first ('annotator annotate "
                 f"{report.session} --judge {report.judge}')."]
     lines = [
-        f"Judge '{report.judge}' against {people} on {count(c.confusion.n, 'chunk')} of "
-        f"{count(report.coverage.goldens, 'golden')}: agreement "
+        f"Judge '{report.judge}' against {people} on {counted(c.confusion.n, 'chunk')} of "
+        f"{counted(report.coverage.goldens, 'golden')}: agreement "
         f"{interval_text(c.stats['percent'], 2, True)}, "
         f"Cohen's kappa {interval_text(c.stats['cohen_kappa'])}, Gwet's AC1 "
         f"{interval_text(c.stats['gwet_ac1'])}.",
@@ -52,7 +48,7 @@ def headline(report: Report) -> list[str]:
         amount = bias.value or 0.0  # defined whenever a golden is complete
         word = "overstates" if amount > 0 else "understates"
         lines.append(
-            f"Over {count(g.goldens, 'golden')} complete under both label sets, mean context "
+            f"Over {counted(g.goldens, 'golden')} complete under both label sets, mean context "
             "precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
             f"{g.stats['mean_judge'].format(4)} under the judge's: the judge {word} it by "
@@ -63,7 +59,7 @@ def headline(report: Report) -> list[str]:
             f"At pass mark {report.pass_mark:g}, {interval_text(g.stats['pass_rate_human'], 2, True)}"
             f" of goldens pass under human labels and "
             f"{interval_text(g.stats['pass_rate_judge'], 2, True)} under the judge's; "
-            f"{count(changes, 'golden')} {'changes' if changes == 1 else 'change'} verdict.")
+            f"{counted(changes, 'golden')} {'changes' if changes == 1 else 'change'} verdict.")
     else:
         lines.append("No golden is complete under both label sets yet, so context precision "
                      "cannot be compared: finish whole goldens.")

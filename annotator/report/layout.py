@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annotator.report import columns
-from annotator.report.headline import count, who
+from annotator.report.headline import who
 from annotator.report.model import LABELS, GoldenRow, Report
 from annotator.stats.bootstrap import MIN_VALID_SHARE, scoped
 from annotator.stats.confidence import BINS
 from annotator.stats.stat import Stat
+from annotator.text import counted, shortened
 
 if TYPE_CHECKING:
     from annotator.report.leaderboard import Leaderboard
@@ -74,11 +75,6 @@ def _changed(row: GoldenRow) -> list[str]:
             "pass" if row.passes_judge else "fail"]
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
-
-
 def report_title(report: Report) -> str:
     """The report's title, in every format."""
     return f"Judge '{report.judge}' against human labels"
@@ -94,10 +90,10 @@ def layout(report: Report) -> list[Block]:
         ["judge", report.judge],
         ["annotators", who(report)],
         ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],
-        ["chunks judged", f"{cov.chunks_judged} ({count(cov.goldens_judged, 'golden')} fully "
+        ["chunks judged", f"{cov.chunks_judged} ({counted(cov.goldens_judged, 'golden')} fully "
          "judged)"],
-        *[[f"decided by {a.annotator}", f"{count(a.chunks_decided, 'chunk')}, "
-           f"{count(a.goldens_complete, 'golden')} complete"] for a in cov.annotators],
+        *[[f"decided by {a.annotator}", f"{counted(a.chunks_decided, 'chunk')}, "
+           f"{counted(a.goldens_complete, 'golden')} complete"] for a in cov.annotators],
         ["chunks compared", str(cov.compared_chunks)],
         ["goldens compared (complete under both)", str(cov.compared_goldens)],
         ["context precision convention", report.convention],
@@ -154,7 +150,8 @@ def layout(report: Report) -> list[Block]:
             "worst", "Worst goldens by |difference|",
             ["golden", "question", "CP human", "CP judge", "difference", "human verdicts",
              "judge verdicts"],
-            [[w.row.golden_id, _short(w.question), f"{w.row.human:.4f}", f"{w.row.judge:.4f}",
+            [[w.row.golden_id, shortened(w.question, QUESTION_CHARS), f"{w.row.human:.4f}",
+              f"{w.row.judge:.4f}",
               f"{w.row.difference:+.4f}", verdict_string(w.row.human_verdicts),
               verdict_string(w.row.judge_verdicts)] for w in g.worst]))
 
@@ -293,19 +290,26 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
 
     agreement, per_golden = columns.keys("chunks"), columns.keys("cp")
     split = "" if board.split == "all" else f" ({board.split} split)"
+    own = ["chunks"] if board.pairwise else []
+    scored = (f"Each judge is scored on the chunks that carry {board.truth.label} and its own "
+              "verdict (no chunk carries every judge's)" if board.pairwise else
+              f"Scored on the {counted(board.chunks, 'chunk')} that carry {board.truth.label} "
+              "and a verdict from every judge")
     blocks.append(Grid(
         "judges", f"Judges against {board.truth.label}{split}, chunk by chunk (sorted by "
                   f"{LABELS.get(board.sort, board.sort)})",
-        ["judge", *(LABELS[k] for k in agreement)],
-        [[row.judge, *(cell(row.stats[k]) for k in agreement)] for row in board.judges],
-        [f"Scored on the {board.chunks} chunks that carry {board.truth.label} and a verdict "
-         f"from every judge; 95% intervals from one bootstrap over goldens shared by all judges "
+        ["judge", *own, *(LABELS[k] for k in agreement)],
+        [[row.judge, *([f"{row.chunks:,}"] if own else []),
+          *(cell(row.stats[k]) for k in agreement)] for row in board.judges],
+        [f"{scored}; 95% intervals from one bootstrap over goldens shared by all judges "
          f"({board.resamples} resamples, seed {board.seed})."]))
     blocks.append(Grid(
         "judges_cp", "Context precision",
-        ["judge", *(LABELS[k] for k in per_golden)],
-        [[row.judge, *(cell(row.stats[k]) for k in per_golden)] for row in board.judges],
-        [f"Over the {board.goldens} goldens complete under every label set."]))
+        ["judge", *(["goldens"] if own else []), *(LABELS[k] for k in per_golden)],
+        [[row.judge, *([f"{row.goldens:,}"] if own else []),
+          *(cell(row.stats[k]) for k in per_golden)] for row in board.judges],
+        ["Over each judge's goldens complete under its verdicts and the truth." if own else
+         f"Over the {counted(board.goldens, 'golden')} complete under every label set."]))
     blocks.append(Grid(
         "judges_calls", "Cost, failures and stability",
         ["judge", "calls", "parse failures", "flip rate between runs", "tokens per 1,000 chunks",
@@ -325,9 +329,10 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
     if board.pairs:
         blocks.append(Grid(
             "pairs", "Pairs: who is right where the other is wrong",
-            ["pair", "first only right", "second only right", "kappa difference",
+            ["pair", *own, "first only right", "second only right", "kappa difference",
              "McNemar p (cluster)", "Holm p", "verdict"],
-            [[f"{p.first} vs {p.second}", str(p.first_only_right), str(p.second_only_right),
+            [[f"{p.first} vs {p.second}", *([f"{p.chunks:,}"] if own else []),
+              str(p.first_only_right), str(p.second_only_right),
               with_interval(p.kappa_difference, 3), value(p.p, 4, short=True),
               value(p.p_holm, 4, short=True),
               f"{p.better} is better" if p.better else "no significant difference"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -37,6 +37,7 @@ from annotator.stats.chunk_agreement import CHUNK_STATISTICS, Confusion, McNemar
 from annotator.stats.metrics import context_precision
 from annotator.stats.stat import Stat
 from annotator.store.session import Session
+from annotator.text import counted
 from annotator.truth import Truth
 from annotator.truth import truth as find_truth
 
@@ -70,6 +71,10 @@ class JudgeRow:
     judge: str
     stats: dict[str, Stat]
     calls: CallSummary
+    chunks: int
+    """Chunks it is scored on (the shared ones, or its own when no chunk is shared by all)."""
+    goldens: int
+    """Goldens complete under its labels and the truth, among those chunks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,8 @@ class JudgePair:
     p: Stat
     """Cluster-adjusted McNemar p on correctness."""
     p_holm: Stat
+    chunks: int
+    """The chunks the two are compared on."""
 
     @property
     def better(self) -> str | None:
@@ -111,6 +118,11 @@ class Leaderboard:
     pairs: list[JudgePair]
     best: str | None
     headline: list[str]
+    pairwise: bool = False
+    """No chunk carries every judge's verdict: each row is on its own chunks, each pair on the
+    chunks the two share."""
+    left_out: list[str] = field(default_factory=list)
+    """Judges left out by default because they hold no verdict."""
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -136,7 +148,9 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
     prices remembered from 'annotator judge'.
     """
-    names = judges_named([j.name for j in session.judges()], judges or [])
+    judged = session.judge_verdict_counts()
+    names = judges_named(judged, judges or [])
+    left_out = [] if judges else [name for name, n in judged.items() if not n]
     truth = find_truth(session, annotator)
     labels = truth.labels
     verdicts = {name: {c: v.verdict for c, v in session.verdicts(name).items()} for name in names}
@@ -149,21 +163,22 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                                "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
         chunk_ids = {g: ids for g, ids in chunk_ids.items() if splits.get(g) == split}
     golden_ids = list(chunk_ids)
-    common = [(g, k, c) for g, gid in enumerate(golden_ids) for k, c in enumerate(chunk_ids[gid])
-              if c in labels and all(c in verdicts[n] for n in names)]
-    cluster = np.asarray([g for g, _, _ in common], dtype=np.int64)
-    human = np.asarray([labels[c] for _, _, c in common], dtype=np.int64)
-    said = {n: np.asarray([verdicts[n][c] for _, _, c in common], dtype=np.int64) for n in names}
-    in_common = np.bincount(cluster, minlength=len(golden_ids))
-    complete = [g for g, gid in enumerate(golden_ids) if in_common[g] == len(chunk_ids[gid])]
-    at = np.asarray(complete, dtype=np.int64)
-    cp_human = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
-                           for g in complete], dtype=float)
-
+    labelled = [(g, c) for g, gid in enumerate(golden_ids) for c in chunk_ids[gid] if c in labels]
+    shared = _scored_on(labelled, verdicts, names)
+    # With no chunk judged by every judge, each judge is scored on its own chunks and each pair
+    # on the chunks both judged: rows are then not on the same chunks, and the headline says so.
+    pairwise = not shared and len(names) > 1
     sums = ClusterSums(len(golden_ids))
+    rows_on: dict[str, tuple[int, int]] = {}
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     for i, name in enumerate(names):
-        add_confusion(sums, cluster, human, said[name], prefix=scope(i))
+        on = _scored_on(labelled, verdicts, [name]) if pairwise else shared
+        cluster, human, said = _arrays(on, labels, verdicts[name])
+        add_confusion(sums, cluster, human, said, prefix=scope(i))
+        complete = _complete(on, golden_ids, chunk_ids)
+        at = np.asarray(complete, dtype=np.int64)
+        cp_human = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
+                               for g in complete], dtype=float)
         cp_judge = np.asarray([context_precision([verdicts[name][c]
                                                   for c in chunk_ids[golden_ids[g]]])
                                for g in complete], dtype=float)
@@ -172,6 +187,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                             ("ad", np.abs(d))):
             sums.add(column(col, i), at, values)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
+        rows_on[name] = (len(on), len(complete))
+    pair_data = _pair_sums(sums, names, labelled, labels, verdicts, shared, pairwise)
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []
@@ -183,7 +200,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                    ) -> Callable[[Sums], Any]:
             return lambda s: formula(in_scope(s, prefix))
 
-        none = None if complete else "no golden is complete under every label set"
+        none = None if rows_on[name][1] else "no golden is complete under every label set"
         _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
         per_golden = {
             "mae": est.stat(column("mae", name), golden(cp_agreement.mae), none),
@@ -193,15 +210,38 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
                  if column.table == "chunks" else per_golden[column.key] for column in COLUMNS}
         rows.append(JudgeRow(name, stats, _calls(session, name, (prices or {}).get(name),
-                                                 chunk_ids)))
+                                                 chunk_ids), *rows_on[name]))
 
-    pairs = _pairs(names, est, cluster, human, said, len(golden_ids))
+    pairs = _pairs(pair_data, est, len(golden_ids))
     rows.sort(key=_sort_key(sort))
     best = _best(names, pairs)
-    board = Leaderboard(str(session.path), truth, split, len(common), len(complete), resamples,
-                        seed, sort, rows, pairs, best, [])
+    board = Leaderboard(str(session.path), truth, split, len(shared),
+                        len(_complete(shared, golden_ids, chunk_ids)), resamples, seed, sort,
+                        rows, pairs, best, [], pairwise, left_out)
     board.headline.extend(_headline(board))
     return board
+
+
+def _scored_on(labelled: list[tuple[int, int]], verdicts: dict[str, dict[int, int]],
+               judges: Sequence[str]) -> list[tuple[int, int]]:
+    """The (golden index, chunk id) pairs labelled and judged by every one of ``judges``."""
+    return [(g, c) for g, c in labelled if all(c in verdicts[n] for n in judges)]
+
+
+def _arrays(on: list[tuple[int, int]], labels: dict[int, int], said: dict[int, int]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Golden index, human label and judge verdict of each chunk, as arrays."""
+    return (np.asarray([g for g, _ in on], dtype=np.int64),
+            np.asarray([labels[c] for _, c in on], dtype=np.int64),
+            np.asarray([said[c] for _, c in on], dtype=np.int64))
+
+
+def _complete(on: list[tuple[int, int]], golden_ids: list[str],
+              chunk_ids: dict[str, list[int]]) -> list[int]:
+    """The goldens every chunk of which is among ``on``."""
+    present = np.bincount(np.asarray([g for g, _ in on], dtype=np.int64),
+                          minlength=len(golden_ids))
+    return [g for g, gid in enumerate(golden_ids) if present[g] == len(chunk_ids[gid])]
 
 
 def _calls(session: Session, judge: str, price: tuple[float, float] | None,
@@ -240,17 +280,44 @@ def _calls(session: Session, judge: str, price: tuple[float, float] | None,
     return CallSummary(summary["calls"], summary["failed"], figures, unstable)
 
 
-def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndarray,
-           said: dict[str, np.ndarray], goldens: int) -> list[JudgePair]:
-    raw = []
-    for (a_i, a), (b_i, b) in combinations(enumerate(names), 2):
-        right_a, right_b = said[a] == human, said[b] == human
-        only_a = np.bincount(cluster[right_a & ~right_b], minlength=goldens)
-        only_b = np.bincount(cluster[~right_a & right_b], minlength=goldens)
-        test = McNemar.of(only_a.tolist(), only_b.tolist())
+@dataclass(frozen=True, slots=True)
+class _PairData:
+    """Two judges on the chunks they are compared on, with their confusions' scopes."""
 
-        kappa_a = confusion_formula(kappa_values, scope(a_i))
-        kappa_b = confusion_formula(kappa_values, scope(b_i))
+    first: str
+    second: str
+    cluster: np.ndarray
+    right_first: np.ndarray
+    right_second: np.ndarray
+    prefixes: tuple[str, str]
+
+
+def _pair_sums(sums: ClusterSums, names: list[str], labelled: list[tuple[int, int]],
+               labels: dict[int, int], verdicts: dict[str, dict[int, int]],
+               shared: list[tuple[int, int]], pairwise: bool) -> list[_PairData]:
+    """Each pair's chunks (shared by all judges, or by the two), counted into the sums so the
+    kappa difference is bootstrapped with everything else."""
+    out = []
+    for (a_i, a), (b_i, b) in combinations(enumerate(names), 2):
+        on = _scored_on(labelled, verdicts, [a, b]) if pairwise else shared
+        cluster, human, said_a = _arrays(on, labels, verdicts[a])
+        said_b = _arrays(on, labels, verdicts[b])[2]
+        prefixes = (scope("pair", a_i, b_i, "a"), scope("pair", a_i, b_i, "b"))
+        add_confusion(sums, cluster, human, said_a, prefix=prefixes[0])
+        add_confusion(sums, cluster, human, said_b, prefix=prefixes[1])
+        out.append(_PairData(a, b, cluster, said_a == human, said_b == human, prefixes))
+    return out
+
+
+def _pairs(data: list[_PairData], est: Estimates, goldens: int) -> list[JudgePair]:
+    raw = []
+    for pair in data:
+        right_a, right_b = pair.right_first, pair.right_second
+        only_a = np.bincount(pair.cluster[right_a & ~right_b], minlength=goldens)
+        only_b = np.bincount(pair.cluster[~right_a & right_b], minlength=goldens)
+        test = McNemar.of(only_a.tolist(), only_b.tolist())
+        kappa_a = confusion_formula(kappa_values, pair.prefixes[0])
+        kappa_b = confusion_formula(kappa_values, pair.prefixes[1])
 
         def diff(s: Sums, kappa_a: Callable[[Sums], Any] = kappa_a,
                  kappa_b: Callable[[Sums], Any] = kappa_b) -> Any:
@@ -261,11 +328,12 @@ def _pairs(names: list[str], est: Estimates, cluster: np.ndarray, human: np.ndar
         interval = percentile_interval(diff(est.replicates)) if est.replicates is not None else None
         if interval is not None and point.value is not None:
             point = point.with_interval((interval.low, interval.high))
-        raw.append((a, b, int(only_a.sum()), int(only_b.sum()), point, test.cluster_p))
-    adjusted = holm([p.value for *_, p in raw])
+        raw.append((pair.first, pair.second, int(only_a.sum()), int(only_b.sum()), point,
+                    test.cluster_p, len(pair.cluster)))
+    adjusted = holm([p.value for *_, p, _ in raw])
     return [JudgePair(a, b, na, nb, dk, p,
-                      Stat(q) if q is not None else Stat.undefined(str(p.reason)))
-            for (a, b, na, nb, dk, p), q in zip(raw, adjusted, strict=True)]
+                      Stat(q) if q is not None else Stat.undefined(str(p.reason)), n)
+            for (a, b, na, nb, dk, p, n), q in zip(raw, adjusted, strict=True)]
 
 
 def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
@@ -301,9 +369,19 @@ def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
 def _headline(board: Leaderboard) -> list[str]:
     truth = board.truth
     goldens = {"all": "", "test": " of the test split", "dev": " of the dev split"}[board.split]
-    lines = [f"{len(board.judges)} judge{'s' if len(board.judges) != 1 else ''} scored against "
-             f"{truth.label} on the same {board.chunks} chunks ({board.goldens} complete "
-             f"goldens{goldens})."]
+    judges = counted(len(board.judges), "judge")
+    if board.pairwise:
+        lines = [f"{judges} scored against {truth.label}, but no chunk{goldens} carries a verdict "
+                 "from every judge: each judge is scored on the chunks it judged (so the rows "
+                 "are not on the same chunks) and each pair on the chunks both judged."]
+    else:
+        lines = [f"{judges} scored against {truth.label} on the same "
+                 f"{counted(board.chunks, 'chunk')} ({counted(board.goldens, 'complete golden')}"
+                 f"{goldens})."]
+    if board.left_out:
+        lines.append("Left out, with no verdict yet: " + ", ".join(f"'{n}'" for n in board.left_out)
+                     + " (name a judge with --judge to score it anyway, or remove it with "
+                     "'annotator remove-judge').")
     if board.split == "dev":
         lines.append("These are the dev goldens: a prompt tuned on them looks better here than "
                      "it is; choose on --split test.")
@@ -311,8 +389,8 @@ def _headline(board: Leaderboard) -> list[str]:
         lines.append(f"{truth.adjudicated} chunks carry an adjudicated gold label; "
                      f"{truth.pending} where people disagree await adjudication and are left out "
                      "('annotator annotate SESSION --adjudicate').")
-    if board.chunks == 0:
-        lines.append("No chunk is labelled and judged by every judge yet.")
+    if not any(row.chunks for row in board.judges):
+        lines.append("No chunk is labelled by the truth and judged yet.")
         return lines
     if board.best is not None:
         lines.append(f"Best: '{board.best}', right significantly more often than every other "

@@ -162,13 +162,16 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         "sort": board.sort,
         "best": board.best,
         "headline": board.headline,
-        "judges": [{"judge": row.judge, **stats_dict(row.stats),
+        "pairwise": board.pairwise,
+        "left_out": board.left_out,
+        "judges": [{"judge": row.judge, "chunks": row.chunks, "goldens": row.goldens,
+                    **stats_dict(row.stats),
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
                     **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
                     "unstable_chunks": [{"golden_id": g, "rank": rank, "verdicts": said}
                                         for g, rank, said in row.calls.unstable]}
                    for row in board.judges],
-        "pairs": [{"first": p.first, "second": p.second,
+        "pairs": [{"first": p.first, "second": p.second, "chunks": p.chunks,
                    "first_only_right": p.first_only_right,
                    "second_only_right": p.second_only_right, "better": p.better,
                    **stats_dict({"kappa_difference": p.kappa_difference, "mcnemar_p": p.p,

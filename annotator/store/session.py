@@ -438,6 +438,13 @@ class Session:
         with self._write():
             self._define_judge(judge)
 
+    def judge_verdict_counts(self) -> dict[str, int]:
+        """Judge name -> how many chunks carry its verdict in force (0 for a judge with none)."""
+        return dict(self.db.conn.execute(
+            """SELECT j.name, (SELECT count(DISTINCT v.chunk_id) FROM verdicts v
+                               WHERE v.judge = j.name AND v.error IS NULL AND v.repetition = 1)
+               FROM judges j ORDER BY j.name"""))
+
     def forget_unused_judge(self, judge: str) -> bool:
         """Remove a judge that holds no verdict, with its failed calls and settings (a run that
         judged nothing leaves no judge behind); False, changing nothing, when it has verdicts
@@ -448,11 +455,34 @@ class Session:
                 "OR EXISTS(SELECT 1 FROM labels WHERE judge = ?)", [judge, judge])
             if used:
                 return False
-            self.db.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
-            self.db.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
-            self.db.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
-                                 [f"transport:{judge}", f"price:{judge}"])
+            self._delete_judge(judge)
         return True
+
+    def remove_judge(self, judge: str, *, by: str | None = None) -> int:
+        """Remove a judge with every call it made and its settings, logging the removal; the
+        number of calls removed. Refused while people's labels were made reviewing it."""
+        with self._write():
+            reviewed = self._rows("SELECT annotator, count(*) AS n FROM labels WHERE judge = ? "
+                                  "GROUP BY annotator ORDER BY annotator", [judge])
+            if reviewed:
+                who = ", ".join(f"{row['annotator']} ({row['n']})" for row in reviewed)
+                raise SessionError(
+                    f"Judge '{judge}' is not removed: people decided chunks while reviewing its "
+                    f"verdicts ({who} labels), and the report compares those labels with what "
+                    "it showed them. Keep it, or score another judge with --judge NAME.")
+            calls = int(self._scalar("SELECT count(*) FROM verdicts WHERE judge = ?", [judge]))
+            verdicts = int(self._scalar("SELECT count(*) FROM verdicts WHERE judge = ? AND "
+                                        "error IS NULL", [judge]))
+            self._delete_judge(judge)
+            self._event("remove_judge", annotator=by,
+                        payload={"judge": judge, "calls": calls, "verdicts": verdicts})
+        return calls
+
+    def _delete_judge(self, judge: str) -> None:
+        self.db.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
+        self.db.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
+        self.db.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
+                             [f"transport:{judge}", f"price:{judge}"])
 
     def _define_judge(self, judge: Judge) -> None:
         existing = self._rows("SELECT * FROM judges WHERE name = ?", [judge.name])
@@ -527,6 +557,18 @@ class Session:
         return [(chunk_id, verdict) for chunk_id, verdict in self.db.conn.execute(
             "SELECT chunk_id, verdict FROM verdicts WHERE id > ? AND +judge = ? "
             "AND error IS NULL AND repetition = 1 ORDER BY id", [after_id, judge])]
+
+    def verdict_profile(self, judge: str) -> tuple[int, int, str | None, int]:
+        """Over a judge's verdicts in force: how many, how many useful, its most common reason
+        and how often that reason was given (to notice a judge that says the same thing)."""
+        in_force = ("SELECT verdict, reason, max(id) FROM verdicts WHERE judge = ? AND error IS "
+                    "NULL AND repetition = 1 GROUP BY chunk_id")
+        total, useful = self.db.conn.execute(
+            f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force})", [judge]).fetchone()
+        top = self.db.conn.execute(
+            f"SELECT reason, count(*) FROM ({in_force}) WHERE reason IS NOT NULL AND reason != '' "
+            "GROUP BY reason ORDER BY count(*) DESC LIMIT 1", [judge]).fetchone()
+        return int(total), int(useful), top[0] if top else None, int(top[1]) if top else 0
 
     def judged_requests(self, judge: str) -> dict[tuple[int, int], set[str]]:
         """(chunk id, repetition) -> the request hashes that already gave this judge a verdict."""
