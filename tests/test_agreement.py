@@ -16,6 +16,7 @@ from annotator.stats.chunk_agreement import (
     ChunkAgreement,
     Confusion,
     cohen_kappa,
+    direction,
     gwet_ac1,
     krippendorff_alpha,
 )
@@ -48,7 +49,11 @@ def test_example_a_precision_recall_and_direction() -> None:
     assert (a.precision.value, a.recall.value, a.f1.value) == pytest.approx((0.6923, 0.9, 0.7826),
                                                                             abs=5e-5)
     assert a.percent.value == 0.75
-    assert a.direction.startswith("The judge is looser than the person: 4 chunks")
+    # 4 against 1 is a lean (exact McNemar p = 0.375), a finding only where the test says so.
+    assert direction(a.confusion, 0.375).startswith(
+        "The judge leans looser than the person, no more than chance explains: 4 chunks")
+    assert direction(a.confusion).startswith("The judge leans looser")
+    assert direction(a.confusion, 0.01).startswith("The judge is looser than the person: 4 chunks")
 
 
 def test_the_kappa_paradox_gets_a_sentence() -> None:

@@ -34,6 +34,7 @@ from annotator.stats import cp_agreement
 from annotator.stats.bootstrap import ClusterSums, add_confusion, percentile_interval
 from annotator.stats.chunk_agreement import McNemar, kappa_values, wilson_interval
 from annotator.stats.metrics import context_precision
+from annotator.stats.stat import Stat
 from annotator.store.session import Session
 from annotator.verdict import flipped
 from tests.conftest import banking_file, write_lines
@@ -478,3 +479,68 @@ def test_markdown_escapes_each_character_once() -> None:
 
     text = markdown_blocks([Grid("x", "t", ["a"], [["a|b\\c\nd"]])], "T")
     assert "| a\\|b\\\\c d |" in text.splitlines()
+
+
+def test_counts_say_what_they_count_and_directions_need_their_test(tmp_path: Path) -> None:
+    # 16 goldens; alice labelled 7 of them, bob 3 of those 7; the judge is looser than alice
+    # on 3 chunks and stricter on 1: a lean, not a finding.
+    goldens = []
+    for i in range(16):
+        human = [1, 0, 1, 0] if i < 7 else None
+        judge = [1, 1, 1, 0] if i < 3 else ([0, 0, 1, 0] if i == 3 else [1, 0, 1, 0])
+        g = golden_obj(i, judge, human)
+        if i < 3:
+            g["human_labels"]["bob"] = [1, 1, 1, 0]
+        goldens.append(g)
+    with make_session(tmp_path, goldens) as session:
+        alone = build_report(session, annotators=["alice"], resamples=200)
+        pooled = build_report(session, resamples=200)
+    assert alone.headline[0].startswith("Judge 'j' against alice on 28 chunks from 7 goldens:")
+    assert alone.headline[1].startswith("The judge leans looser than the person, no more than "
+                                        "chance explains: 3 chunks")
+    assert pooled.headline[0].startswith(
+        "Judge 'j' against alice and bob on 40 labels (28 chunks from 7 goldens):")
+    assert "Over 10 person-golden pairs (7 goldens) complete under both" in pooled.headline[2]
+    # With a large, one-sided difference the direction is a finding.
+    many = [golden_obj(i, [1, 1, 1, 0], [1, 0, 1, 0]) for i in range(30)]
+    with make_session(tmp_path, many, name="many") as session:
+        firm = build_report(session, resamples=200)
+    assert firm.headline[1].startswith("The judge is looser than the person: 30 chunks")
+    assert "the judge overstates it by" in firm.headline[2]
+
+
+def test_a_bias_whose_interval_holds_zero_is_not_called_a_direction(tmp_path: Path) -> None:
+    goldens = [golden_obj(i, judge, [1, 0, 1, 1]) for i, judge in
+               enumerate([[1, 1, 1, 1], [0, 0, 1, 1], [1, 0, 1, 1], [1, 0, 1, 1]] * 3)]
+    with make_session(tmp_path, goldens) as session:
+        report = build_report(session, resamples=300)
+    bias = report.goldens.stats["bias"]
+    assert bias.interval is not None and bias.interval[0] < 0 < bias.interval[1]
+    line = report.headline[2]
+    assert "is within chance (bias 95% CI" in line
+    assert "overstates it by" not in line and "understates it by" not in line
+
+
+def test_no_figure_is_written_as_minus_zero() -> None:
+    from annotator.stats.stat import number
+
+    assert [number(-1e-12), number(-4e-5, sign=True), number(-0.001, 2, percent=True),
+            number(0.0125, sign=True), number(-0.02, sign=True)] == [
+        "0.0000", "0.0000", "0%", "+0.0125", "-0.0200"]
+    assert Stat(-1e-13).format(4) == "0.0000"
+
+
+def test_replicates_left_out_are_listed_on_one_line_per_kind(tmp_path: Path) -> None:
+    # Two goldens, one all-relevant: many replicates draw one class, so kappa and its kin are
+    # undefined in many of them.
+    goldens = [golden_obj(0, [1, 1, 1], [1, 1, 1]), golden_obj(1, [1, 0, 0], [1, 0, 1])]
+    with make_session(tmp_path, goldens) as session:
+        report = build_report(session, resamples=200)
+    from annotator.report.layout import Paragraphs, layout
+
+    [dropped] = [b for b in layout(report) if b.id == "dropped"]
+    assert isinstance(dropped, Paragraphs)
+    assert len(report.dropped_replicates) >= 3 and len(dropped.lines) == 1
+    assert dropped.lines == [
+        "Undefined in too many of 200 replicates for an interval, so none is given: Lin's CCC "
+        "(43), Cohen's kappa (43), Krippendorff's alpha (nominal) (43)."]

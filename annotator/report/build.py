@@ -144,7 +144,7 @@ def build_report(
         resamples=resamples,
         seed=seed,
         convention=CONVENTION_RAGAS,
-        coverage=_coverage(session, chunk_ids, verdicts, labels, chunks.confusion.n, len(rows)),
+        coverage=_coverage(session, chunk_ids, verdicts, labels, pairs, rows),
         chunks=chunks,
         goldens=goldens,
         systems=systems,
@@ -282,9 +282,9 @@ def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> Chu
                                            "gwet_ac1": gwet_ac1(rc)}))
     looser = sums.columns.get("fp", np.zeros(0))
     stricter = sums.columns.get("fn", np.zeros(0))
-    return ChunkSection(c, stats, wilson_interval(c.agreements, c.n), direction(c),
-                        McNemar.of(looser.astype(int).tolist(), stricter.astype(int).tolist()),
-                        kappa_paradox_note(c), by_rank)
+    test = McNemar.of(looser.astype(int).tolist(), stricter.astype(int).tolist())
+    return ChunkSection(c, stats, wilson_interval(c.agreements, c.n),
+                        direction(c, test.cluster_p.value), test, kappa_paradox_note(c), by_rank)
 
 
 def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], worst: int
@@ -368,7 +368,7 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
 
 
 def _coverage(session: Session, chunk_ids: dict[str, list[int]], verdicts: dict[int, StoredVerdict],
-              labels: dict[str, dict[int, Label]], compared_chunks: int, compared_goldens: int
+              labels: dict[str, dict[int, Label]], pairs: _ChunkPairs, rows: list[GoldenRow]
               ) -> Coverage:
     people = []
     for name, by_chunk in labels.items():
@@ -381,8 +381,11 @@ def _coverage(session: Session, chunk_ids: dict[str, list[int]], verdicts: dict[
         chunks_judged=len(verdicts),
         goldens_judged=sum(1 for ids in chunk_ids.values() if all(c in verdicts for c in ids)),
         annotators=people,
-        compared_chunks=compared_chunks,
-        compared_goldens=compared_goldens,
+        compared_chunks=len(pairs.cluster),
+        compared_goldens=len(rows),
+        distinct_chunks=len(np.unique(np.stack([pairs.cluster, pairs.rank]), axis=1).T),
+        from_goldens=len(np.unique(pairs.cluster)),
+        distinct_complete=len({row.golden_id for row in rows}),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annotator.stats.stat import Stat
+from annotator.stats.stat import Stat, number
 from annotator.text import counted
 
 if TYPE_CHECKING:
@@ -14,6 +14,23 @@ if TYPE_CHECKING:
 def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
     """'0.52 (95% CI 0.31 to 0.70)', or 'undefined (reason)' (see Stat.format)."""
     return stat.format(digits, interval=True, percent=percent)
+
+
+def _bias(bias: Stat) -> str:
+    """Which way the judge moves mean CP, said firmly only when the interval excludes 0."""
+    amount = bias.value or 0.0  # defined whenever a golden is complete
+    if number(amount) == number(0.0):
+        return "the judge gives the same mean"
+    way = "overstates" if amount > 0 else "understates"
+    if bias.interval is None:
+        return (f"the judge's is {number(abs(amount))} {'higher' if amount > 0 else 'lower'}, "
+                "with no interval to tell that from chance ('--bootstrap 2000' gives one)")
+    low, high = bias.interval
+    interval = f"bias 95% CI {number(low, sign=True)} to {number(high, sign=True)}"
+    if low > 0 or high < 0:
+        return f"the judge {way} it by {number(abs(amount))} ({interval})"
+    return (f"the difference, {number(amount, sign=True)}, is within chance ({interval}): "
+            "no sign the judge over- or understates it")
 
 
 def who(report: Report) -> str:
@@ -33,9 +50,13 @@ def headline(report: Report) -> list[str]:
         return [f"No chunk has both a verdict from judge '{report.judge}' and a label from "
                 f"{people}: annotate some goldens first ('annotator annotate "
                 f"{report.session} --judge {report.judge}')."]
+    cov = report.coverage
+    pooled = len(report.annotators) > 1  # each person-chunk pair counts
+    on = (f"{counted(c.confusion.n, 'label')} ({counted(cov.distinct_chunks, 'chunk')} from "
+          f"{counted(cov.from_goldens, 'golden')})" if pooled else
+          f"{counted(c.confusion.n, 'chunk')} from {counted(cov.from_goldens, 'golden')}")
     lines = [
-        f"Judge '{report.judge}' against {people} on {counted(c.confusion.n, 'chunk')} of "
-        f"{counted(report.coverage.goldens, 'golden')}: agreement "
+        f"Judge '{report.judge}' against {people} on {on}: agreement "
         f"{interval_text(c.stats['percent'], 2, True)}, "
         f"Cohen's kappa {interval_text(c.stats['cohen_kappa'])}, Gwet's AC1 "
         f"{interval_text(c.stats['gwet_ac1'])}.",
@@ -44,16 +65,13 @@ def headline(report: Report) -> list[str]:
     test = (f" (cluster-adjusted McNemar p = {p.value:.3f})" if p.value is not None else "")
     lines.append(c.direction.rstrip(".") + test + ".")
     if g.goldens:
-        bias = g.stats["bias"]
-        amount = bias.value or 0.0  # defined whenever a golden is complete
-        word = "overstates" if amount > 0 else "understates"
+        complete = (f"{counted(g.goldens, 'person-golden pair')} ("
+                    f"{counted(cov.distinct_complete, 'golden')})" if pooled
+                    else counted(g.goldens, "golden"))
         lines.append(
-            f"Over {counted(g.goldens, 'golden')} complete under both label sets, mean context "
-            "precision is "
+            f"Over {complete} complete under both label sets, mean context precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
-            f"{g.stats['mean_judge'].format(4)} under the judge's: the judge {word} it by "
-            f"{abs(amount):.4f}" + (f" (bias 95% CI {bias.interval[0]:+.4f} to "
-                                     f"{bias.interval[1]:+.4f})" if bias.interval else "") + ".")
+            f"{g.stats['mean_judge'].format(4)} under the judge's: {_bias(g.stats['bias'])}.")
         changes = len(g.verdict_changes)
         lines.append(
             f"At pass mark {report.pass_mark:g}, {interval_text(g.stats['pass_rate_human'], 2, True)}"

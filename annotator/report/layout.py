@@ -15,7 +15,7 @@ from annotator.report.headline import who
 from annotator.report.model import LABELS, GoldenRow, Report
 from annotator.stats.bootstrap import MIN_VALID_SHARE, scoped
 from annotator.stats.confidence import BINS
-from annotator.stats.stat import Stat
+from annotator.stats.stat import Stat, number
 from annotator.text import counted, shortened
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def verdict_string(verdicts: tuple[int, ...]) -> str:
 
 def _changed(row: GoldenRow) -> list[str]:
     return [row.golden_id, row.annotator, f"{row.human:.4f}", f"{row.judge:.4f}",
-            f"{row.difference:+.4f}", "pass" if row.passes_human else "fail",
+            number(row.difference, sign=True), "pass" if row.passes_human else "fail",
             "pass" if row.passes_judge else "fail"]
 
 
@@ -94,8 +94,13 @@ def layout(report: Report) -> list[Block]:
          "judged)"],
         *[[f"decided by {a.annotator}", f"{counted(a.chunks_decided, 'chunk')}, "
            f"{counted(a.goldens_complete, 'golden')} complete"] for a in cov.annotators],
-        ["chunks compared", str(cov.compared_chunks)],
-        ["goldens compared (complete under both)", str(cov.compared_goldens)],
+        *([["labels compared (person-chunk pairs)", f"{cov.compared_chunks:,} "
+            f"({counted(cov.distinct_chunks, 'chunk')} from {counted(cov.from_goldens, 'golden')})"],
+           ["person-golden pairs compared (complete under both)", f"{cov.compared_goldens:,} "
+            f"({counted(cov.distinct_complete, 'golden')})"]] if len(report.annotators) > 1 else
+          [["chunks compared", f"{cov.compared_chunks:,} (from "
+            f"{counted(cov.from_goldens, 'golden')})"],
+           ["goldens compared (complete under both)", f"{cov.compared_goldens:,}"]]),
         ["context precision convention", report.convention],
         ["pass mark", f"{report.pass_mark:g}"],
         ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
@@ -152,7 +157,7 @@ def layout(report: Report) -> list[Block]:
              "judge verdicts"],
             [[w.row.golden_id, shortened(w.question, QUESTION_CHARS), f"{w.row.human:.4f}",
               f"{w.row.judge:.4f}",
-              f"{w.row.difference:+.4f}", verdict_string(w.row.human_verdicts),
+              number(w.row.difference, sign=True), verdict_string(w.row.human_verdicts),
               verdict_string(w.row.judge_verdicts)] for w in g.worst]))
 
     if (s := report.systems) is not None:
@@ -261,20 +266,28 @@ def _without_empty_last_column(block: Block) -> Block:
 
 
 def _dropped(report: Report) -> list[str]:
-    """One line per statistic, and one for all system statistics together."""
-    lines = []
+    """At most three lines: statistics left out of some replicates, statistics left without an
+    interval because too many replicates left them undefined, and system statistics."""
+    kept: list[str] = []
+    lost: list[str] = []
     systems = 0
     for key, n in sorted(report.dropped_replicates.items()):
         if scoped(key):  # a system's mean or a pair's difference
             systems = max(systems, n)
             continue
-        outcome = ("left out of its interval" if n <= (1 - MIN_VALID_SHARE) * report.resamples
-                   else "too many for an interval, so none is given")
-        lines.append(f"{LABELS.get(key, key)}: undefined in {n} of {report.resamples} replicates "
-                     f"(for example a single class or constant CP), {outcome}.")
+        within = n <= (1 - MIN_VALID_SHARE) * report.resamples
+        (kept if within else lost).append(f"{LABELS.get(key, key)} ({n:,})")
+    lines = []
+    of = f"of {report.resamples:,} replicates"
+    if kept:
+        lines.append(f"Undefined in some {of} (for example a single class or constant CP), which "
+                     "are left out of their intervals: " + ", ".join(kept) + ".")
+    if lost:
+        lines.append(f"Undefined in too many {of} for an interval, so none is given: "
+                     + ", ".join(lost) + ".")
     if systems:
-        lines.append(f"System means and differences: up to {systems} of {report.resamples} "
-                     "replicates drew no golden of a system and were left out.")
+        lines.append(f"System means and differences: up to {systems:,} {of} drew no golden of a "
+                     "system and were left out.")
     return lines
 
 

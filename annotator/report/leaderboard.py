@@ -33,16 +33,19 @@ from annotator.stats.bootstrap import (
     percentile_interval,
     scope,
 )
-from annotator.stats.chunk_agreement import CHUNK_STATISTICS, Confusion, McNemar, kappa_values
+from annotator.stats.chunk_agreement import (
+    CHUNK_STATISTICS,
+    SIGNIFICANT,
+    Confusion,
+    McNemar,
+    kappa_values,
+)
 from annotator.stats.metrics import context_precision
 from annotator.stats.stat import Stat
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import Truth
 from annotator.truth import truth as find_truth
-
-ALPHA = 0.05
-
 
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
                 "cost_per_1000_chunks", "median_latency_ms")
@@ -96,7 +99,7 @@ class JudgePair:
     @property
     def better(self) -> str | None:
         """The judge that is significantly more often right, after Holm's correction."""
-        if self.p_holm.value is None or self.p_holm.value >= ALPHA:
+        if self.p_holm.value is None or self.p_holm.value >= SIGNIFICANT:
             return None
         return self.first if self.first_only_right > self.second_only_right else self.second
 

@@ -80,6 +80,12 @@ class Coverage:
     """Chunks with a verdict from the judge and a label from the person (pairs, when pooled)."""
     compared_goldens: int
     """Goldens complete under both label sets (pairs, when several annotators are pooled)."""
+    distinct_chunks: int
+    """Different chunks among the compared ones (fewer than compared_chunks when pooled)."""
+    from_goldens: int
+    """Different goldens the compared chunks come from."""
+    distinct_complete: int
+    """Different goldens among the complete ones (fewer than compared_goldens when pooled)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,7 +125,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "coverage": {
             "goldens": cov.goldens, "chunks": cov.chunks, "chunks_judged": cov.chunks_judged,
             "goldens_judged": cov.goldens_judged, "compared_chunks": cov.compared_chunks,
-            "compared_goldens": cov.compared_goldens,
+            "compared_goldens": cov.compared_goldens, "distinct_chunks": cov.distinct_chunks,
+            "from_goldens": cov.from_goldens, "distinct_complete": cov.distinct_complete,
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
                             "goldens_complete": a.goldens_complete} for a in cov.annotators],
         },

@@ -212,20 +212,25 @@ CHUNK_STATISTICS: dict[str, tuple[Callable[[Confusion], Stat], Callable[..., Cou
 counts (for bootstrap replicates), by the key the report and the leaderboard use."""
 
 
-def direction(c: Confusion) -> str:
-    """Which way the judge errs, as a sentence."""
+def direction(c: Confusion, p: float | None = None) -> str:
+    """Which way the judge errs, as a sentence: stated as a finding only when ``p`` (the
+    cluster-adjusted McNemar test's) is below 0.05, otherwise as a lean chance may explain."""
     if c.fp == c.fn == 0:
         return "The judge and the person agree on every chunk decided by both."
     looser = f"{c.fp} chunk{'s' if c.fp != 1 else ''} the judge calls useful and the person noise"
     stricter = (f"{c.fn} chunk{'s' if c.fn != 1 else ''} the judge calls noise and the person "
                 "useful")
-    if c.fp > c.fn:
-        lead = "The judge is looser than the person"
-    elif c.fn > c.fp:
-        lead = "The judge is stricter than the person"
-    else:
+    if c.fp == c.fn:
         lead = "The judge errs both ways equally"
+    else:
+        way = "looser" if c.fp > c.fn else "stricter"
+        lead = (f"The judge is {way} than the person" if p is not None and p < SIGNIFICANT
+                else f"The judge leans {way} than the person, no more than chance explains")
     return f"{lead}: {looser}; {stricter}."
+
+
+SIGNIFICANT = 0.05
+"""The level below which a test's p makes a direction a finding rather than a lean."""
 
 
 def kappa_paradox_note(c: Confusion) -> str | None:
@@ -256,7 +261,6 @@ class ChunkAgreement:
     f1: Stat
     human_prevalence: Stat
     judge_prevalence: Stat
-    direction: str
     note: str | None
 
     @classmethod
@@ -264,8 +268,7 @@ class ChunkAgreement:
         """All statistics of a confusion table."""
         human, judge = prevalence(c)
         return cls(c, percent_agreement(c), cohen_kappa(c), gwet_ac1(c), krippendorff_alpha(c),
-                   precision(c), recall(c), f1(c), human, judge, direction(c),
-                   kappa_paradox_note(c))
+                   precision(c), recall(c), f1(c), human, judge, kappa_paradox_note(c))
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:

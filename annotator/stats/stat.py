@@ -46,9 +46,9 @@ class Stat:
                 return f"undefined ({self.reason})"
             reason = str(self.reason)
             return f"undefined: {reason.split(':')[0] if short else reason}"
-        text = _number(self.value, digits, percent)
+        text = number(self.value, digits, percent=percent)
         if interval and self.interval is not None:
-            low, high = (_number(x, digits, percent) for x in self.interval)
+            low, high = (number(x, digits, percent=percent) for x in self.interval)
             text += f" (95% CI {low} to {high})" if style == "prose" else f" [{low}, {high}]"
         return text
 
@@ -56,7 +56,7 @@ class Stat:
         """'low to high', or '' when there is no interval."""
         if self.interval is None:
             return ""
-        return " to ".join(_number(x, digits, False) for x in self.interval)
+        return " to ".join(number(x, digits) for x in self.interval)
 
     def with_interval(self, interval: tuple[float, float] | None) -> Stat:
         """The same value with a 95% interval beside it."""
@@ -69,5 +69,11 @@ def ratio(num: Counts, den: Counts) -> Counts:
         return np.where(np.asarray(den) == 0, np.nan, np.asarray(num, dtype=float) / den)
 
 
-def _number(x: float, digits: int, percent: bool) -> str:
-    return f"{x:.{max(digits - 2, 0)}%}" if percent else f"{x:.{digits}f}"
+def number(x: float, digits: int = 4, *, percent: bool = False, sign: bool = False) -> str:
+    """A number as it is written everywhere: '0.8875', '52%', '+0.0125' with ``sign``; whatever
+    rounds to zero is written '0.0000', never '-0.0000' (nor '+0.0000')."""
+    places = max(digits - 2, 0) if percent else digits
+    rounded = round(x * 100 if percent else x, places)
+    if rounded == 0:
+        x, sign = 0.0, False
+    return f"{x:{'+' if sign else ''}.{places}{'%' if percent else 'f'}}"

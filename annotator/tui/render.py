@@ -12,6 +12,7 @@ from annotator.review import ChunkView, Review
 from annotator.stats.chunk_agreement import ChunkAgreement
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import passes
+from annotator.stats.stat import number
 from annotator.verdict import name as verdict_name
 
 FOLD_CHARS = 500
@@ -157,7 +158,7 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
     if cp_judge is not None and cp_human is not None:
         diff = cp_judge - cp_human
         text.append("\ndiff   ")
-        text.append(f"{diff:+.4f}", style="bold red" if abs(diff) > 0.1 else "bold")
+        text.append(number(diff, sign=True), style="bold red" if abs(diff) > 0.1 else "bold")
         text.append(" judge - you", style="dim")
     text.append(f"\npass mark {mark:g}\n\n")
     text.append("Agreement\n", style="bold underline")

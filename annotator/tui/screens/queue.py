@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 
 from annotator.review import Review
 from annotator.stats.comparison import GoldenComparison
+from annotator.stats.stat import number
 from annotator.tui import render
 
 FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {
@@ -117,7 +118,7 @@ class QueueScreen(Screen[str | None]):
 
     def _row(self, c: GoldenComparison) -> list[object]:
         cp_h, cp_j = c.cp_human(), c.cp_judge()
-        diff = "-" if cp_h is None or cp_j is None else f"{cp_j - cp_h:+.4f}"
+        diff = "-" if cp_h is None or cp_j is None else number(cp_j - cp_h, sign=True)
         # Text(...) cells: a golden id like "list[int]" must not be read as markup.
         return [str(self.positions[c.golden_id]), Text(c.golden_id), render.queue_state(c),
                 f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j), diff,
