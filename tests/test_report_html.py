@@ -62,6 +62,11 @@ def open_in_chromium(path: Path) -> dict[str, Any]:
                      const box = img.getBoundingClientRect();
                      return {id: f.id, complete: img.complete, width: img.naturalWidth,
                              height: box.height, shownWidth: box.width}; })""")
+            # A header word drawn on more than one line was broken inside the word: none may
+            # be, on a wide screen or a narrow one.
+            seen["broken_headers"] = [word for width in (1280, 700) for word in
+                                      _broken_headers(page, width)]
+            page.set_viewport_size({"width": 1280, "height": 900})
             seen["text"] = page.inner_text("body")
             seen["scripts"] = page.evaluate("document.scripts.length")
         finally:
@@ -74,7 +79,26 @@ def open_in_chromium(path: Path) -> dict[str, Any]:
     leaving = [u for u in seen["requests"] if not u.startswith(("file://", "data:"))]
     assert not leaving, leaving
     assert seen["scripts"] == 0
+    assert not seen["broken_headers"], seen["broken_headers"]
     return seen
+
+
+def _broken_headers(page: Any, width: int) -> list[str]:
+    """The table-header words the page draws across two lines at this viewport width."""
+    page.set_viewport_size({"width": width, "height": 900})
+    return list(page.eval_on_selector_all("th", r"""ths => ths.flatMap(th => {
+        // A break after a hyphen is a break between words.
+        const node = th.firstChild, out = [], word = /[^\s-]+/g;
+        if (!node) return out;
+        for (let m; (m = word.exec(node.textContent)) !== null;) {
+            const range = document.createRange();
+            range.setStart(node, m.index);
+            range.setEnd(node, m.index + m[0].length);
+            const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+            if (tops.size > 1) out.push(m[0]);
+        }
+        return out;
+    })"""))
 
 
 def test_the_html_report_in_headless_chromium(tmp_path: Path) -> None:

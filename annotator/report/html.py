@@ -28,7 +28,7 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { text-align: left; padding: .2rem .8rem .2rem 0; vertical-align: top;
          border-bottom: 1px solid #eee; overflow-wrap: anywhere; }
-th { border-bottom: 2px solid #ccc; }
+th { border-bottom: 2px solid #ccc; overflow-wrap: normal; hyphens: none; }
 td.undefined { color: #888; }
 p.note { color: #555; font-style: italic; margin: .3rem 0; }
 figure { margin: 1rem 0; } figcaption { color: #555; font-size: .9rem; }
