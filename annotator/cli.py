@@ -254,6 +254,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
                         only=only)
         AnnotatorApp(review, db_path.name).run()
+        review.remember_position()  # the chunk under the cursor, to reopen there
         click.echo(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
                    f"decided by {annotator}; every decision is in {db_path}.", err=True)
 

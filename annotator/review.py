@@ -124,17 +124,28 @@ class Review:
         self.golden: Golden
         self.verdicts: dict[int, StoredVerdict] = {}
         self.labels: dict[int, Label] = {}
-        self.open(self._start_index())
+        self._revealed: bool | None = None
+        """After a blind answer on the chunk under the cursor: whether its golden was complete
+        before it (the next j moves on from there as any decision would); else None."""
+        self.open(*self._start())
 
     # -- loading ----------------------------------------------------------------------------------
 
-    def _start_index(self) -> int:
-        """Where the person stopped: the golden of their last decision if unfinished, else the
+    def _start(self) -> tuple[int, int | None]:
+        """Where the person stopped: the golden they were on when they left, at its first
+        pending chunk, or at the chunk they were on when none is pending (session files from
+        before positions were kept: the golden of their last decision if unfinished), else the
         first unfinished golden."""
+        position = self.session.position(self.annotator)
+        if position is not None and position[0] in self.chunk_counts:
+            golden_id, rank = position
+            return (self.golden_ids.index(golden_id),
+                    rank - 1 if self.is_complete(golden_id) else None)
         last = self.session.last_decided_golden(self.annotator)
         if last is not None and last in self.chunk_counts and not self.is_complete(last):
-            return self.golden_ids.index(last)
-        return self._next_unfinished(-1) if self.goldens_complete < len(self.golden_ids) else 0
+            return self.golden_ids.index(last), None
+        return (self._next_unfinished(-1) if self.goldens_complete < len(self.golden_ids)
+                else 0), None
 
     def open(self, index: int, cursor: int | None = None) -> None:
         """Show the golden at ``index``; the cursor goes to its first pending chunk."""
@@ -146,6 +157,11 @@ class Review:
             pending = [i for i, view in enumerate(self.chunk_views()) if view.decision is None]
             cursor = pending[0] if pending else 0
         self.select(cursor)
+        self.remember_position()
+
+    def remember_position(self) -> None:
+        """Store the golden and chunk under the cursor, so the next visit reopens there."""
+        self.session.set_position(self.annotator, self.golden.id, self.cursor + 1)
 
     def refresh_verdicts(self) -> bool:
         """Pick up verdicts a judge stored since the last look (it may run in another process).
@@ -239,10 +255,16 @@ class Review:
         """Put the cursor on a chunk (clamped) and start timing the decision."""
         self.cursor = max(0, min(cursor, len(self.golden.chunks) - 1))
         self._selected_at = time.monotonic()
+        self._revealed = None
 
-    def move(self, delta: int) -> None:
-        """Move the cursor within the golden."""
+    def move(self, delta: int) -> Outcome | None:
+        """Move the cursor within the golden. Down from a chunk just answered blind keeps the
+        answer and moves on as a decision does (to the next golden after its last pending
+        chunk), with what that says; None when it only moved."""
+        if delta > 0 and self._revealed is not None:
+            return self._move_on(self._revealed)
         self.select(self.cursor + delta)
+        return None
 
     def next_golden(self) -> None:
         """The next golden in order (wrapping)."""
@@ -310,6 +332,7 @@ class Review:
         if blind_answer:
             # Stay: the person sees the judge's verdict now and may still change theirs.
             self._selected_at = time.monotonic()
+            self._revealed = was_complete
             if judge_verdict is None:
                 return Outcome(True, "Answered. The judge has no verdict on this chunk yet.")
             said = verdict_name(judge_verdict)
@@ -336,7 +359,7 @@ class Review:
     def _move_on(self, was_complete: bool) -> Outcome:
         views = self.chunk_views()
         if was_complete:  # revising a finished golden: just step down
-            self.move(1)
+            self.select(self.cursor + 1)
             return Outcome(True)
         order = list(range(self.cursor + 1, len(views))) + list(range(self.cursor))
         pending = [i for i in order if views[i].decision is None]

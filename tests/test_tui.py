@@ -335,6 +335,46 @@ async def test_reopening_continues_where_the_person_stopped(session: Session, db
         assert Review(again, "bob", "sample-judge").golden.id == "savings-min-balance"
 
 
+async def test_reopening_goes_to_the_golden_the_person_was_on_not_the_first_unfinished(
+        session: Session, db: Path) -> None:
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "a")  # two decisions on golden 1, then on to look at golden 4
+        await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
+        looked_at = app.review.golden.id
+    assert looked_at == session.golden_ids()[3]
+    with Session(db) as again:
+        review = Review(again, "alice", "sample-judge")
+        assert review.golden.id == looked_at and review.cursor == 0
+    # On a complete golden (revising it), the chunk under the cursor is kept too.
+    with Session(db) as again:
+        review = Review(again, "alice", "sample-judge")
+        review.go_to(session.golden_ids()[0])
+        for _ in range(3):
+            review.accept()
+        review.go_to(session.golden_ids()[0])  # complete now; the cursor on rank 4
+        review.move(3)
+        review.remember_position()
+    with Session(db) as again:
+        review = Review(again, "alice", "sample-judge")
+        assert (review.golden.id, review.cursor) == (session.golden_ids()[0], 3)
+        assert Review(again, "bob", "sample-judge").golden.id == session.golden_ids()[0]
+
+
+async def test_a_blind_answer_that_ends_a_golden_moves_on_with_j(session: Session) -> None:
+    app = make_app(session, blind_rate=1.0)
+    first, second = session.golden_ids()[:2]
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(5):  # every chunk of the first golden answered blind, each kept with j
+            await pilot.press("1")
+            assert app.review.golden.id == first and "Keep yours with j" in status(app)
+            await pilot.press("j")
+        assert app.review.golden.id == second and app.review.cursor == 0
+        assert status(app).startswith(f"{first} complete: CP")
+    assert all(label.verdict == 1 for label in
+               session.labels("alice", [first]).values())
+
+
 async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_path: Path) -> None:
     import json
     import os

@@ -314,6 +314,17 @@ class Session:
         )
         return None if golden_id is None else str(golden_id)
 
+    def position(self, annotator: str) -> tuple[str, int] | None:
+        """Where this person was on the annotation screen when they last left it: (golden id,
+        rank), or None before their first visit."""
+        value = self._setting(f"position:{annotator}")
+        return None if value is None else (str(value[0]), int(value[1]))
+
+    def set_position(self, annotator: str, golden_id: str, rank: int) -> None:
+        """Remember the golden and chunk this person is on, to reopen there."""
+        with self._write():
+            self._set_setting(f"position:{annotator}", [golden_id, rank])
+
     def events(self, annotator: str | None = None) -> list[dict[str, Any]]:
         """The event log (optionally one person's), oldest first, payloads decoded."""
         sql = "SELECT * FROM events"

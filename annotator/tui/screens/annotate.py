@@ -108,8 +108,10 @@ class AnnotateScreen(Screen[None]):
         self.say(self.review.undo())
 
     def action_move(self, delta: int) -> None:
-        self.review.move(delta)
-        self._select_card()
+        if (outcome := self.review.move(delta)) is not None:
+            self.say(outcome)
+        else:
+            self._select_card()
 
     def action_next_golden(self) -> None:
         self.review.next_golden()
