@@ -36,6 +36,16 @@ def test_main_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
     assert snap_compare(banking, press=["a", "f"], terminal_size=SIZE)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen_at_common_terminal_sizes(banking: AnnotatorApp, snap_compare: Snap,
+                                              size: tuple[int, int]) -> None:
+    assert snap_compare(banking, press=["a", "f"], terminal_size=size)
+
+
+def test_help_screen_explains_the_numbers(banking: AnnotatorApp, snap_compare: Snap) -> None:
+    assert snap_compare(banking, press=["question_mark", "end"], terminal_size=SIZE)
+
+
 def test_main_screen_blind_chunk(tmp_path: Path, snap_compare: Snap) -> None:
     app = app_on(tmp_path, ROOT / "sample_sessions" / "banking.jsonl", blind_rate=1.0)
     # Rank 1 answered blind and revealed; rank 2 still hidden.

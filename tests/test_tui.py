@@ -335,6 +335,45 @@ async def test_reopening_continues_where_the_person_stopped(session: Session, db
         assert Review(again, "bob", "sample-judge").golden.id == "savings-min-balance"
 
 
+async def test_at_80x24_the_chunks_get_the_width_and_the_footer_keeps_every_key(
+        session: Session) -> None:
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert screen.has_class("-narrow") and screen.has_class("-short")
+        assert screen.query_one("#chunks").size.width >= 76  # the summary no longer beside it
+        line = screen.query_one("#summary-line", Static)
+        assert line.display and str(line.render()).startswith("CP judge 0.7000 pass")
+        assert not screen.query_one("#summary").display
+        shown = [k.key_display for k in screen.query(FooterKey)
+                 if k.region.right <= 80 and k.region.width > 0]
+        assert shown[:9] == ["a", "f", "1", "0", "u", "g", "s", "?", "q"]
+        await pilot.resize_terminal(130, 46)
+        await pilot.pause()
+        assert screen.has_class("-wide") and screen.query_one("#summary").display
+        assert not screen.query_one("#summary-line").display
+
+
+async def test_help_explains_precision_at_k_cp_and_the_pass_mark(session: Session) -> None:
+    app = make_app(session, pass_mark=0.75)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("#help-metric", Static).render())
+    assert "Precision@k (P@k) is the share of useful chunks among the first k" in text
+    assert "Context precision (CP) is the mean of P@k over the ranks that hold a useful" in text
+    for line in ("P@3 = 2/3 = 0.67   (noise: not counted)", "P@5 = 4/5 = 0.80",
+                 "CP = (1.00 + 1.00 + 0.75 + 0.80) / 4 = 0.8875",
+                 "a golden passes when its CP reaches 0.75"):
+        assert line in text
+    async with make_app(session).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "? explains P@k, CP and the pass mark" in str(
+            pilot.app.screen.query_one("#summary", Static).render())
+
+
 async def test_reopening_goes_to_the_golden_the_person_was_on_not_the_first_unfinished(
         session: Session, db: Path) -> None:
     app = make_app(session)

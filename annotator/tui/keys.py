@@ -24,12 +24,19 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
+    # Footer order: a narrow terminal shows the first ones (the decisions, the screens, help
+    # and quit); navigation and comments follow (always bound, and listed in the help).
     Key("a", "a", "accept", "Accept", "Accept the judge's verdict on the selected chunk, move on."),
     Key("f,x", "f / x", "flip", "Flip", "Flip the judge's verdict (useful <-> noise), move on."),
     Key("1", "1", "set(1)", "Useful", "Set the chunk useful yourself (the way to answer a blind chunk)."),
     Key("0", "0", "set(0)", "Noise", "Set the chunk noise yourself (the way to answer a blind chunk)."),
     Key("u,backspace", "u / backspace", "undo", "Undo",
         "Undo your last decision, again and again, across goldens."),
+    Key("g", "g", "queue", "Queue", "Every golden in a table, with filters; enter jumps to one."),
+    Key("s", "s", "stats", "Stats", "Agreement statistics and CP under both label sets."),
+    Key("question_mark", "?", "help", "Help",
+        "This help: every key, and what P@k, CP and the pass mark mean."),
+    Key("q", "q", "app.quit", "Quit", "Quit. Nothing to save: every decision is already on disk."),
     Key("j,down", "j / down", "move(1)", "Down", "Select the next chunk.", footer=False),
     Key("k,up", "k / up", "move(-1)", "Up", "Select the previous chunk.", footer=False),
     Key("right_square_bracket", "]", "next_golden", "Next",
@@ -37,10 +44,6 @@ KEYS: tuple[Key, ...] = (
     Key("left_square_bracket", "[", "previous_golden", "Prev", "Previous golden."),
     Key("o", "o", "unfold", "Unfold", "Unfold or fold the selected chunk's long text.", footer=False),
     Key("c", "c", "comment", "Comment", "Write a comment on the selected chunk."),
-    Key("g", "g", "queue", "Queue", "Every golden in a table, with filters; enter jumps to one."),
-    Key("s", "s", "stats", "Stats", "Agreement statistics and CP under both label sets."),
-    Key("question_mark", "?", "help", "Help", "This help."),
-    Key("q", "q", "app.quit", "Quit", "Quit. Nothing to save: every decision is already on disk."),
 )
 
 

@@ -47,21 +47,22 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 
 def header(review: Review, session_name: str) -> Text:
-    """Session, golden i of N, annotator, judge, progress."""
+    """Golden i of N, progress, annotator, judge, session: progress first, so a narrow
+    terminal cuts the names rather than the counts."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" cp-annotator ", style="bold reverse")
-    text.append(f"  {session_name}  ")
-    text.append(f"golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
+    text.append(f"  golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
     if review.sampled:
         text.append(" (random sample)")
-    text.append("  annotator ")
-    text.append(review.annotator, style="bold")
-    text.append("  judge ")
-    text.append(review.judge or "(none)", style="bold")
     text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
                 f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")
     if review.blind_rate:
         text.append(f"  blind {review.blind_rate:.0%}")
+    text.append("  annotator ")
+    text.append(review.annotator, style="bold")
+    text.append("  judge ")
+    text.append(review.judge or "(none)", style="bold")
+    text.append(f"  {session_name}")
     return text
 
 
@@ -168,6 +169,31 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
     text.append(f"         kappa {here.cohen_kappa.format(2)}\n", style="dim")
     text.append(f"overall  {_agree(overall)}\n")
     text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
+    text.append("\n\n? explains P@k, CP and the pass mark", style="dim")
+    return text
+
+
+def summary_line(review: Review, golden: GoldenComparison) -> Text:
+    """The summary on one line, for a narrow terminal: CP both ways, the pass mark, agreement."""
+    cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
+    mark = review.pass_mark
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append("CP ", style="bold")
+    text.append("judge ")
+    if cp_judge is None:
+        text.append("-", style="dim")
+    else:
+        text.append(fmt(cp_judge), style="bold")
+        text.append(_pass(cp_judge, mark))
+    text.append("  you ")
+    if cp_human is None:
+        text.append(f"{len(golden.human) - golden.decided} pending", style="dim")
+    else:
+        text.append(fmt(cp_human), style="bold")
+        text.append(_pass(cp_human, mark))
+    text.append(f"  mark {mark:g}  agree {_agree(ChunkAgreement.of(golden.confusion()))}"
+                f"  overall {_agree(ChunkAgreement.of(review.overall))}")
+    text.append("  ? explains", style="dim")
     return text
 
 

@@ -14,6 +14,11 @@ from annotator.tui import render
 from annotator.tui.keys import bindings
 from annotator.tui.widgets.chunk_card import ChunkCard
 
+NARROW_BELOW = 100
+"""Below this many columns the summary folds to one line under the chunks."""
+SHORT_BELOW = 30
+"""Below this many lines the golden's panel gets fewer lines."""
+
 
 class AnnotateScreen(Screen[None]):
     """The main screen. Every key calls one Review method, then the screen redraws."""
@@ -33,8 +38,18 @@ class AnnotateScreen(Screen[None]):
         with Horizontal(id="body"):
             yield VerticalScroll(id="chunks")
             yield Static(id="summary")
+        yield Static(id="summary-line")
         yield Static(id="status")
         yield Footer()
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # noqa: RUF012
+
+    def on_resize(self) -> None:
+        # A narrow footer drops its spacing and the palette hint, so a f 1 0 u g s ? q fit in 80.
+        footer = self.query_one(Footer)
+        footer.compact = self.size.width < NARROW_BELOW
+        footer.show_command_palette = self.size.width >= NARROW_BELOW
 
     POLL_SECONDS = 1.0
     """How often to look for verdicts a judge running elsewhere has stored."""
@@ -76,6 +91,7 @@ class AnnotateScreen(Screen[None]):
         if new_golden:
             container.scroll_home(animate=False)
         self.query_one("#summary", Static).update(render.summary(review, comparison))
+        self.query_one("#summary-line", Static).update(render.summary_line(review, comparison))
         self.call_after_refresh(self._select_card)
 
     def _select_card(self) -> None:
@@ -157,7 +173,7 @@ class AnnotateScreen(Screen[None]):
     def action_help(self) -> None:
         from annotator.tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(pass_mark=self.review.pass_mark))
 
     @on(ChunkCard.Selected)
     def _select_clicked(self, message: ChunkCard.Selected) -> None:
