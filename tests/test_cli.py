@@ -57,6 +57,24 @@ def test_help_is_instant_and_imports_nothing_heavy() -> None:
         assert "Usage:" in done.stdout
 
 
+def test_the_table_report_and_info_import_no_scipy_matplotlib_textual_or_openai(
+        tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    code = ("import sys\nfrom annotator.cli import cli\n"
+            "try:\n    cli(sys.argv[1:], prog_name='annotator')\nexcept SystemExit:\n    pass\n"
+            "heavy = ('scipy', 'matplotlib', 'textual', 'openai', 'pandas')\n"
+            "print([m for m in heavy if m in sys.modules], file=sys.stderr)")
+    for args in (["report", str(db), "--format", "table"], ["info", str(db)],
+                 ["report", str(db), "--format", "json"]):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                              text=True, cwd=ROOT, check=True)
+        loaded = done.stderr.strip().splitlines()[-1]
+        assert loaded in ("[]", "['pandas']"), (args, loaded)  # sqlite-utils imports pandas
+    html = subprocess.run([sys.executable, "-c", code, "report", str(db), "--format", "html"],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    assert "'matplotlib'" in html.stderr.strip().splitlines()[-1]  # the charts need it
+
+
 def test_the_core_never_imports_textual() -> None:
     import ast
 

@@ -59,6 +59,7 @@ from annotator.stats.chunk_agreement import (
 from annotator.stats.comparison import BlindSummary, GoldenComparison
 from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_when_complete, passes
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
+from annotator.stats.ranks import kendall_tau_b
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.stats.stat import Stat, ratio
 from annotator.store.session import Session
@@ -339,8 +340,6 @@ def _systems(session: Session, key: str, rows: list[GoldenRow], *, explicit: boo
 
 def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: dict[str, str]
                     ) -> SystemSection:
-    from scipy import stats as scipy_stats
-
     names = sorted({system_of[r.golden_id] for r in rows})
 
     def mean(name: str, side: str) -> Callable[[Sums], np.ndarray]:
@@ -363,7 +362,7 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
     judge = [means[n][1].value or 0.0 for n in names]
     reason = cp_agreement.constant_reason(human, judge)
     kendall = (Stat.undefined(reason.replace("golden", "system")) if reason else
-               Stat(float(scipy_stats.kendalltau(human, judge).statistic)))
+               Stat(kendall_tau_b(human, judge)))
     return SystemSection(key, systems, kendall, pairs)
 
 

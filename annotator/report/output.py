@@ -77,21 +77,28 @@ def _width() -> int:
 
 def report_document(report: Report) -> Document:
     """The agreement report as a Document."""
-    from annotator.report.html import report_charts
     from annotator.report.layout import layout, report_title
     from annotator.report.serialize import report_dict
 
+    def charts() -> dict[str, str]:
+        from annotator.report.html import report_charts  # matplotlib: only for the HTML
+
+        return report_charts(report)
+
     return Document("report", report_title(report), layout(report), lambda: report_dict(report),
-                    lambda: report_charts(report))
+                    charts)
 
 
 def leaderboard_document(board: Leaderboard) -> Document:
     """The judge leaderboard as a Document."""
-    from annotator.report.html import leaderboard_charts
     from annotator.report.layout import leaderboard_layout
     from annotator.report.serialize import leaderboard_dict, write_leaderboard_csv
 
+    def charts() -> dict[str, str]:
+        from annotator.report.html import leaderboard_charts  # matplotlib: only for the HTML
+
+        return leaderboard_charts(board)
+
     return Document("leaderboard", f"Judges against {board.truth.label}",
-                    leaderboard_layout(board), lambda: leaderboard_dict(board),
-                    lambda: leaderboard_charts(board),
+                    leaderboard_layout(board), lambda: leaderboard_dict(board), charts,
                     lambda out: write_leaderboard_csv(board, out))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotator.stats.ranks import binomial_two_sided_p, chi_square_1df_p
 from annotator.stats.stat import Counts, Stat, ratio
 from annotator.verdict import PAIRS, pair_index
 
@@ -299,14 +300,12 @@ class McNemar:
     @classmethod
     def of(cls, looser: Sequence[int], stricter: Sequence[int]) -> McNemar:
         """From per-golden counts of looser (fp) and stricter (fn) chunks."""
-        from scipy import stats
-
         b, c = np.asarray(looser, dtype=float), np.asarray(stricter, dtype=float)
         total_b, total_c = int(b.sum()), int(c.sum())
         if total_b + total_c == 0:
             none = Stat.undefined("the judge and the person never disagree")
             return cls(0, 0, none, none, none)
-        exact = min(1.0, 2 * float(stats.binom.cdf(min(total_b, total_c), total_b + total_c, 0.5)))
+        exact = binomial_two_sided_p(min(total_b, total_c), total_b + total_c)
         d = b - c
         spread = float((d * d).sum())
         if spread == 0:
@@ -314,4 +313,4 @@ class McNemar:
             return cls(total_b, total_c, Stat(exact), even, even)
         statistic = float(d.sum()) ** 2 / spread
         return cls(total_b, total_c, Stat(exact), Stat(statistic),
-                   Stat(float(stats.chi2.sf(statistic, 1))))
+                   Stat(chi_square_1df_p(statistic)))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotator.stats.bootstrap import ClusterSums, Sums, column
+from annotator.stats.ranks import average_ranks
 from annotator.stats.stat import ratio
 
 BINS = 10
@@ -82,13 +83,11 @@ def ece_top_label(s: Sums) -> np.ndarray:
 
 def auroc(p: np.ndarray, y: np.ndarray) -> float | None:
     """Area under the ROC curve of P(relevant) against the human label (ties count half)."""
-    from scipy.stats import rankdata
-
     positives = int(y.sum())
     negatives = len(y) - positives
     if positives == 0 or negatives == 0:
         return None
-    ranks = rankdata(p)
+    ranks = average_ranks(p)
     return float((ranks[y == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 

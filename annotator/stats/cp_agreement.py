@@ -5,7 +5,8 @@ report gets the estimate and every bootstrap replicate from one expression (nan 
 Columns: ``n`` goldens, ``h``/``j`` sums of CP, ``hh``/``jj``/``hj`` sums of products, ``ad``
 sum of |judge - human|, ``dd`` sum of squared differences, ``big`` goldens with |difference|
 over 0.1, ``pass_h``/``pass_j`` goldens passing, ``change`` goldens whose pass/fail differs.
-Rank correlations (Spearman, Kendall) have no such form and come from scipy, without intervals.
+Rank correlations (Spearman, Kendall) have no such form and come from annotator.stats.ranks
+(checked against scipy), without intervals.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotator.stats import ranks
 from annotator.stats.bootstrap import Sums
 from annotator.stats.stat import Counts, Stat, ratio
 
@@ -100,14 +102,10 @@ def bland_altman(differences: Sequence[float]) -> tuple[Stat, Stat]:
 
 def rank_correlations(human: Sequence[float], judge: Sequence[float]) -> tuple[Stat, Stat]:
     """Spearman's rho and Kendall's tau-b (ties handled), or undefined with the reason."""
-    from scipy import stats
-
     reason = constant_reason(human, judge)
     if reason is not None:
         return Stat.undefined(reason), Stat.undefined(reason)
-    rho = stats.spearmanr(human, judge).statistic
-    tau = stats.kendalltau(human, judge).statistic
-    return Stat(float(rho)), Stat(float(tau))
+    return Stat(ranks.spearman_rho(human, judge)), Stat(ranks.kendall_tau_b(human, judge))
 
 
 def ccc_reason(human: Sequence[float], judge: Sequence[float]) -> str | None:
