@@ -72,7 +72,11 @@ def _open(path: str, *, create: bool = False) -> Session:
               help="The session file to import into (created if missing).")
 @click.option("--replace", is_flag=True,
               help="Overwrite goldens, verdicts and labels that differ from the stored ones.")
-def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> None:
+@click.option("--delimiter", default=",", show_default=True,
+              help="The cell separator of CSV files (e.g. ';' for a spreadsheet that writes "
+              "semicolons, '\\t' for tabs).")
+def import_command(files: tuple[str, ...], session_path: str, replace: bool,
+                   delimiter: str) -> None:
     """Import goldens from JSONL, JSON or CSV files into a session file.
 
     Each file goes in as one transaction: a file with an error changes nothing, and the
@@ -87,14 +91,19 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> 
     from annotator.formats import read_goldens
     from annotator.progress import counter
 
+    separator = _delimiter(delimiter)
     imported: list[str] = []  # a new session file that took some file is kept when a later file fails
     with new_session_file(session_path, keep=lambda: bool(imported)), \
             _open(session_path, create=True) as session:
         for path in files:
+            notices: list[str] = []
             with counter(f"Importing {path}", unit="goldens") as advance:
-                summary = session.import_goldens(read_goldens(path), path=path, replace=replace,
-                                                 progress=advance)
+                summary = session.import_goldens(
+                    read_goldens(path, delimiter=separator, notices=notices), path=path,
+                    replace=replace, progress=advance)
             imported.append(path)
+            for notice in notices:
+                click.echo(f"Note: {notice}", err=True)
             if summary.changed_nothing:
                 click.echo(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
                            f"{session_path}; nothing changed.")
@@ -105,6 +114,27 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool) -> 
                 parts.append(counted(summary.verdicts_added, "judge verdict"))
                 parts.append(counted(summary.labels_added, "human label"))
                 click.echo(f"{path}: {', '.join(parts)} -> {session_path}")
+        _warn_alike(session)
+
+
+def _delimiter(given: str) -> str:
+    """--delimiter as the one character csv wants ('\\t' and 'tab' mean a tab)."""
+    separator = "\t" if given in ("\\t", "tab") else given
+    if len(separator) != 1:
+        raise click.BadParameter(f"'{given}' is not one character; use ',', ';', '\\t' or '|'",
+                                 param_hint="--delimiter")
+    return separator
+
+
+def _warn_alike(session: Session) -> None:
+    """Warn about annotator names that differ only by case or spacing: two people to the report."""
+    from annotator.resolve import alike
+
+    for group in alike(session.annotators()):
+        names = " and ".join(f"'{name}'" for name in group)
+        click.echo(f"Warning: the annotators {names} differ only by case or spacing; the report "
+                   "counts them as different people. If they are one person, fix the name in the "
+                   "file and import it again with --replace.", err=True)
 
 
 @cli.command("export")
@@ -191,9 +221,11 @@ def _login_name() -> str:
 @click.option("--adjudicate", is_flag=True,
               help="Walk only the chunks people labelled differently and give each its gold "
               "label (stored with your --annotator name).")
+@click.option("--delimiter", default=",", show_default=True,
+              help="The cell separator of a CSV goldens file opened for the first time.")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
                      blind_rate: float, sample_size: int | None, seed: int,
-                     adjudicate: bool) -> None:
+                     adjudicate: bool, delimiter: str) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -225,8 +257,14 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         db_path = source.with_suffix(".db")
         if not db_path.exists():
             # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
+            notices: list[str] = []
             with new_session_file(db_path), Session(db_path) as session:
-                summary = session.import_goldens(read_goldens(source), path=str(source))
+                summary = session.import_goldens(
+                    read_goldens(source, delimiter=_delimiter(delimiter), notices=notices),
+                    path=str(source))
+                _warn_alike(session)
+            for notice in notices:
+                click.echo(f"Note: {notice}", err=True)
             click.echo(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
                        f"{db_path}; "
                        f"open it again with: annotator annotate {db_path}", err=True)

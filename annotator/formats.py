@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from annotator.errors import InputError
 from annotator.models import GoldenRecord, JudgeVerdict, stable_golden_id
+from annotator.text import counted
 from annotator.verdict import SPOKEN, is_verdict
 
 ALIASES = {
@@ -55,9 +56,15 @@ csv.field_size_limit(2**31 - 1)  # chunks may be megabytes long; csv's 128 KiB d
 # Reading
 
 
-def read_goldens(path: str | Path) -> Iterator[GoldenRecord]:
-    """Yield the validated goldens of a JSONL, JSON-array or CSV file, in file order."""
+def read_goldens(path: str | Path, *, delimiter: str = ",",
+                 notices: list[str] | None = None) -> Iterator[GoldenRecord]:
+    """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
+
+    ``delimiter`` separates a CSV file's cells. What was changed on the way in (an annotator's
+    name trimmed of spaces) is said in ``notices``, once per case, when a list is given.
+    """
     path = Path(path)
+    notes = _Notices(notices, str(path))
     name = str(path)
     if not path.exists():
         raise InputError(name, "there is no such file. Check the path and try again.")
@@ -67,9 +74,9 @@ def read_goldens(path: str | Path) -> Iterator[GoldenRecord]:
         raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _read_csv(path)
+        yield from _read_csv(path, delimiter, notes)
     elif suffix in (".jsonl", ".ndjson", ".json"):
-        yield from _read_json_lines(path)
+        yield from _read_json_lines(path, notes)
     else:
         raise InputError(
             name,
@@ -90,15 +97,29 @@ def _decode(raw: bytes, name: str, line: int) -> str:
         ) from None
 
 
-def _read_json_lines(path: Path) -> Iterator[GoldenRecord]:
+class _Notices:
+    """Sentences about what reading changed, each said once."""
+
+    def __init__(self, out: list[str] | None, path: str) -> None:
+        self.out = out
+        self.path = path
+
+    def add(self, sentence: str) -> None:
+        """Say this about the file, unless it was said already."""
+        sentence = f"{self.path}: {sentence}"
+        if self.out is not None and sentence not in self.out:
+            self.out.append(sentence)
+
+
+def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
     name = str(path)
     ids: dict[str, tuple[str, int]] = {}
     seen_any = False
     with path.open("rb") as handle:
         first = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
         handle.seek(0)
-        if first.startswith(b"["):
-            yield from _read_json_array(path, handle, ids)
+        if first.startswith(b"[") or (first.startswith(b"{") and _one_document(handle)):
+            yield from _read_json_document(path, handle, ids, notes)
             return
         for line_no, raw in enumerate(handle, 1):
             text = _decode(raw, name, line_no)
@@ -116,29 +137,81 @@ def _read_json_lines(path: Path) -> Iterator[GoldenRecord]:
                     line=line_no,
                 ) from None
             seen_any = True
-            yield _checked_unique(validate_golden(obj, name, line_no), name, ids)
+            if line_no == 1 and (rows := _table_rows(obj)) is not None:
+                yield from _rows_as_goldens(rows, name, ids, notes)
+                continue
+            yield _checked_unique(validate_golden(obj, name, line_no, notes), name, ids)
     if not seen_any:
         raise InputError(name, "the file holds only blank lines: there is no golden to import.")
 
 
-def _read_json_array(
-    path: Path, handle: IO[bytes], ids: dict[str, tuple[str, int]]
+def _one_document(handle: IO[bytes]) -> bool:
+    """Whether a file starting with '{' is one JSON document (pretty-printed, or one object
+    holding a whole table) rather than JSON Lines: its first line alone does not parse."""
+    first_line = handle.readline()
+    handle.seek(0)
+    try:
+        json.loads(first_line.decode("utf-8-sig", "replace"))
+    except json.JSONDecodeError:
+        return True
+    return False
+
+
+def _read_json_document(
+    path: Path, handle: IO[bytes], ids: dict[str, tuple[str, int]], notes: _Notices
 ) -> Iterator[GoldenRecord]:
     name = str(path)
     raw = handle.read()
     text = _decode_whole(raw, name)
     try:
-        items = json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(
             name, f"the file is not valid JSON ({error.msg} at column {error.colno}).",
             line=error.lineno,
         ) from None
-    if not isinstance(items, list) or not items:
+    rows = document if isinstance(document, list) else _table_rows(document)
+    if rows is None:
+        # One object that is not a table: one golden, as a JSON Lines file of one line would be.
+        yield _checked_unique(validate_golden(document, name, None, notes), name, ids)
+        return
+    if not rows:
         raise InputError(name, "a .json file must hold a non-empty list of goldens.")
-    for index, obj in enumerate(items, 1):
-        # A JSON array has no useful line numbers; name the item instead.
-        yield _checked_unique(validate_golden(obj, f"{name}, item {index}", None), name, ids)
+    yield from _rows_as_goldens(rows, name, ids, notes)
+
+
+def _rows_as_goldens(rows: list[Any], name: str, ids: dict[str, tuple[str, int]],
+                     notes: _Notices) -> Iterator[GoldenRecord]:
+    for index, obj in enumerate(rows, 1):
+        # A JSON document has no useful line numbers; name the item instead.
+        yield _checked_unique(validate_golden(obj, f"{name}, item {index}", None, notes), name,
+                              ids)
+
+
+def _table_rows(document: Any) -> list[Any] | None:
+    """The goldens of a table written by pandas' ``to_json`` in another orientation than
+    records: 'columns' (its default: column -> index -> value), 'index' (index -> golden) or
+    'split' (columns, index, data); None when the object is not such a table."""
+    if not isinstance(document, dict) or not document:
+        return None
+    if set(document) in ({"columns", "data"}, {"columns", "index", "data"}) and isinstance(
+            document["columns"], list) and isinstance(document["data"], list):
+        return [{c: v for c, v in zip(document["columns"], row, strict=False) if v is not None}
+                if isinstance(row, list) else row for row in document["data"]]
+    values = list(document.values())
+    if not all(isinstance(v, dict) for v in values):
+        return None
+    field_names = set(KNOWN_FIELDS) | set(ALIASES)
+    if set(document) & {"user_input", "question"}:  # 'columns': every value an index -> cell
+        index = list(values[0])
+        if any(list(v) != index for v in values):
+            return None
+        # A cell pandas wrote as null is a field that golden does not have.
+        return [{column: cells[i] for column, cells in document.items() if cells[i] is not None}
+                for i in index]
+    if all(set(v) & field_names for v in values):  # 'index': every value a golden
+        return values
+    return None
 
 
 def _decode_whole(raw: bytes, name: str) -> str:
@@ -154,7 +227,7 @@ def _decode_whole(raw: bytes, name: str) -> str:
         ) from None
 
 
-def _read_csv(path: Path) -> Iterator[GoldenRecord]:
+def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRecord]:
     name = str(path)
     # Check the encoding line by line first, so the error can name the line.
     with path.open("rb") as handle:
@@ -162,7 +235,10 @@ def _read_csv(path: Path) -> Iterator[GoldenRecord]:
             _decode(raw.removeprefix(b"\xef\xbb\xbf") if line_no == 1 else raw, name, line_no)
     ids: dict[str, tuple[str, int]] = {}
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
+        first_line = handle.readline()
+        handle.seek(0)
+        _check_delimiter(first_line, delimiter, name)
+        reader = csv.DictReader(handle, delimiter=delimiter)
         header = reader.fieldnames
         if not header:
             raise InputError(name, "the file has no header row.", line=1)
@@ -190,9 +266,28 @@ def _read_csv(path: Path) -> Iterator[GoldenRecord]:
                 )
             obj = _csv_row_to_object(row, name, line_no)
             count += 1
-            yield _checked_unique(validate_golden(obj, name, line_no), name, ids)
+            yield _checked_unique(validate_golden(obj, name, line_no, notes), name, ids)
         if count == 0:
             raise InputError(name, "the file has a header but no rows: there is no golden to import.")
+
+
+SEPARATORS = {";": "semicolon", "\t": "tab", "|": "pipe"}
+"""Cell separators spreadsheets write instead of commas, by name."""
+
+
+def _check_delimiter(header: str, delimiter: str, name: str) -> None:
+    """Refuse a header that holds none of the delimiter but another separator: the file was
+    saved with another one (a spreadsheet in a locale that writes ';'), and read as it is, every
+    row would be one cell."""
+    if delimiter in header:
+        return
+    for separator, word in SEPARATORS.items():
+        if separator != delimiter and separator in header:
+            shown = "\\t" if separator == "\t" else separator
+            raise InputError(
+                name, f"this looks like a {word}-separated file: the header has '{shown}' between "
+                f"its columns and no '{delimiter}'. Save it as comma-separated, or pass "
+                f"--delimiter '{shown}'.", line=1)
 
 
 def _csv_row_to_object(row: dict[str, str | None], name: str, line: int) -> dict[str, Any]:
@@ -244,7 +339,8 @@ def _checked_unique(
     return record
 
 
-def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
+def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | None = None
+                    ) -> GoldenRecord:
     """Check one golden's JSON object and turn it into a GoldenRecord, or raise InputError."""
 
     def fail(message: str, field: str | None = None) -> InputError:
@@ -318,7 +414,8 @@ def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
         judge_name = obj.get("judge", IMPORTED_JUDGE)
         if not isinstance(judge_name, str) or not judge_name.strip():
             raise fail(f"must be the judge's name as a string, not {_kind(judge_name)}.", "judge")
-        judge_verdicts[judge_name] = _judge_list(obj["judge_verdicts"], k, "judge_verdicts", fail)
+        judge_verdicts[judge_name] = _judge_list(obj["judge_verdicts"], k, "judge_verdicts", fail,
+                                                 golden_id)
     elif "judge" in obj:
         raise fail("'judge' is given but 'judge_verdicts' is missing.", "judge_verdicts")
     judges = obj.get("judges")
@@ -328,7 +425,8 @@ def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
         for judge_name, verdicts in judges.items():
             if judge_name in judge_verdicts:
                 raise fail(f"the judge '{judge_name}' is given twice.", "judges")
-            judge_verdicts[judge_name] = _judge_list(verdicts, k, f"judges.{judge_name}", fail)
+            judge_verdicts[judge_name] = _judge_list(verdicts, k, f"judges.{judge_name}", fail,
+                                                     golden_id)
 
     human_labels: dict[str, list[int | None]] = {}
     raw_labels = obj.get("human_labels")
@@ -336,30 +434,33 @@ def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
         if not isinstance(raw_labels, dict):
             raise fail('must be an object from annotator name to a list of 0/1/null, e.g. '
                        '{"alice": [1, 0, null]}.', "human_labels")
-        for annotator, labels in raw_labels.items():
-            where = f"human_labels.{annotator}"
+        for given, labels in raw_labels.items():
+            where = f"human_labels.{given}"
+            annotator = _person(given, human_labels, where, fail, notes)
             if not isinstance(labels, list):
                 raise fail(f"must be a list of 0, 1 or null, not {_kind(labels)}.", where)
-            if len(labels) > k:
-                raise fail(f"has {len(labels)} labels but the golden has only {k} chunks.", where)
+            _one_per_chunk(labels, k, "label", where, fail, golden_id)
             for rank, label in enumerate(labels, 1):
                 if label is not None and not is_verdict(label):
                     raise fail(f"the label at rank {rank} is {json.dumps(label)}; use 0, 1 or null.",
                                where)
-            human_labels[annotator] = labels + [None] * (k - len(labels))
+            human_labels[annotator] = labels
 
     human_notes: dict[str, list[str | None]] = {}
     raw_notes = obj.get("human_notes")
     if raw_notes is not None:
         if not isinstance(raw_notes, dict):
             raise fail("must be an object from annotator name to a list of notes.", "human_notes")
-        for annotator, notes in raw_notes.items():
-            where = f"human_notes.{annotator}"
-            if not isinstance(notes, list) or len(notes) > k:
-                raise fail(f"must be a list of at most {k} strings or nulls.", where)
-            if any(note is not None and not isinstance(note, str) for note in notes):
+        for given, comments in raw_notes.items():
+            where = f"human_notes.{given}"
+            annotator = _person(given, human_notes, where, fail, notes)
+            if not isinstance(comments, list):
+                raise fail(f"must be a list of {k} strings or nulls, not {_kind(comments)}.",
+                           where)
+            _one_per_chunk(comments, k, "note", where, fail, golden_id)
+            if any(note is not None and not isinstance(note, str) for note in comments):
                 raise fail("every note must be a string or null.", where)
-            human_notes[annotator] = notes + [None] * (k - len(notes))
+            human_notes[annotator] = comments
 
     return GoldenRecord(
         id=golden_id,
@@ -375,6 +476,21 @@ def validate_golden(obj: Any, name: str, line: int | None) -> GoldenRecord:
     )
 
 
+def _person(given: str, taken: dict[str, Any], where: str, fail: Any,
+            notes: _Notices | None) -> str:
+    """An annotator's name without the spaces around it (' alice' is alice), said once."""
+    trimmed = given.strip()
+    if not trimmed:
+        raise fail("the annotator's name is empty; name who gave these labels.", where)
+    if trimmed in taken:
+        raise fail(f"two names here are {json.dumps(trimmed, ensure_ascii=False)} once the spaces "
+                   "around them are dropped; give that person's labels once.", where)
+    if trimmed != given and notes is not None:
+        notes.add(f"the annotator name {json.dumps(given, ensure_ascii=False)} has spaces "
+                  f"around it; its labels are kept under {json.dumps(trimmed, ensure_ascii=False)}.")
+    return trimmed
+
+
 def _optional_text(obj: dict[str, Any], key: str, fail: Any) -> str | None:
     value = obj.get(key)
     if value is None:
@@ -384,12 +500,21 @@ def _optional_text(obj: dict[str, Any], key: str, fail: Any) -> str | None:
     return value
 
 
-def _judge_list(raw: Any, k: int, where: str, fail: Any) -> list[JudgeVerdict | None]:
+def _one_per_chunk(items: list[Any], k: int, what: str, where: str, fail: Any,
+                   golden_id: str) -> None:
+    """A list of one entry per ranked chunk: a longer or shorter one is almost always a list
+    from another golden, or a chunk added or removed without its entry."""
+    if len(items) != k:
+        raise fail(f"golden '{golden_id}' has {counted(k, 'ranked chunk')} but "
+                   f"{counted(len(items), what)} here; give one per ranked chunk, in rank order "
+                   "(null where there is none).", where)
+
+
+def _judge_list(raw: Any, k: int, where: str, fail: Any, golden_id: str
+                ) -> list[JudgeVerdict | None]:
     if not isinstance(raw, list):
         raise fail(f"must be a list with one verdict per chunk, not {_kind(raw)}.", where)
-    if len(raw) > k:
-        raise fail(f"has {len(raw)} verdicts but 'retrieved_contexts' has only {k} chunks; give "
-                   "one verdict per ranked chunk.", where)
+    _one_per_chunk(raw, k, "verdict", where, fail, golden_id)
     out: list[JudgeVerdict | None] = []
     for rank, item in enumerate(raw, 1):
         if item is None:
@@ -414,7 +539,7 @@ def _judge_list(raw: Any, k: int, where: str, fail: Any) -> list[JudgeVerdict | 
             raise fail(f"p_relevant at rank {rank} must be a number from 0 to 1.", where)
         out.append(JudgeVerdict(verdict=verdict, reason=reason,
                                 p_relevant=None if p is None else float(p)))
-    return out + [None] * (k - len(out))
+    return out
 
 
 def _kind(value: Any) -> str:

@@ -66,6 +66,15 @@ def one_judge(known: Mapping[str, int], judge: str | None, *, required: bool = T
                        "--judge NAME.")
 
 
+def alike(names: Iterable[str]) -> list[list[str]]:
+    """Groups of names that differ only by case or spacing ('Alice', 'alice', 'ali ce'): most
+    often one person written two ways, whose labels would count as two people's."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault("".join(name.casefold().split()), []).append(name)
+    return [sorted(group) for group in groups.values() if len(group) > 1]
+
+
 def annotator_named(people: Sequence[str], annotator: str) -> str:
     """The annotator asked for, who must have labelled something (a reader asked for a typo)."""
     if not annotator.strip():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -189,15 +190,23 @@ BAD_JSONL = {
                             "retrieved_contexts", "must be a list"),
     "contexts empty": ([json.dumps(golden(retrieved_contexts=[]))], 1, "retrieved_contexts",
                        "empty"),
-    "verdict 2": ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": 2, "reason": "r"}]))],
+    "verdict 2": ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": 2, "reason": "r"},
+                                                                None, None]))],
                   1, "judge_verdicts", "rank 1 is 2"),
-    'verdict "1"': ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": "1"}]))], 1,
+    'verdict "1"': ([json.dumps(golden(judge="j", judge_verdicts=[{"verdict": "1"}, 1, 1]))], 1,
                     "judge_verdicts", 'rank 1 is "1"'),
     "too many verdicts": ([json.dumps(golden(judge="j", judge_verdicts=[1, 0, 1, 1]))], 1,
-                          "judge_verdicts", "4 verdicts but .* only 3 chunks"),
+                          "judge_verdicts", "golden 'g1' has 3 ranked chunks but 4 verdicts"),
+    "too few verdicts": ([json.dumps(golden(judge="j", judge_verdicts=[1, 0]))], 1,
+                         "judge_verdicts", "golden 'g1' has 3 ranked chunks but 2 verdicts"),
+    "too few human labels": ([GOOD, json.dumps(golden(human_labels={"al": [1]}))], 2,
+                             "human_labels.al", "golden 'g1' has 3 ranked chunks but 1 label "
+                             r"here; give one per ranked chunk, in rank order \(null where"),
+    "too few notes": ([json.dumps(golden(human_notes={"al": ["why"]}))], 1, "human_notes.al",
+                      "golden 'g1' has 3 ranked chunks but 1 note here"),
     "duplicate id, other content": ([GOOD, json.dumps(golden(id="ok-1", reference="other"))], 2,
                                     "id", "already used on line 1"),
-    "human label 2": ([json.dumps(golden(human_labels={"al": [2]}))], 1, "human_labels.al",
+    "human label 2": ([json.dumps(golden(human_labels={"al": [2, 0, 0]}))], 1, "human_labels.al",
                       "use 0, 1 or null"),
 }
 
@@ -269,7 +278,8 @@ def test_bad_files(tmp_path: Path, session: Session, session_path: Path, name: s
 
 
 def test_partial_labels_and_notes_round_trip(tmp_path: Path, session: Session) -> None:
-    obj = golden(judge="j", judge_verdicts=[{"verdict": 1, "reason": "r", "p_relevant": 0.8}, None],
+    obj = golden(judge="j", judge_verdicts=[{"verdict": 1, "reason": "r", "p_relevant": 0.8}, None,
+                                            None],
                  human_labels={"alice": [1, None, 0]}, human_notes={"bob": [None, "hmm", None]})
     path = write_lines(tmp_path / "a.jsonl", [obj])
     import_file(session, path)
@@ -278,3 +288,91 @@ def test_partial_labels_and_notes_round_trip(tmp_path: Path, session: Session) -
                                           None, None]
     assert exported["human_labels"] == {"alice": [1, None, 0]}
     assert exported["human_notes"] == {"bob": [None, "hmm", None]}
+
+
+def _pandas_table() -> Any:
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"id": "g1", "user_input": "q1", "reference": "r", "retrieved_contexts": ["a", "b"],
+         "human_labels": {" alice ": [1, 0]}, "response": None},
+        {"id": "g2", "user_input": "q2", "reference": "r", "retrieved_contexts": ["c"],
+         "human_labels": {"Alice": [1]}, "response": "said"},
+    ])
+
+
+@pytest.mark.parametrize("orient", ["columns", "index", "split", "records"])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_every_orientation_pandas_writes_is_read(tmp_path: Path, orient: str,
+                                                 indent: int | None) -> None:
+    path = tmp_path / "table.json"
+    _pandas_table().to_json(path, orient=orient, indent=indent)
+    notices: list[str] = []
+    records = list(read_goldens(path, notices=notices))
+    assert [(r.id, r.retrieved_contexts, r.response) for r in records] == [
+        ("g1", ["a", "b"], None), ("g2", ["c"], "said")]
+    assert [r.human_labels for r in records] == [{"alice": [1, 0]}, {"Alice": [1]}]
+    assert notices == [f'{path}: the annotator name " alice " has spaces around it; its labels '
+                       'are kept under "alice".']
+
+
+def test_names_differing_only_by_case_are_warned_about_and_spaces_dropped(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    path = tmp_path / "table.json"
+    _pandas_table().to_json(path, orient="columns")
+    result = CliRunner().invoke(cli, ["import", str(path), "--session", str(tmp_path / "s.db")])
+    assert result.exit_code == 0, result.output
+    assert 'Note: ' in result.stderr and 'kept under "alice"' in result.stderr
+    assert ("Warning: the annotators 'Alice' and 'alice' differ only by case or spacing"
+            in result.stderr)
+    with Session(tmp_path / "s.db") as session:
+        assert session.annotators() == ["Alice", "alice"]
+    for labels, message in (({"al": [1, 0, 1], " al": [1, 1, 1]}, "once the spaces around them"),
+                            ({"  ": [1, 0, 1]}, "the annotator's name is empty")):
+        bad = write_lines(tmp_path / "bad.jsonl", [golden(human_labels=labels)])
+        with pytest.raises(InputError, match=message):
+            list(read_goldens(bad))
+
+
+@pytest.mark.parametrize(("separator", "word", "given"), [(";", "semicolon", ";"),
+                                                          ("\t", "tab", "\\t")])
+def test_a_csv_with_another_separator_says_so_and_reads_with_delimiter(
+        tmp_path: Path, separator: str, word: str, given: str) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    path = tmp_path / "sheet.csv"
+    path.write_text(separator.join(["id", "user_input", "reference", "retrieved_contexts"])
+                    + "\n" + separator.join(["g1", "q", "r", '["a", "b"]']) + "\n",
+                    encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    refused = CliRunner().invoke(cli, ["import", str(path), "--session", db])
+    assert refused.exit_code == 2
+    assert (f"line 1: this looks like a {word}-separated file: the header has '{given}' between "
+            f"its columns and no ','. Save it as comma-separated, or pass --delimiter '{given}'."
+            in refused.stderr)
+    assert not (tmp_path / "s.db").exists()
+    read = CliRunner().invoke(cli, ["import", str(path), "--session", db, "--delimiter", given])
+    assert read.exit_code == 0 and "1 golden added" in read.stdout
+    with Session(db) as session:
+        assert session.goldens()[0].chunks[1].text == "b"
+
+
+def test_json_errors_name_the_line_and_the_column_a_text_editor_shows(tmp_path: Path) -> None:
+    cases = {
+        "bom.jsonl": ('\ufeff{"user_input": "q", "retrieved_contexts": ["a"], "reference": "r",}\n',
+                      1, 67),
+        "wide.jsonl": (json.dumps(golden()) + '\n{"user_input": "é€😀", oops}\n', 2, 23),
+        "pretty.json": ('[\n  {"user_input": "q",\n   "retrieved_contexts": ["a"] "reference": 1}'
+                        '\n]\n', 3, 32),
+    }
+    for name, (text, line, column) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError) as caught:
+            list(read_goldens(path))
+        assert caught.value.line == line and f"at column {column})" in caught.value.message, name
