@@ -229,8 +229,8 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
-    open; opening it again continues where you stopped. Every decision is written to the
-    session file the moment you make it.
+    open; opening it again continues where you stopped (and stops to say so if the file has
+    changed since). Every decision is written to the session file the moment you make it.
 
     \b
     Example:
@@ -254,20 +254,31 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
     source = Path(session_path)
     if source.suffix.lower() in INPUT_SUFFIXES:
+        from annotator import sources
+
         db_path = source.with_suffix(".db")
+        separator = _delimiter(delimiter)
         if not db_path.exists():
             # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
             notices: list[str] = []
             with new_session_file(db_path), Session(db_path) as session:
                 summary = session.import_goldens(
-                    read_goldens(source, delimiter=_delimiter(delimiter), notices=notices),
+                    read_goldens(source, delimiter=separator, notices=notices),
                     path=str(source))
+                sources.remember(session, source)
                 _warn_alike(session)
             for notice in notices:
                 click.echo(f"Note: {notice}", err=True)
             click.echo(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
-                       f"{db_path}; "
-                       f"open it again with: annotator annotate {db_path}", err=True)
+                       f"{db_path}; open it again with: annotator annotate {db_path}", err=True)
+        elif source.exists():
+            with Session(db_path, create=False) as session:
+                missing = sources.check(session, source, db_path, delimiter=separator)
+            if missing:
+                click.echo(f"Note: {counted(len(missing), 'golden')} of {db_path} "
+                           f"{'is' if len(missing) == 1 else 'are'} no longer in {source} ("
+                           + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+                           + "); they stay in the session.", err=True)
     else:
         db_path = source
     if adjudicate:

@@ -164,3 +164,60 @@ def test_a_failed_import_into_a_new_session_creates_nothing(tmp_path: Path) -> N
     # A file that went in before the failing one keeps the new session, with that file in it.
     code, out, _ = run("import", str(good), str(bad), "--session", str(tmp_path / "new.db"))
     assert code == 2 and "1 golden added" in out and (tmp_path / "new.db").exists()
+
+
+def _open_and_quit(path: Path) -> str:
+    """Open the annotation screen on a file in a terminal, wait for it, quit; what it printed."""
+    with Terminal(["annotate", str(path), "--annotator", "alice"]) as term:
+        term.wait_for(rb"goldens complete")
+        term.press("q")
+        assert term.finish() == 0
+        return term.seen.decode("utf-8", "replace")
+
+
+def test_an_edited_goldens_file_is_noticed_before_the_screen_opens(tmp_path: Path) -> None:
+    from tests.conftest import BANKING
+
+    source = tmp_path / "banking.jsonl"
+    source.write_bytes(BANKING.read_bytes())
+    assert "Imported 16 goldens" in _open_and_quit(source)
+    db = tmp_path / "banking.db"
+    assert "Imported" not in _open_and_quit(source)  # unchanged: straight to the screen
+    # Saved again with the same content (a new modification time): opens without a question.
+    source.write_bytes(source.read_bytes())
+    _open_and_quit(source)
+    # A chunk edited and a golden appended.
+    lines = source.read_text(encoding="utf-8").splitlines()
+    second = json.loads(lines[1])
+    second["retrieved_contexts"][0] += " (edited)"
+    lines[1] = json.dumps(second, ensure_ascii=False)
+    lines.append(json.dumps(golden(id="new-golden")))
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = dump(db)
+    code, text = in_terminal("annotate", str(source), "--annotator", "alice")
+    said = " ".join(text.split())
+    assert code == 2, text
+    assert (f"{source} has changed since it was imported into {db}: 1 golden added "
+            f"(new-golden); 1 golden changed ({second['id']}). Bring the changes in with "
+            f"'annotator import {source} --session {db} --replace'") in said
+    assert f"or open the session as it is with 'annotator annotate {db}'" in said
+    assert dump(db) == before  # nothing stored
+    done = run("import", str(source), "--session", str(db), "--replace")
+    assert done[0] == 0 and "1 golden added, 1 replaced" in done[1]
+    _open_and_quit(source)  # in: the screen opens again
+    # A golden dropped from the file is said, and kept.
+    source.write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")
+    seen = " ".join(_open_and_quit(source).split())
+    assert f"Note: 1 golden of {db} is no longer in {source} (savings-min-balance)" in seen
+
+
+def test_a_session_from_before_fingerprints_opens_once_compared(tmp_path: Path) -> None:
+    from tests.conftest import BANKING
+
+    source = tmp_path / "banking.jsonl"
+    source.write_bytes(BANKING.read_bytes())
+    assert run("import", str(source), "--session", str(tmp_path / "banking.db"))[0] == 0
+    _open_and_quit(source)  # no fingerprint stored by import: compared once, then remembered
+    with Session(tmp_path / "banking.db") as session:
+        stored = session.source_fingerprint(str(source.resolve()))
+    assert stored is not None and stored["size"] == source.stat().st_size

@@ -186,6 +186,20 @@ class Session:
         """Every golden id, in import order."""
         return [row[0] for row in self.db.conn.execute("SELECT id FROM goldens ORDER BY position")]
 
+    def content_hashes(self) -> dict[str, str]:
+        """Golden id -> the sha256 of its content (question, answers, chunks, metadata)."""
+        return dict(self.db.conn.execute("SELECT id, content_sha256 FROM goldens"))
+
+    def source_fingerprint(self, path: str) -> dict[str, Any] | None:
+        """What a goldens file opened with 'annotate FILE' looked like when last checked."""
+        value = self._setting(f"source:{path}")
+        return None if value is None else dict(value)
+
+    def set_source_fingerprint(self, path: str, fingerprint: dict[str, Any]) -> None:
+        """Remember a goldens file's size, modification time and sha256."""
+        with self._write():
+            self._set_setting(f"source:{path}", fingerprint)
+
     def chunk_counts(self) -> dict[str, int]:
         """Golden id -> number of chunks, for every golden."""
         rows = self.db.conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id")
