@@ -221,3 +221,19 @@ def test_a_session_from_before_fingerprints_opens_once_compared(tmp_path: Path) 
     with Session(tmp_path / "banking.db") as session:
         stored = session.source_fingerprint(str(source.resolve()))
     assert stored is not None and stored["size"] == source.stat().st_size
+
+
+def test_names_that_look_like_markup_are_shown_literally_by_every_command(tmp_path: Path) -> None:
+    names = {"judges": {"[/x] judge": [1, 0, 1], "[bold]b": [0, 0, 1]},
+             "human_labels": {"[/y]": [1, 0, 1]}}
+    source = write_lines(tmp_path / "m.jsonl", [golden(**names)])
+    db = str(tmp_path / "m.db")
+    assert run("import", str(source), "--session", db)[0] == 0
+    for args in (["info", db], ["judges", db, "--bootstrap", "0"],
+                 ["report", db, "--judge", "[/x] judge", "--bootstrap", "0"],
+                 ["report", db, "--judge", "[bold]b", "--format", "markdown", "--bootstrap", "0"]):
+        code, out, err = run(*args)
+        assert code == 0, (args, err)
+        shown = "\\[/y\\]" if "markdown" in args else "[/y]"  # Markdown escapes brackets
+        assert shown in out and "Traceback" not in out + err, args
+    assert "[/x] judge" in run("judges", db, "--bootstrap", "0")[1]

@@ -16,15 +16,17 @@ def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
     return stat.format(digits, interval=True, percent=percent)
 
 
-def _bias(bias: Stat) -> str:
+def _bias(bias: Stat, resamples: int) -> str:
     """Which way the judge moves mean CP, said firmly only when the interval excludes 0."""
     amount = bias.value or 0.0  # defined whenever a golden is complete
     if number(amount) == number(0.0):
         return "the judge gives the same mean"
     way = "overstates" if amount > 0 else "understates"
     if bias.interval is None:
+        why = ("'annotator report --bootstrap 2000' gives one" if not resamples else
+               "too few complete goldens for one; finish more goldens")
         return (f"the judge's is {number(abs(amount))} {'higher' if amount > 0 else 'lower'}, "
-                "with no interval to tell that from chance ('--bootstrap 2000' gives one)")
+                f"with no interval to tell that from chance ({why})")
     low, high = bias.interval
     interval = f"bias 95% CI {number(low, sign=True)} to {number(high, sign=True)}"
     if low > 0 or high < 0:
@@ -71,7 +73,7 @@ def headline(report: Report) -> list[str]:
         lines.append(
             f"Over {complete} complete under both label sets, mean context precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
-            f"{g.stats['mean_judge'].format(4)} under the judge's: {_bias(g.stats['bias'])}.")
+            f"{g.stats['mean_judge'].format(4)} under the judge's: {_bias(g.stats['bias'], report.resamples)}.")
         changes = len(g.verdict_changes)
         lines.append(
             f"At pass mark {report.pass_mark:g}, {interval_text(g.stats['pass_rate_human'], 2, True)}"

@@ -21,12 +21,13 @@ def rich_blocks(blocks: list[Block]) -> RenderableType:
             parts.append(Padding(Group(Text(block.title, style="bold underline"), body),
                                  (0, 0, 1, 0)))
             continue
-        table = Table(title=block.title, title_justify="left", title_style="bold underline",
+        # Titles and headers may hold names (a judge, a person): Text, never markup.
+        table = Table(title=Text(block.title, style="bold underline"), title_justify="left",
                       show_header=any(block.columns), header_style="bold", box=None,
                       padding=(0, 2, 0, 0), show_edge=False)
         for i, column in enumerate(block.columns):
-            table.add_column(column, style="bold" if i == 0 and block.id != "worst" else None,
-                             overflow="fold")
+            table.add_column(Text(column), style="bold" if i == 0 and block.id != "worst"
+                             else None, overflow="fold")
         for row in block.rows:
             table.add_row(*(Text(cell, style="dim" if cell.startswith("undefined") else "")
                             for cell in row))
