@@ -547,7 +547,7 @@ def test_replicates_left_out_are_listed_on_one_line_per_kind(tmp_path: Path) -> 
 
 
 def test_without_an_interval_the_bias_sentence_says_why(tmp_path: Path) -> None:
-    with make_session(tmp_path, [golden_obj(0, [1, 0, 0], [1, 1, 0])]) as session:
+    with make_session(tmp_path, [golden_obj(0, [0, 1, 0], [1, 1, 0])]) as session:
         one = build_report(session, resamples=200)
         none = build_report(session, resamples=0)
     assert "no interval to tell that from chance (too few complete goldens for one" in \
