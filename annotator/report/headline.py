@@ -73,7 +73,8 @@ def headline(report: Report) -> list[str]:
         lines.append(
             f"Over {complete} complete under both label sets, mean context precision is "
             f"{g.stats['mean_human'].format(4)} under human labels and "
-            f"{g.stats['mean_judge'].format(4)} under the judge's: {_bias(g.stats['bias'], report.resamples)}.")
+            f"{g.stats['mean_judge'].format(4)} under the judge's: "
+            f"{_bias(g.stats['bias'], report.resamples)}.")
         changes = len(g.verdict_changes)
         lines.append(
             f"At pass mark {report.pass_mark:g}, {interval_text(g.stats['pass_rate_human'], 2, True)}"

@@ -142,8 +142,10 @@ class Estimates:
     def __init__(self, sums: ClusterSums, resamples: int, seed: int | None,
                  progress: Callable[[int], None] | None) -> None:
         self.totals = sums.totals()
+        # One golden resampled is that golden every time: a zero-width "interval" that would
+        # read as certainty. Intervals need at least two goldens.
         self.replicates = (sums.resample(resamples, seed, progress)
-                           if resamples and sums.clusters else None)
+                           if resamples and sums.clusters >= 2 else None)
         self.dropped: dict[str, int] = {}
 
     def attach(self, key: str, point: Stat, formula: Callable[[Sums], np.ndarray]) -> Stat:
