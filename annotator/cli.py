@@ -337,6 +337,9 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="Seconds per call.")
 @click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True)
+@click.option("--max-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="The longest wait, in seconds, a server's Retry-After may ask for before a "
+              "retry (longer or malformed ones wait this long).")
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="Ask for the verdict token's logprobs to estimate P(relevant).")
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
@@ -351,7 +354,8 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
               help="Token limit of a reply (the ragas prompt uses RAGAS's own 1024).")
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
                   prompt_id: str, against: str, concurrency: int, rpm: float | None,
-                  tpm: float | None, timeout: float, max_retries: int, logprobs: bool,
+                  tpm: float | None, timeout: float, max_retries: int, max_wait: float,
+                  logprobs: bool,
                   price_in: float | None, price_out: float | None, limit: int | None,
                   repeat: int, temperature: float, max_tokens: int) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
@@ -382,7 +386,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
     name = name or f"{model}-{prompt.id}"
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                         limit=limit, repeat=repeat)
+                         limit=limit, repeat=repeat, max_wait=max_wait)
     key = _api_key(base_url)
     stats = RunStats()
 

@@ -58,6 +58,8 @@ def judging(name: str, price_in: float | None, price_out: float | None
             line = (f"{stats.done / elapsed:5.1f}/s  errors {stats.errors}  tokens "
                     f"{stats.tokens_in + stats.tokens_out:,}"
                     + (f"  ${cost:.4f}" if cost is not None else "")
+                    + (f"  waiting {stats.waiting:.0f} s as the server asked"
+                       if stats.waiting else "")
                     + (f"  last error: {shortened(latest)}" if latest else ""))
             progress.update(task, total=stats.total or None, completed=stats.done, line=line)
 

@@ -32,6 +32,37 @@ def chunk_of(body: dict[str, Any]) -> str:
     return json.loads(f'"{matches[-1]}"') if matches else user
 
 
+BROKEN_BODIES: dict[str, tuple[bytes, str]] = {
+    "text_body": (b"Sure! Here is the verdict: useful.", "text/plain"),
+    "html_page": (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
+    "empty_body": (b"", "application/json"),
+    "json_list": (b"[]", "application/json"),
+    "json_garbage": (b'{"choices": [{"message": ', "application/json"),
+}
+"""200 replies whose body is not a chat completion at all, by behaviour name."""
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(reply: dict[str, Any]) -> None:
+        target: Any = reply
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return edit
+
+
+BROKEN_REPLIES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "null_message": _set(("choices", 0, "message"), None),
+    "null_content": _set(("choices", 0, "message", "content"), None),
+    "string_tokens": _set(("usage",), {"prompt_tokens": "12", "completion_tokens": "lots"}),
+    "no_choices": _set(("choices",), []),
+    "choices_null": _set(("choices",), None),
+    "choice_not_object": _set(("choices",), ["useful"]),
+}
+"""200 chat completions broken in one place, by behaviour name."""
+
+
 class FakeOpenAI:
     """Start with ``with FakeOpenAI() as server:``; ``server.base_url`` is the /v1 URL."""
 
@@ -146,6 +177,9 @@ class FakeOpenAI:
                 if behaviour == "no_logprobs" and body.get("logprobs"):
                     return self._send(400, {"error": {"message": "logprobs are not supported "
                                                                  "for this model"}})
+                if behaviour in BROKEN_BODIES:
+                    data, kind = BROKEN_BODIES[behaviour]
+                    return self._send_raw(200, data, kind)
                 if behaviour == "slow":
                     time.sleep(server.slow_seconds)
                 verdict = (1 if "useful" in chunk else 0) ^ (behaviour == "flip")
@@ -158,15 +192,21 @@ class FakeOpenAI:
                 elif behaviour == "truncated":
                     content, finish = content[:12], "length"
                 reply = server.completion(body, content, finish, verdict)
+                if behaviour in BROKEN_REPLIES:
+                    BROKEN_REPLIES[behaviour](reply)
                 if server.rewrite is not None:
                     server.rewrite(reply, verdict)
                 self._send(200, reply)
 
-            def _send(self, status: int, payload: dict[str, Any],
+            def _send(self, status: int, payload: Any,
                       headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode(), "application/json",
+                               headers)
+
+            def _send_raw(self, status: int, data: bytes, kind: str,
+                          headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)

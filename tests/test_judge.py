@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -550,3 +551,98 @@ def test_fewer_than_ten_verdicts_are_too_few_to_call_a_judge_degenerate(tmp_path
         run(session, server)
         assert degenerate(session, "test-judge") == []
         assert session.verdict_profile("test-judge")[:2] == (8, 4)
+
+
+BROKEN = {
+    "text_body": "the server answered with text that is not JSON, not a chat completion",
+    "html_page": "the server answered with an HTML page, not a chat completion",
+    "empty_body": "the server answered with an empty body, not a chat completion",
+    "json_list": "the server answered with JSON that is not a chat completion (a list)",
+    "json_garbage": "the server answered with text that is not JSON",
+    "null_message": "the reply's first choice holds no message",
+    "null_content": "the reply is empty",
+    "no_choices": "the reply has no choices",
+    "choices_null": "the reply has no choices",
+    "choice_not_object": "the reply's first choice holds no message",
+}
+
+
+@pytest.mark.parametrize("shape", list(BROKEN))
+def test_a_malformed_200_reply_is_a_stored_error_and_the_run_goes_on(tmp_path: Path,
+                                                                     shape: str) -> None:
+    session = make_session(tmp_path, chunks=8)
+    texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI(latency=0.02) as server:
+        server.plan[texts[3]] = [shape]  # one chunk's first reply is broken, mid-run
+        stats = run(session, server, max_retries=0, concurrency=4)
+        assert (stats.judged, stats.errors, stats.gave_up) == (7, 1, 1)
+        [failed] = [c for c in session.calls("test-judge") if c["error"]]
+        assert failed["error"].startswith(BROKEN[shape]) and failed["verdict"] is None
+        assert "connection failed" not in failed["error"]
+        assert len(session.verdicts("test-judge")) == 7  # every reply around it was kept
+        again = run(session, server, max_retries=0)  # a rerun asks only the failed chunk
+        assert (again.judged, again.skipped) == (1, 7)
+        # With retries, the same fault is retried like any failure within one run.
+        (tmp_path / "retry").mkdir()
+        fresh = make_session(tmp_path / "retry", chunks=8)
+        server.plan[texts[3]] = [shape]
+        retried = run(fresh, server, max_retries=1)
+        assert (retried.judged, retried.errors) == (8, 1)
+
+
+def test_token_counts_sent_as_strings_or_junk_are_read_or_left_out(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=4)
+    with FakeOpenAI() as server:
+        server.default = "string_tokens"  # prompt_tokens "12", completion_tokens "lots"
+        stats = run(session, server)
+    assert stats.judged == 4 and stats.tokens_in == 48 and stats.tokens_out == 0
+    assert {c["tokens_in"] for c in session.calls("test-judge")} == {12}
+
+
+def test_retry_after_is_read_as_seconds_or_a_date_and_anything_else_is_the_cap() -> None:
+    import datetime
+    from email.utils import format_datetime
+
+    from annotator.judge.client import retry_after_seconds
+
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30)
+    assert retry_after_seconds("2") == 2.0 and retry_after_seconds("-5") == 0.0
+    assert 25 < retry_after_seconds(format_datetime(soon, usegmt=True)) <= 30
+    for hopeless in ("inf", "1e12", "nan", "soon", ""):
+        assert retry_after_seconds(hopeless) >= 1e12, hopeless
+
+
+@pytest.mark.parametrize("header", ["inf", "1e9", "not-a-number"])
+def test_a_huge_or_malformed_retry_after_waits_only_the_cap(tmp_path: Path, header: str) -> None:
+    import threading
+
+    session = make_session(tmp_path, chunks=4)
+    first = next(c.text for g in session.goldens() for c in g.chunks)
+    seen: list[RunStats] = []
+    with FakeOpenAI() as server:
+        server.retry_after = header
+        server.plan[first] = ["429"]
+        done = threading.Event()
+
+        def judge() -> None:
+            stats = RunStats()
+
+            async def go() -> None:
+                async with make_client(server.base_url, "sk-test") as client:
+                    await run_judge(session.another(), "j", JudgeSettings(
+                        model="m", prompt=builtin("reference"), base_url=server.base_url),
+                        client, RunOptions(max_wait=0.3, max_retries=2), stats,
+                        on_progress=lambda s: seen.append(replace(s)) if s.waiting else None)
+
+            asyncio.run(go())
+            done.set()
+
+        worker = threading.Thread(target=judge, daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        assert done.is_set(), "the run waited past the cap"
+        asked = [when for when, body, _ in server.requests if chunk_of(body) == first]
+    assert len(asked) == 2 and asked[1] - asked[0] >= 0.3  # it did wait, the capped time
+    assert seen and seen[0].waiting == 0.3  # and the progress line was told
+    with Session(tmp_path / "s.db") as check:
+        assert len(check.verdicts("j")) == 4

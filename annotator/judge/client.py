@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import datetime
 import functools
 import hashlib
 import itertools
@@ -20,12 +21,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any, cast
 
 import httpx2
 import openai
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
 
 from annotator.judge.limiter import RateLimiter
 from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt
@@ -224,8 +225,11 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
         # The client's own POST with the body as built: chat.completions.create would walk
         # the messages and the schema through its TypedDict transforms on every call, which
         # was most of the client's CPU per call (benchmarks/judge.py).
-        completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion,
-                                       options={"timeout": timeout})
+        # The body as text, read here: a server may answer 200 with anything (an HTML page, an
+        # empty body, JSON of another shape), and the client's model would let that through
+        # as an object that fails later, far from the reply that caused it.
+        text = await client.post("/chat/completions", body=body, cast_to=str,
+                                 options={"timeout": timeout})
     except openai.APITimeoutError:
         return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start),
                           cause="timeout")
@@ -234,17 +238,15 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
     except openai.APIStatusError as error:
         return status_error(error, settings, elapsed_ms(start))
     latency = elapsed_ms(start)
-    usage = completion.usage
-    result = CallResult(latency_ms=latency,
-                        tokens_in=usage.prompt_tokens if usage else None,
-                        tokens_out=usage.completion_tokens if usage else None)
-    if not completion.choices:
-        result.error, result.cause = "the reply has no choices", "reply"
-        return result
-    choice = completion.choices[0]
-    content = choice.message.content
+    completion = read_completion(text)
+    if isinstance(completion, str):
+        return CallResult(error=completion, raw_reply=text[:RAW_REPLY_CHARS], latency_ms=latency,
+                          cause="reply")
+    result = CallResult(latency_ms=latency, tokens_in=completion.tokens_in,
+                        tokens_out=completion.tokens_out)
+    content = completion.content
     result.raw_reply = content
-    if choice.finish_reason == "length":
+    if completion.finish_reason == "length":
         result.error = "the reply was cut off at the token limit (raise max_tokens)"
         result.cause = "cut_off"
         return result
@@ -254,15 +256,106 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
         return result
     result.verdict, result.reason = parsed
     if body.get("logprobs"):
-        if choice.logprobs is None or not choice.logprobs.content:
+        if not completion.logprobs:
             result.confidence_note = "the reply carried no logprobs"
         else:
-            found = p_relevant(choice.logprobs.content, result.verdict)
+            found = p_relevant(completion.logprobs, result.verdict)
             if isinstance(found, str):
                 result.confidence_note = found
             else:
                 result.p_relevant = found
     return result
+
+
+RAW_REPLY_CHARS = 2000
+"""How much of a body that is not a chat completion is kept with its error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One logprobs token: its text, its logprob and its alternatives (Tokens too)."""
+
+    token: str
+    logprob: float
+    top_logprobs: list[Token]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a judge needs from a chat completion, read from its body without trusting it."""
+
+    content: str | None
+    finish_reason: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    logprobs: list[Token]
+
+
+def read_completion(text: str) -> Completion | str:
+    """A chat completion body read field by field, or a sentence saying why it is not one
+    (nothing a server sends with a 200 makes this raise)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        if not text.strip():
+            return "the server answered with an empty body, not a chat completion"
+        kind = "an HTML page" if text.lstrip()[:1] == "<" else "text that is not JSON"
+        return (f"the server answered with {kind}, not a chat completion (is --base-url the "
+                "server's OpenAI-compatible /v1 address?)")
+    if not isinstance(data, dict):
+        return f"the server answered with JSON that is not a chat completion ({_json_kind(data)})"
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "the reply has no choices"
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return "the reply's first choice holds no message"
+    content = message.get("content")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    logprobs = choice.get("logprobs")
+    finish = choice.get("finish_reason")
+    return Completion(content if isinstance(content, str) else None,
+                      finish if isinstance(finish, str) else None,
+                      _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
+                      _tokens(logprobs.get("content") if isinstance(logprobs, dict) else None))
+
+
+def _json_kind(value: Any) -> str:
+    return ("a list" if isinstance(value, list) else "null" if value is None
+            else type(value).__name__)
+
+
+def _count(value: Any) -> int | None:
+    """A token count, or None when the server sent something else ('12' is read as 12)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def _tokens(raw: Any) -> list[Token]:
+    """Logprobs tokens; anything malformed in them is left out rather than trusted."""
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return []  # a gap would shift every offset after it: no logprobs at all
+        out.append(Token(item["token"], _logprob(item.get("logprob")),
+                         [Token(t["token"], _logprob(t.get("logprob")), [])
+                          for t in item.get("top_logprobs") or []
+                          if isinstance(t, dict) and isinstance(t.get("token"), str)]))
+    return out
+
+
+def _logprob(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else -math.inf
 
 
 VERDICT_KEY = re.compile(r'(?<!\\)"verdict"\s*:\s*')
@@ -311,10 +404,7 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
                         status=status)
     retry_after = error.response.headers.get("retry-after")
     if retry_after is not None:
-        try:
-            result.retry_after = max(0.0, float(retry_after))
-        except ValueError:
-            result.retry_after = None
+        result.retry_after = retry_after_seconds(retry_after)
     said = (message + " " + _body_text(error)).lower()
     if (status in (400, 422, 500) and settings.response_format != "none"
             and any(word in said for word in ("response_format", "json_schema", "json_object"))):
@@ -324,6 +414,22 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
     elif status in (400, 401, 403, 404, 422):
         result.retryable = False  # retrying the same request cannot help
     return result
+
+
+def retry_after_seconds(value: str) -> float:
+    """A Retry-After header in seconds: a number of seconds or an HTTP date; anything else
+    (malformed, negative zero aside) is infinite, so the runner's cap applies."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return math.inf
+        if when.tzinfo is None:
+            return math.inf
+        seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+    return max(0.0, seconds) if not math.isnan(seconds) else math.inf
 
 
 def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,

@@ -42,6 +42,9 @@ class RunOptions:
     """Judge every chunk this many times (repetitions 1..repeat)."""
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
+    max_wait: float = 60.0
+    """The longest wait a server's Retry-After may ask for (longer, infinite or malformed ones
+    wait this long)."""
 
 
 @dataclass(slots=True)
@@ -74,6 +77,8 @@ class RunStats:
     """What the run noticed about the endpoint, as sentences for the summary."""
     failures: Failures = field(default_factory=Failures)
     """Failed calls grouped by what went wrong, for the summary and the progress line."""
+    waiting: float | None = None
+    """Seconds a call is waiting before its retry, when the server asked for the wait."""
     kept: bool = True
     """Whether the judge is in the session after the run: a judge the run defined is removed
     again when it ended without a single verdict."""
@@ -186,8 +191,15 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
                 stopped.append(hopeless)
             if stopped or not result.retryable or attempt == options.max_retries:
                 break
-            await asyncio.sleep(result.retry_after if result.retry_after is not None
-                                else _backoff(attempt, options))
+            if result.retry_after is not None:
+                wait = min(result.retry_after, options.max_wait)
+                stats.waiting = wait
+                if on_progress is not None:
+                    on_progress(stats)
+            else:
+                wait = _backoff(attempt, options)
+            await asyncio.sleep(wait)
+            stats.waiting = None
             attempt += 1
         stats.gave_up += 1
 
