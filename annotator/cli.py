@@ -16,7 +16,7 @@ import click
 from annotator.judge.styles import PROMPTS
 from annotator.report.columns import SORT_KEYS
 from annotator.report.output import FORMATS
-from annotator.text import counted
+from annotator.text import counted, visible
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -38,7 +38,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnnotatorError as error:
-            click.secho(f"Error: {error}", fg="red", err=True)
+            click.secho(f"Error: {visible(str(error))}", fg="red", err=True)
             ctx.exit(EXIT_BAD_INPUT)
 
 
@@ -50,6 +50,12 @@ def cli() -> None:
     Import goldens into a session file, annotate them from the keyboard, and compare
     context precision under human and judge labels.
     """
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print a line for a person: text from files and servers in it is shown, never obeyed by
+    the terminal (annotator.text.visible)."""
+    click.echo(visible(text), err=err)
 
 
 def main() -> None:
@@ -103,9 +109,9 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
                     replace=replace, progress=advance)
             imported.append(path)
             for notice in notices:
-                click.echo(f"Note: {notice}", err=True)
+                _say(f"Note: {notice}", err=True)
             if summary.changed_nothing:
-                click.echo(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
+                _say(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
                            f"{session_path}; nothing changed.")
             else:
                 parts = [f"{counted(summary.goldens_added, 'golden')} added"]
@@ -113,7 +119,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
                     parts.append(f"{summary.goldens_replaced:,} replaced")
                 parts.append(counted(summary.verdicts_added, "judge verdict"))
                 parts.append(counted(summary.labels_added, "human label"))
-                click.echo(f"{path}: {', '.join(parts)} -> {session_path}")
+                _say(f"{path}: {', '.join(parts)} -> {session_path}")
         _warn_alike(session)
 
 
@@ -132,7 +138,7 @@ def _warn_alike(session: Session) -> None:
 
     for group in alike(session.annotators()):
         names = " and ".join(f"'{name}'" for name in group)
-        click.echo(f"Warning: the annotators {names} differ only by case or spacing; the report "
+        _say(f"Warning: the annotators {names} differ only by case or spacing; the report "
                    "counts them as different people. If they are one person, fix the name in the "
                    "file and import it again with --replace.", err=True)
 
@@ -189,7 +195,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             count = _write_output(output, lambda out: writer(session.export_records(), out))
     if output is not None:
         what = "chunk sample" if fmt == "ragas-annotation" else "golden"
-        click.echo(f"Wrote {counted(count, what)} to {output}.", err=True)
+        _say(f"Wrote {counted(count, what)} to {output}.", err=True)
 
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
@@ -268,14 +274,14 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                 sources.remember(session, source)
                 _warn_alike(session)
             for notice in notices:
-                click.echo(f"Note: {notice}", err=True)
-            click.echo(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
+                _say(f"Note: {notice}", err=True)
+            _say(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
                        f"{db_path}; open it again with: annotator annotate {db_path}", err=True)
         elif source.exists():
             with Session(db_path, create=False) as session:
                 missing = sources.check(session, source, db_path, delimiter=separator)
             if missing:
-                click.echo(f"Note: {counted(len(missing), 'golden')} of {db_path} "
+                _say(f"Note: {counted(len(missing), 'golden')} of {db_path} "
                            f"{'is' if len(missing) == 1 else 'are'} no longer in {source} ("
                            + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
                            + "); they stay in the session.", err=True)
@@ -288,7 +294,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         with Session(db_path, create=False) as session:
             adjudication = Adjudication(session, annotator)
             AdjudicatorApp(adjudication, db_path.name).run()
-            click.echo(f"Gold labels on {adjudication.settled:,} of "
+            _say(f"Gold labels on {adjudication.settled:,} of "
                        f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is "
                        f"in {db_path}.", err=True)
         return
@@ -304,7 +310,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                         only=only)
         AnnotatorApp(review, db_path.name).run()
         review.remember_position()  # the chunk under the cursor, to reopen there
-        click.echo(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
+        _say(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
                    f"decided by {annotator}; every decision is in {db_path}.", err=True)
 
 
@@ -313,8 +319,10 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
     from annotator.resolve import one_judge
 
     def ask(names: Sequence[str]) -> str:
-        return str(click.prompt("Which judge's verdicts do you want to review?",
-                                type=click.Choice(list(names)), default=names[0]))
+        shown = {visible(name): name for name in names}  # a name is shown, never obeyed
+        answer = click.prompt("Which judge's verdicts do you want to review?",
+                              type=click.Choice(list(shown)), default=next(iter(shown)))
+        return shown[str(answer)]
 
     return one_judge(session.judge_verdict_counts(), judge, required=False, ask=ask)
 
@@ -411,14 +419,14 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     # Sentences only once the progress bar is closed, so none is drawn inside it.
     gone = "" if stats.kept else f" Judge '{name}' is not kept: it has no verdict yet."
     if interrupted:
-        click.echo(f"Stopped. {counted(stats.judged, 'chunk')} judged and stored; run the same "
+        _say(f"Stopped. {counted(stats.judged, 'chunk')} judged and stored; run the same "
                    f"command again to judge the rest.{gone}", err=True)
         sys.exit(130)
     if stopped is not None:
         raise stopped
     cost = stats.cost(price_in, price_out)
     seconds = time.monotonic() - stats.started
-    click.echo(
+    _say(
         f"Judge '{name}': {counted(stats.judged, 'chunk')} judged in {seconds:.1f} s"
         + (f" (each chunk {repeat} times)" if repeat > 1 else "")
         + f", {stats.skipped:,} already judged, {counted(stats.errors, 'failed call')}"
@@ -430,21 +438,21 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         + (f", ${cost:.4f}" if cost is not None else "") + "." + gone)
     groups = stats.failures.groups()
     for group in groups[:3]:
-        click.echo(group.sentence())
+        _say(group.sentence())
     if len(groups) > 3:
-        click.echo(f"{counted(sum(g.count for g in groups[3:]), 'more failed call')} had other "
+        _say(f"{counted(sum(g.count for g in groups[3:]), 'more failed call')} had other "
                    "causes" + ("; every error is stored with its call." if stats.kept else "."))
     for refusal in stats.refused:
-        click.echo(f"Note: {refusal}.")
+        _say(f"Note: {refusal}.")
     if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"
                                  or not stats.logprobs):
         from annotator.judge.client import FORMAT_WORDS
 
-        click.echo(f"Replies are asked for with {FORMAT_WORDS[stats.response_format]}, "
+        _say(f"Replies are asked for with {FORMAT_WORDS[stats.response_format]}, "
                    + ("with logprobs" if stats.logprobs else "without logprobs")
                    + "; the next run of this judge starts from there.")
     for warning in stats.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        _say(f"Warning: {warning}", err=True)
     if stats.gave_up:
         sys.exit(1)
 
@@ -550,7 +558,7 @@ def _write_document(fmt: str, output: str | None, document: Document) -> None:
 
     _write_output(output, lambda out: write(document, fmt, out))
     if output is not None:
-        click.echo(f"Wrote the {fmt} {document.what} to {output}.", err=True)
+        _say(f"Wrote the {fmt} {document.what} to {output}.", err=True)
 
 
 def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
@@ -659,7 +667,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
         existing = {} if replace else session.splits()
         todo = [g for g in session.golden_ids() if g not in existing]
         if not todo:
-            click.echo(f"Every golden of {session_path} already has a split; nothing changed "
+            _say(f"Every golden of {session_path} already has a split; nothing changed "
                        "(use --replace to draw them all again).")
             return
         strata = session.metadata_values(stratify) if stratify else None
@@ -670,7 +678,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
         session.set_splits(drawn, seed, replace=replace)
         every = {**existing, **drawn}
     counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}
-    click.echo(f"{counted(len(drawn), 'golden')} given a split (seed {seed}); {session_path} "
+    _say(f"{counted(len(drawn), 'golden')} given a split (seed {seed}); {session_path} "
                f"now has {counts['dev']:,} dev and {counts['test']:,} test goldens.")
 
 
@@ -694,13 +702,13 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
     from annotator.merge import merge_sessions
 
     summary = merge_sessions(sources, output)
-    click.echo(f"Merged {counted(len(sources), 'file')} into {output}: "
+    _say(f"Merged {counted(len(sources), 'file')} into {output}: "
                f"{counted(summary.goldens, 'golden')}, {counted(summary.labels, 'label')} from "
                f"{counted(len(summary.annotators), 'annotator')} "
                f"({', '.join(summary.annotators) or 'none'}), judges: "
                f"{', '.join(summary.judges) or 'none'}.")
     if summary.conflicts:
-        click.echo(f"{counted(len(summary.conflicts), 'chunk')} labelled differently by the same "
+        _say(f"{counted(len(summary.conflicts), 'chunk')} labelled differently by the same "
                    "person in different files; the newest label is in force, every version is "
                    "kept:")
         for conflict in summary.conflicts:
@@ -708,10 +716,10 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
                 f"{'-' if verdict is None else verdict}"
                 + (f" ({note!r})" if note else "") + f" at {when}"
                 for verdict, note, when in conflict.versions)
-            click.echo(f"  {conflict.annotator}, golden {conflict.golden_id} rank "
+            _say(f"  {conflict.annotator}, golden {conflict.golden_id} rank "
                        f"{conflict.rank}: {versions}")
     if summary.gold_conflicts:
-        click.echo(f"{counted(summary.gold_conflicts, 'chunk')} had different gold labels in "
+        _say(f"{counted(summary.gold_conflicts, 'chunk')} had different gold labels in "
                    "different files; the newest is in force.")
 
 
@@ -736,7 +744,7 @@ def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
         judged = session.judge_verdict_counts()
         judge_named(judged, name)
         calls = session.remove_judge(name, by=annotator)
-    click.echo(f"Removed judge '{name}' and its {counted(calls, 'stored call')} "
+    _say(f"Removed judge '{name}' and its {counted(calls, 'stored call')} "
                f"({counted(judged[name], 'chunk')} judged) from {session_path}.")
 
 
@@ -757,14 +765,16 @@ def info_command(session_path: str) -> None:
     with _open(session_path) as session:
         console = Console(highlight=False)
         chunk_counts = session.chunk_counts()
-        console.print(Text.assemble((session_path, "bold"), f": {counted(len(chunk_counts), 'golden')}"
+        console.print(Text.assemble((visible(session_path), "bold"),
+                                    f": {counted(len(chunk_counts), 'golden')}"
                                     f", {counted(sum(chunk_counts.values()), 'chunk')}"))
         # Names and paths are data: Text cells, so brackets in them are never read as markup.
         judges = Table("judge", "model", "prompt", "chunks judged", title="Judges",
                        title_justify="left")
         judged = session.judge_verdict_counts()
         for judge in session.judges():
-            judges.add_row(Text(judge.name), Text(judge.model or "-"), Text(judge.prompt_id),
+            judges.add_row(Text(visible(judge.name)), Text(visible(judge.model or "-")),
+                           Text(visible(judge.prompt_id)),
                            f"{judged.get(judge.name, 0):,}")
         console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",
@@ -772,7 +782,7 @@ def info_command(session_path: str) -> None:
         for annotator in session.annotators():
             decided = session.label_counts(annotator)
             complete = sum(1 for g, n in decided.items() if n == chunk_counts.get(g))
-            people.add_row(Text(annotator), f"{sum(decided.values()):,}",
+            people.add_row(Text(visible(annotator)), f"{sum(decided.values()):,}",
                            f"{complete:,} of {len(chunk_counts):,}")
         console.print(people)
         notes = []
@@ -792,4 +802,4 @@ def info_command(session_path: str) -> None:
                          "differently in different files (the newest label is in force; every "
                          "version is kept).")
         for note in notes:
-            console.print(note, markup=False, highlight=False)
+            console.print(visible(note), markup=False, highlight=False)

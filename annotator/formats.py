@@ -10,13 +10,14 @@ import ast
 import csv
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from annotator.errors import InputError
 from annotator.models import GoldenRecord, JudgeVerdict, stable_golden_id
-from annotator.text import counted
+from annotator.text import counted, visible
 from annotator.verdict import SPOKEN, is_verdict
 
 ALIASES = {
@@ -299,7 +300,7 @@ def _csv_row_to_object(row: dict[str, str | None], name: str, line: int) -> dict
         if canonical in CSV_JSON_COLUMNS:
             obj[column] = _parse_csv_json_cell(cell, name, line, column)
         else:
-            obj[column] = cell
+            obj[column] = _from_csv_cell(cell)
     return obj
 
 
@@ -602,10 +603,41 @@ def write_jsonl(records: Iterable[GoldenRecord], out: IO[str]) -> int:
     """Write goldens as session JSONL (UTF-8, one object per line); return how many."""
     count = 0
     for record in records:
-        out.write(json.dumps(golden_to_object(record), ensure_ascii=False))
+        out.write(_json_text(golden_to_object(record)))
         out.write("\n")
         count += 1
     return count
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's CSV injection list)."""
+
+
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell safe to open in a spreadsheet: text with a leading formula
+    character gets a leading apostrophe (read back by this tool without it), and control
+    characters are shown (annotator.text.visible); numbers are left as they are."""
+    if not isinstance(value, str):
+        return value
+    text = visible(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+_UNESCAPED = re.compile(r"[\x7f-\x9f]")
+"""Controls json.dumps leaves raw when it writes non-ASCII text as it is (it escapes C0)."""
+
+
+def _json_text(value: Any) -> str:
+    """JSON with non-ASCII text as it is but every control character escaped, DEL and C1 too
+    (json.dumps escapes only C0): it reads back exactly and shows nothing a terminal obeys."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+
+def _from_csv_cell(cell: str) -> str:
+    """The text of a cell written by csv_cell (its protecting apostrophe dropped)."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
 
 
 CSV_COLUMNS = ("id", "user_input", "reference", "response", "retrieved_contexts", "judge",
@@ -620,8 +652,9 @@ def write_csv(records: Iterable[GoldenRecord], out: IO[str]) -> int:
     for record in records:
         obj = golden_to_object(record)
         writer.writerow({
-            column: (json.dumps(obj[column], ensure_ascii=False)
-                     if column in CSV_JSON_COLUMNS else obj[column])
+            # A list or object column starts with [ or {: never a formula.
+            column: _json_text(obj[column]) if column in CSV_JSON_COLUMNS
+            else csv_cell(obj[column])
             for column in CSV_COLUMNS if column in obj
         })
         count += 1
@@ -637,7 +670,7 @@ def write_chunk_csv(records: Iterable[GoldenRecord], out: IO[str], judge: str,
     for name in annotators:
         columns += [f"label:{name}", f"note:{name}"]
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([csv_cell(column) for column in columns])
     rows = 0
     for record in records:
         verdicts = record.judge_verdicts.get(judge, [])
@@ -655,6 +688,6 @@ def write_chunk_csv(records: Iterable[GoldenRecord], out: IO[str], judge: str,
                 label = labels[k] if k < len(labels) else None
                 note = notes[k] if k < len(notes) else None
                 row += ["" if label is None else label, note or ""]
-            writer.writerow(row)
+            writer.writerow([csv_cell(cell) for cell in row])
             rows += 1
     return rows

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from annotator.text import shortened
+from annotator.text import shortened, visible
 
 if TYPE_CHECKING:
     from annotator.judge.runner import RunStats
@@ -25,7 +25,7 @@ def counter(description: str, *, unit: str, total: int | None = None
     """
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # a path may hold brackets
         BarColumn(),
         MofNCompleteColumn() if total else TextColumn("{task.completed:,} " + unit),
         TimeElapsedColumn(),
@@ -34,7 +34,7 @@ def counter(description: str, *, unit: str, total: int | None = None
         disable=not console.is_terminal,
     )
     with progress:
-        task = progress.add_task(description, total=total)
+        task = progress.add_task(visible(description), total=total)
         yield lambda done: progress.update(task, completed=done)
 
 
@@ -44,12 +44,12 @@ def judging(name: str, price_in: float | None, price_out: float | None
     """A judging progress bar: chunks done of total, rate, errors, tokens and cost."""
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[line]}", markup=False), TimeElapsedColumn(),
         console=console, transient=False, disable=not console.is_terminal,
     )
     with progress:
-        task = progress.add_task(f"Judging with {name}", total=None, line="")
+        task = progress.add_task(visible(f"Judging with {name}"), total=None, line="")
 
         def show(stats: RunStats) -> None:
             elapsed = max(time.monotonic() - stats.started, 1e-9)
@@ -60,7 +60,7 @@ def judging(name: str, price_in: float | None, price_out: float | None
                     + (f"  ${cost:.4f}" if cost is not None else "")
                     + (f"  waiting {stats.waiting:.0f} s as the server asked"
                        if stats.waiting else "")
-                    + (f"  last error: {shortened(latest)}" if latest else ""))
+                    + (f"  last error: {visible(shortened(latest))}" if latest else ""))
             progress.update(task, total=stats.total or None, completed=stats.done, line=line)
 
         yield show

@@ -19,6 +19,7 @@ from annotator.report.model import GoldenRow, RankRow
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.metrics import precision_at_k
 from annotator.stats.stat import Stat
+from annotator.text import shortened, visible
 
 HUMAN = "#2f6db5"
 JUDGE = "#d9822b"
@@ -78,7 +79,8 @@ def precision_at_k_bars(rows: list[GoldenRow], limit: int = 6) -> str:
             ax.bar([k + width / 2 for k in ranks], precision_at_k(row.judge_verdicts), width,
                    color=JUDGE, label="judge")
             ax.set(ylim=(0, 1.05), xticks=ranks, xlabel="rank", ylabel="precision@k")
-            title = row.golden_id if len(row.golden_id) <= 28 else row.golden_id[:27] + "…"
+            # An id is data: a control character in it would make the SVG invalid.
+            title = shortened(visible(row.golden_id), 28)
             ax.set_title(f"{title}\nCP {row.human:.2f} vs {row.judge:.2f}", fontsize=8)
         for ax in axes.ravel()[len(shown):]:
             ax.set_visible(False)
@@ -147,7 +149,7 @@ def judges_forest(judges: list[tuple[str, Stat]], title: str) -> str:
             if interval is not None:
                 ax.plot(interval, [row, row], color=HUMAN, linewidth=2.2)
             ax.plot([point], [row], marker="o", color=JUDGE)
-        ax.set(yticks=range(len(shown)), yticklabels=[name for name, _, _ in reversed(shown)],
+        ax.set(yticks=range(len(shown)), yticklabels=[visible(name) for name, _, _ in reversed(shown)],
                ylim=(-0.7, len(shown) - 0.3), title=title)
         ax.axvline(0, color="#cccccc", linewidth=0.8)
         return _svg(fig)

@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING
 from annotator.report import charts
 from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
+from annotator.text import visible
 
 if TYPE_CHECKING:
     from annotator.report.leaderboard import Leaderboard
+
+def _h(text: str) -> str:
+    """Text for the page: HTML-escaped, control characters shown (they are not valid HTML)."""
+    return escape(visible(text))
+
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -38,27 +44,27 @@ img.chart { max-width: 100%; height: auto; }
 
 def _chart(chart_id: str, svg: str, caption: str) -> str:
     data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
-    return (f'<figure id="chart-{chart_id}" class="chart"><img class="chart" alt="{escape(caption)}"'
-            f' src="data:image/svg+xml;base64,{data}"><figcaption>{escape(caption)}</figcaption>'
+    return (f'<figure id="chart-{chart_id}" class="chart"><img class="chart" alt="{_h(caption)}"'
+            f' src="data:image/svg+xml;base64,{data}"><figcaption>{_h(caption)}</figcaption>'
             "</figure>")
 
 
 def _block(block: Block) -> str:
-    title = f"<h2>{escape(block.title)}</h2>"
+    title = f"<h2>{_h(block.title)}</h2>"
     if isinstance(block, Paragraphs):
         css = ' class="headline"' if block.id == "headline" else ""
-        items = "".join(f"<li>{escape(line)}</li>" for line in block.lines)
+        items = "".join(f"<li>{_h(line)}</li>" for line in block.lines)
         return f'<section id="{block.id}">{title}<ul{css}>{items}</ul></section>'
     assert isinstance(block, Grid)
     head = ""
     if any(block.columns):
-        head = "<thead><tr>" + "".join(f"<th>{escape(c)}</th>" for c in block.columns) + "</tr></thead>"
+        head = "<thead><tr>" + "".join(f"<th>{_h(c)}</th>" for c in block.columns) + "</tr></thead>"
     body = "".join(
         "<tr>" + "".join(
-            f'<td class="undefined">{escape(cell)}</td>' if cell.startswith("undefined")
-            else f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
+            f'<td class="undefined">{_h(cell)}</td>' if cell.startswith("undefined")
+            else f"<td>{_h(cell)}</td>" for cell in row) + "</tr>"
         for row in block.rows)
-    notes = "".join(f'<p class="note">{escape(note)}</p>' for note in block.notes)
+    notes = "".join(f'<p class="note">{_h(note)}</p>' for note in block.notes)
     return f'<section id="{block.id}">{title}<table>{head}<tbody>{body}</tbody></table>{notes}</section>'
 
 
@@ -120,6 +126,6 @@ def html_page(title: str, blocks: list[Block], figures: dict[str, str]) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{escape(title)}</h1>" + "".join(sections) + "</body></html>\n"
+        f"<title>{_h(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{_h(title)}</h1>" + "".join(sections) + "</body></html>\n"
     )

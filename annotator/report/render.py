@@ -9,6 +9,7 @@ from rich.text import Text
 
 from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
+from annotator.text import visible
 
 
 def rich_blocks(blocks: list[Block]) -> RenderableType:
@@ -17,21 +18,22 @@ def rich_blocks(blocks: list[Block]) -> RenderableType:
     for block in blocks:
         if isinstance(block, Paragraphs):
             style = "bold" if block.id == "headline" else ""
-            body = Text("\n").join(Text(line, style=style) for line in block.lines)
-            parts.append(Padding(Group(Text(block.title, style="bold underline"), body),
+            body = Text("\n").join(Text(visible(line), style=style) for line in block.lines)
+            parts.append(Padding(Group(Text(visible(block.title), style="bold underline"), body),
                                  (0, 0, 1, 0)))
             continue
         # Titles and headers may hold names (a judge, a person): Text, never markup.
-        table = Table(title=Text(block.title, style="bold underline"), title_justify="left",
+        table = Table(title=Text(visible(block.title), style="bold underline"),
+                      title_justify="left",
                       show_header=any(block.columns), header_style="bold", box=None,
                       padding=(0, 2, 0, 0), show_edge=False)
         for i, column in enumerate(block.columns):
-            table.add_column(Text(column), style="bold" if i == 0 and block.id != "worst"
+            table.add_column(Text(visible(column)), style="bold" if i == 0 and block.id != "worst"
                              else None, overflow="fold")
         for row in block.rows:
-            table.add_row(*(Text(cell, style="dim" if cell.startswith("undefined") else "")
-                            for cell in row))
-        notes = [Text(note, style="yellow" if block.id == "people" else "italic")
+            table.add_row(*(Text(visible(cell), style="dim" if cell.startswith("undefined")
+                                 else "") for cell in row))
+        notes = [Text(visible(note), style="yellow" if block.id == "people" else "italic")
                  for note in block.notes]
         parts.append(Padding(Group(table, *notes), (0, 0, 1, 0)))
     return Group(*parts)
@@ -43,8 +45,9 @@ def rich_report(report: Report) -> RenderableType:
 
 
 def _md_text(text: str) -> str:
-    """Escape what Markdown would otherwise read as markup in running text."""
-    out = text.replace("\\", "\\\\")
+    """Escape what Markdown would otherwise read as markup in running text (and show control
+    characters, which a terminal printing the Markdown would obey)."""
+    out = visible(text).replace("\\", "\\\\")
     for char in "`*_[]<>#|":
         out = out.replace(char, "\\" + char)
     return out

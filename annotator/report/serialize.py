@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 from typing import IO, TYPE_CHECKING, Any
 
+from annotator.formats import csv_cell
 from annotator.report.model import GoldenRow, Report
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.stat import Stat
@@ -189,7 +190,7 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     writer.writerow(["judge", *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
                      "calls", "failed_calls", *CALL_FIGURES])
     for row in board.judges:
-        cells: list[object] = [row.judge]
+        cells: list[object] = [csv_cell(row.judge)]
         for k in keys:
             stat = row.stats[k]
             low, high = stat.interval or ("", "")

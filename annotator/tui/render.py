@@ -1,7 +1,7 @@
 """Rich Text for the screens, built from core objects.
 
-Every string that came from a file or a judge is appended as plain text: nothing from a
-golden or a reason is ever parsed as markup.
+Every string that came from a file or a judge is appended as plain text, never parsed as
+markup, and through annotator.text.visible, so no control character in it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from annotator.stats.chunk_agreement import ChunkAgreement
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import passes
 from annotator.stats.stat import number
+from annotator.text import visible
 from annotator.verdict import name as verdict_name
 
 FOLD_CHARS = 500
@@ -59,10 +60,10 @@ def header(review: Review, session_name: str) -> Text:
     if review.blind_rate:
         text.append(f"  blind {review.blind_rate:.0%}")
     text.append("  annotator ")
-    text.append(review.annotator, style="bold")
+    text.append(visible(review.annotator), style="bold")
     text.append("  judge ")
-    text.append(review.judge or "(none)", style="bold")
-    text.append(f"  {session_name}")
+    text.append(visible(review.judge or "(none)"), style="bold")
+    text.append(f"  {visible(session_name)}")
     return text
 
 
@@ -70,19 +71,19 @@ def golden_panel(review: Review) -> Text:
     """The golden's id, question, reference, response and metadata."""
     golden = review.golden
     text = Text()
-    text.append(golden.id, style="bold underline")
+    text.append(visible(golden.id), style="bold underline")
     text.append("\nQuestion   ", style="bold")
-    text.append(golden.user_input)
+    text.append(visible(golden.user_input))
     if golden.reference is not None:
         text.append("\nReference  ", style="bold")
-        text.append(golden.reference)
+        text.append(visible(golden.reference))
     if golden.response is not None:
         text.append("\nResponse   ", style="bold")
-        text.append(golden.response)
+        text.append(visible(golden.response))
     shown = {k: v for k, v in golden.metadata.items() if k != "sample_note"}
     if shown:
         text.append("\nMetadata   ", style="bold")
-        text.append("  ".join(f"{k}={v}" for k, v in shown.items()), style="dim")
+        text.append(visible("  ".join(f"{k}={v}" for k, v in shown.items())), style="dim")
     return text
 
 
@@ -97,7 +98,7 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     text.append(f" {fmt(p_judge, 2)}   you ")
     text.append(bar(p_human), style="yellow")
     text.append(f" {fmt(p_human, 2)}\n")
-    body = view.chunk.text
+    body = visible(view.chunk.text)
     lines = body.splitlines()
     if not unfolded and (len(body) > FOLD_CHARS or len(lines) > FOLD_LINES):
         shown = "\n".join(lines[:FOLD_LINES])[:FOLD_CHARS]
@@ -120,7 +121,7 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
             text.append(f"  P(useful) {view.verdict.p_relevant:.2f}", style="dim")
         if view.verdict.reason:
             text.append("  ")
-            text.append(view.verdict.reason, style="italic")
+            text.append(visible(view.verdict.reason), style="italic")
     text.append("\nyou    ", style="bold")
     label, style = STATE_TEXT[view.state]
     if view.decision is None:
@@ -132,7 +133,7 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
         text.append(f"  blind answer: {verdict_word(view.label.blind_verdict)}", style="dim")
     if view.label is not None and view.label.note:
         text.append("\nnote   ", style="bold")
-        text.append(view.label.note, style="yellow")
+        text.append(visible(view.label.note), style="yellow")
     return text
 
 

@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from annotator.adjudication import Adjudication
+from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word
 
@@ -25,32 +26,32 @@ def dispute_text(adjudication: Adjudication) -> Text:
     dispute = adjudication.current
     golden, chunk = dispute.golden, dispute.chunk
     text = Text()
-    text.append(golden.id, style="bold underline")
+    text.append(visible(golden.id), style="bold underline")
     text.append(f"  rank {chunk.rank} of {len(golden.chunks)}", style="bold")
     text.append("\nQuestion   ", style="bold")
-    text.append(golden.user_input)
+    text.append(visible(golden.user_input))
     if golden.reference is not None:
         text.append("\nReference  ", style="bold")
-        text.append(golden.reference)
+        text.append(visible(golden.reference))
     text.append("\n\nChunk\n", style="bold")
-    text.append(chunk.text)
+    text.append(visible(chunk.text))
     text.append("\n\nPeople\n", style="bold")
     for opinion in dispute.opinions:
-        text.append(f"  {opinion.annotator}: ", style="bold")
+        text.append(f"  {visible(opinion.annotator)}: ", style="bold")
         text.append(verdict_word(opinion.verdict).upper(),
                     style="green" if opinion.verdict else "red")
         if opinion.note:
             text.append("  ")
-            text.append(opinion.note, style="yellow")
+            text.append(visible(opinion.note), style="yellow")
         text.append("\n")
     if dispute.verdicts:
         text.append("Judges\n", style="bold")
         for verdict in dispute.verdicts:
-            text.append(f"  {verdict.judge}: ", style="bold")
+            text.append(f"  {visible(verdict.judge)}: ", style="bold")
             text.append(verdict_word(verdict.verdict))
             if verdict.reason:
                 text.append("  ")
-                text.append(verdict.reason, style="italic")
+                text.append(visible(verdict.reason), style="italic")
             text.append("\n")
     text.append("\nGold   ", style="bold")
     gold = adjudication.gold.get(chunk.id)

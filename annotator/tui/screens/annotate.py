@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
@@ -10,6 +11,7 @@ from textual.widgets import Footer, Static
 
 from annotator.review import Outcome, Review
 from annotator.stats.metrics import precision_at_k_so_far
+from annotator.text import visible
 from annotator.tui import render
 from annotator.tui.keys import bindings
 from annotator.tui.widgets.chunk_card import ChunkCard
@@ -105,7 +107,7 @@ class AnnotateScreen(Screen[None]):
     def say(self, outcome: Outcome) -> None:
         """Show an outcome on the status line (errors in red) and redraw."""
         status = self.query_one("#status", Static)
-        status.update(outcome.message)
+        status.update(Text(visible(outcome.message)))  # it may name a golden: never markup
         status.set_class(not outcome.ok, "-error")
         self.redraw()
 

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from annotator.review import Review
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.stat import number
+from annotator.text import visible
 from annotator.tui import render
 
 FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {
@@ -120,7 +121,8 @@ class QueueScreen(Screen[str | None]):
         cp_h, cp_j = c.cp_human(), c.cp_judge()
         diff = "-" if cp_h is None or cp_j is None else number(cp_j - cp_h, sign=True)
         # Text(...) cells: a golden id like "list[int]" must not be read as markup.
-        return [str(self.positions[c.golden_id]), Text(c.golden_id), render.queue_state(c),
+        return [str(self.positions[c.golden_id]), Text(visible(c.golden_id)),
+                render.queue_state(c),
                 f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j), diff,
                 str(c.disagreements), "yes" if c.has_note else ""]
 
