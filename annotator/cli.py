@@ -380,7 +380,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
     from annotator.judge.styles import make_prompt
     from annotator.judge.types import Against, JudgeSettings
@@ -390,7 +390,11 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     prompt = make_prompt(prompt_id, side)
     if prompt.sampling is not None:  # a style that must run with its own library's defaults
         temperature, max_tokens = prompt.sampling
-    settings = JudgeSettings(model=model, prompt=prompt, base_url=base_url,
+    stored_url, url_secrets = without_credentials(base_url)
+    if url_secrets:
+        _say("Note: the user name and password in --base-url are sent with every request but "
+             "never stored; the session keeps the address without them.", err=True)
+    settings = JudgeSettings(model=model, prompt=prompt, base_url=stored_url,
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
     name = name or f"{model}-{prompt.id}"
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
@@ -402,7 +406,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         async with make_client(base_url, key, concurrency=concurrency, rpm=rpm,
                                tpm=tpm) as client:
             await run_judge(session, name, settings, client, options, stats, on_progress=show,
-                            secret=None if key == LOCAL_KEY else key)
+                            secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
 
     interrupted = False
     stopped: JudgeStopped | None = None

@@ -19,15 +19,15 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-CHUNK = re.compile(r"Chunk:\n(.*?)\n\nWas this chunk", re.S)
 RAGAS_CONTEXT = re.compile(r'"context": "((?:[^"\\]|\\.)*)"')
 
 
 def chunk_of(body: dict[str, Any]) -> str:
     """The chunk text a request asks about (builtin or RAGAS prompt)."""
     user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
-    if match := CHUNK.search(user):
-        return match.group(1)
+    fields, _, question = user.partition("\n\nWas this chunk")
+    if question:  # the builtin prompt: its fields as one JSON object
+        return str(json.loads(fields)["chunk"])
     matches = RAGAS_CONTEXT.findall(user)
     return json.loads(f'"{matches[-1]}"') if matches else user
 

@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx2
 import openai
@@ -432,10 +433,25 @@ def retry_after_seconds(value: str) -> float:
     return max(0.0, seconds) if not math.isnan(seconds) else math.inf
 
 
+def without_credentials(url: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """A URL without the user name and password in it, and those secrets (to redact)."""
+    if url is None:
+        return None, ()
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, ()
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    secrets = tuple(unquote(s) for s in (parts.password, parts.username) if s)
+    return urlunsplit(parts._replace(netloc=netloc)), secrets
+
+
 def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,
                      latency: float) -> CallResult:
     """A CallResult for a request that never got a reply: which URL, and what to check."""
-    url = re.sub(r"//[^/@]*@", "//", str(client.base_url))  # never echo credentials in a URL
+    url = without_credentials(str(client.base_url))[0]  # never echo credentials in a URL
     return CallResult(error=f"connection failed to {url} ({error.__class__.__name__}): check that "
                             "the server is running and that --base-url is right",
                       latency_ms=latency, cause="connection")

@@ -110,7 +110,7 @@ async def run_judge(
     stats: RunStats,
     *,
     on_progress: Callable[[RunStats], None] | None = None,
-    secret: str | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> RunStats:
     """Judge every chunk not yet judged by this request; store each call as it ends.
 
@@ -121,7 +121,7 @@ async def run_judge(
     session.define_judge(judge_definition(name, settings))
     try:
         return await _judge_all(session, name, settings, client, options, stats, on_progress,
-                                secret)
+                                secrets)
     finally:
         # Whatever ended the run (done, stopped, Ctrl-C, every call failed), a judge it defined
         # that holds no verdict is not left behind for defaults and leaderboards to trip on.
@@ -132,7 +132,7 @@ async def run_judge(
 async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
                      options: RunOptions, stats: RunStats,
                      on_progress: Callable[[RunStats], None] | None,
-                     secret: str | None) -> RunStats:
+                     secrets: tuple[str, ...]) -> RunStats:
     _resume_transport(session, name, settings)
     stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
     done = session.judged_requests(name)
@@ -172,7 +172,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
         attempt = 0
         while True:
             result = await ask(client, settings, messages, options.timeout)
-            _redact(result, secret)  # before anything stores, counts or prints the reply
+            _redact(result, secrets)  # before anything stores, counts or prints the reply
             _store(session, name, chunk_id, sha, repetition, result)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
@@ -344,12 +344,15 @@ def _backoff(attempt: int, options: RunOptions) -> float:
     return random.uniform(0, min(options.backoff_cap, options.backoff_base * 2**attempt))
 
 
-def _redact(result: CallResult, secret: str | None) -> None:
-    """Replace an API key a server echoed back in its error or reply (belt and braces)."""
-    if secret:
-        result.error = result.error.replace(secret, "***") if result.error else result.error
-        result.raw_reply = (result.raw_reply.replace(secret, "***") if result.raw_reply
-                            else result.raw_reply)
+def _redact(result: CallResult, secrets: tuple[str, ...]) -> None:
+    """Replace a key or password a server echoed back in its error, reply or reason."""
+    for secret in secrets:
+        if len(secret) < 4:  # too short to find without hiding ordinary text
+            continue
+        for name in ("error", "raw_reply", "reason"):
+            text = getattr(result, name)
+            if text and secret in text:
+                setattr(result, name, text.replace(secret, "***"))
 
 
 def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int,

@@ -518,6 +518,12 @@ class Session:
             theirs = (stored["model"], stored["base_url"], stored["prompt_id"],
                       stored["prompt_sha256"], json.loads(stored["parameters"]))
             if judge.prompt_id != "imported" and mine != theirs:
+                if mine[:3] == theirs[:3] and mine[4:] == theirs[4:]:  # only the template
+                    raise SessionError(
+                        f"The judge '{judge.name}' was run with an earlier version of the "
+                        f"'{judge.prompt_id}' prompt; its verdicts stay under that name. Give "
+                        f"this run another --name (e.g. {judge.name}-2) to judge with the "
+                        "current prompt.")
                 raise SessionError(
                     f"A judge named '{judge.name}' is already defined in this session with other "
                     f"settings (model {stored['model']!r}, prompt {stored['prompt_id']!r}, "
