@@ -727,6 +727,26 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
                    "different files; the newest is in force.")
 
 
+@cli.command("copy")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("target", metavar="NEW", type=click.Path(dir_okay=False))
+def copy_command(session_path: str, target: str) -> None:
+    """Copy a session to a new file, everything in it, even while it is in use.
+
+    A plain cp of a session file in use can miss the newest verdicts and labels (they may
+    still be in its -wal file); this copy takes them all, through SQLite's backup API.
+
+    \b
+    Example:
+      annotator copy base.db alice.db
+    """
+    with _open(session_path) as session:
+        session.copy_to(target)
+        goldens, chunks = session.count_goldens(), session.count_chunks()
+    _say(f"Copied {session_path} to {target}: {counted(goldens, 'golden')}, "
+         f"{counted(chunks, 'chunk')}, every verdict and label.")
+
+
 @cli.command("remove-judge")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 @click.argument("name")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,11 +35,22 @@ def new_session_file(path: str | Path, keep: Callable[[], bool] = lambda: False
 def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
     """A text file written beside its target and moved over it in one step: a stopped or
     failed write leaves the old file as it was and no partial file behind."""
-    tmp = Path(f"{output}.partial")
+    target = Path(output)
+    # A new file of our own (O_EXCL, a random name in the same folder): a file or a symlink
+    # planted at a predictable name is never followed, and the final rename stays on one disk.
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    tmp = Path(name)
     try:
         # newline="" keeps the bytes the same on every platform.
-        with tmp.open("w", encoding="utf-8", newline="") as out:
+        with open(fd, "w", encoding="utf-8", newline="") as out:
             yield out
-        tmp.replace(output)
+        tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private; give it a new file's mode
+        tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

@@ -113,3 +113,65 @@ def test_opening_a_goldens_file_imports_it_once_then_continues(tmp_path: Path) -
             os.close(term.master)
     with Session(tmp_path / "banking.db") as session:
         assert session.count_goldens() == 16 and len(session.labels("alice")) == 1
+
+
+def test_copy_takes_what_is_still_in_the_log_while_the_session_is_open(tmp_path: Path) -> None:
+    import shutil
+
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    db = _imported(tmp_path)
+    with Session(db) as writer:  # open, as a running judge or screen would be
+        writer.db.execute("PRAGMA wal_autocheckpoint = 0")  # keep every write in the -wal
+        for chunk_id in list(writer.labels("sample-reviewer"))[:10]:
+            writer.decide("alice", chunk_id, 1, "set")
+        shutil.copy(db, tmp_path / "plain.db")  # what `cp` takes: the main file only
+        result = CliRunner().invoke(cli, ["copy", str(db), str(tmp_path / "copy.db")])
+        assert result.exit_code == 0, result.output
+        assert "Copied" in result.stdout and "16 goldens, 80 chunks" in result.stdout
+        again = CliRunner().invoke(cli, ["copy", str(db), str(tmp_path / "copy.db")])
+        assert again.exit_code == 2 and "already exists" in again.stderr
+    with Session(tmp_path / "copy.db") as copy:
+        assert len(copy.labels("alice")) == 10
+    import sqlite3
+
+    plain = sqlite3.connect(tmp_path / "plain.db")
+    try:
+        missing = plain.execute("SELECT count(*) FROM labels WHERE annotator = 'alice'").fetchone()
+    finally:
+        plain.close()
+    assert missing[0] < 10  # the plain copy lost decisions that were still in the log
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert leftovers == []
+
+
+def test_closing_after_writes_folds_the_log_into_the_file(tmp_path: Path) -> None:
+    db = _imported(tmp_path)
+    with Session(db) as writer:
+        writer.db.execute("PRAGMA wal_autocheckpoint = 0")
+        chunk_id = next(iter(writer.labels("sample-reviewer")))
+        writer.decide("alice", chunk_id, 0, "set")
+    wal = Path(f"{db}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_an_output_file_never_follows_a_planted_partial_symlink(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    db = _imported(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    out = tmp_path / "report.json"
+    Path(f"{out}.partial").symlink_to(victim)
+    result = CliRunner().invoke(cli, ["report", str(db), "--format", "json", "--bootstrap", "0",
+                                      "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert out.read_text(encoding="utf-8").startswith("{")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # a new file's mode, not mkstemp's 0600

@@ -94,3 +94,25 @@ def test_every_row_dataclass_names_real_columns_of_its_table(session: Session) -
         missing = [f.name for f in fields(cls) if f.name not in names]
         assert not missing, f"{cls.__name__} fields without a column in {table}: {missing}"
         session.db.execute(f"SELECT {columns(cls)} FROM {table} LIMIT 0")  # and the SQL runs
+
+
+def test_a_session_from_a_newer_version_is_refused_by_name_and_left_as_it_is(
+        tmp_path: Path) -> None:
+    import sqlite3
+
+    from annotator.errors import SessionError
+    from tests.conftest import dump
+
+    path = tmp_path / "future.db"
+    Session(path).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
+                     "VALUES ('cp-annotator', 'm009_from_the_future', '2027-01-01')")
+    conn.close()
+    before = dump(path)
+    for create in (True, False):
+        with pytest.raises(SessionError, match=r"written by a newer cp-annotator \(its schema "
+                           r"has m009_from_the_future.*Upgrade: pip install --upgrade"):
+            Session(path, create=create)
+    assert dump(path) == before

@@ -8,8 +8,11 @@ verdicts, every annotator's labels and an append-only event log. Every write hap
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -34,6 +37,7 @@ from annotator.models import (
     Undone,
 )
 from annotator.store.importer import Importer
+from annotator.store.migrations import known as known_migrations
 from annotator.store.migrations import migrations
 from annotator.store.rows import columns, field_names
 from annotator.verdict import checked
@@ -56,6 +60,7 @@ class Session:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self._wrote = False
         if not create and not self.path.exists():
             raise SessionError(
                 f"There is no session file at {self.path}. Create one with "
@@ -91,10 +96,16 @@ class Session:
                 return
             raise SessionError(f"{self.path} is empty, not a session yet. Make one with "
                                f"'annotator import GOLDENS.jsonl --session {self.path}'.")
-        if "_sqlite_migrations" in tables and conn.execute(
-                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1",
-                [migrations.name]).fetchone():
-            return
+        if "_sqlite_migrations" in tables:
+            applied = {row[0] for row in conn.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [migrations.name])}
+            if applied:
+                if newer := sorted(applied - known_migrations()):
+                    raise SessionError(
+                        f"{self.path} was written by a newer cp-annotator (its schema has "
+                        f"{', '.join(newer)}, which this version does not know); it was left as "
+                        "it is. Upgrade: pip install --upgrade cp-annotator.")
+                return
         shown = ", ".join(tables[:8]) + (f" and {len(tables) - 8} more" if len(tables) > 8 else "")
         raise SessionError(f"{self.path} is a SQLite database but not a cp-annotator session "
                            f"(its tables: {shown}); it was left as it is. A session file is made "
@@ -103,8 +114,33 @@ class Session:
     # -- plumbing -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file; after writes, fold the write-ahead log into it first, so a plain copy
+        of the file taken afterwards holds everything (another connection still open may keep
+        part of the log: 'annotator copy' is the safe copy)."""
+        if self._wrote:
+            # Busy with another connection: its own close checkpoints instead.
+            with contextlib.suppress(sqlite3.OperationalError):
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.db.close()
+
+    def copy_to(self, target: str | Path) -> None:
+        """Write a consistent copy of the session, its log included, to a new file (SQLite's
+        backup API: safe while others use the session). The copy appears whole or not at all."""
+        target = Path(target)
+        if target.exists():
+            raise SessionError(f"{target} already exists; copy to a new file, or remove it first.")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+        os.close(fd)
+        try:
+            out = sqlite3.connect(tmp)
+            try:
+                self.db.conn.backup(out)
+                out.execute("PRAGMA journal_mode = WAL")
+            finally:
+                out.close()
+            os.link(tmp, target)  # fails if the target appeared meanwhile: never overwritten
+        finally:
+            Path(tmp).unlink(missing_ok=True)
 
     def another(self) -> Session:
         """A second connection to the same file, for a worker thread (a sqlite3 connection
@@ -121,6 +157,7 @@ class Session:
     def _write(self) -> Iterator[None]:
         """One write transaction that takes the write lock at once (no deadlock on upgrade)."""
         conn = self.db.conn
+        self._wrote = True
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
