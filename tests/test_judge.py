@@ -216,6 +216,33 @@ def test_limiter_grants_never_exceed_the_limit_in_any_window(limit: int, units: 
     assert granted[-1] - granted[0] >= 0.3 * 3 - 0.01
 
 
+def test_the_limiter_paces_grants_and_a_new_one_opens_without_a_burst() -> None:
+    """--rpm 900 scaled to a 1.2 s period: no sixth of the period holds more than its share
+    plus the one-second-per-minute allowance, and the first sixth is no exception."""
+    from annotator.judge.limiter import BURST_SHARE, RateLimiter
+
+    limit, period = 900, 1.2
+    granted: list[float] = []
+
+    async def main() -> None:
+        limiter = RateLimiter(limit, period=period)
+
+        async def take() -> None:
+            await limiter.acquire()
+            granted.append(time.monotonic())
+
+        await asyncio.gather(*(take() for _ in range(450)))
+
+    asyncio.run(main())
+    granted.sort()
+    window = period / 6  # "10 seconds" of a minute
+    allowance = limit * BURST_SHARE + 1
+    for i, start in enumerate(granted):
+        held = sum(1 for t in granted[i:] if t < start + window)
+        assert held <= limit / 6 + allowance, (i, held)
+    assert sum(1 for t in granted if t < granted[0] + window) <= limit / 6 + allowance
+
+
 def test_refused_structured_output_and_logprobs_fall_back(tmp_path: Path) -> None:
     session = make_session(tmp_path, chunks=8)
     texts = [c.text for g in session.goldens() for c in g.chunks]
