@@ -727,3 +727,45 @@ def test_a_judge_run_with_an_earlier_builtin_prompt_is_named_as_such(tmp_path: P
         session.define_judge(Judge("j", "m", None, "builtin", "1" * 64, {"temperature": 0.0}))
     with pytest.raises(SessionError, match="already defined in this session with other"):
         session.define_judge(Judge("j", "m", None, "builtin", "0" * 64, {"temperature": 0.5}))
+
+
+def test_a_second_run_of_the_same_judge_is_refused_while_the_first_runs(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with FakeOpenAI(latency=0.05) as server:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
+             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"],
+                                    env=cli_env(server))
+        assert second.exit_code == 2, second.output
+        assert (f"Judge 'fake-builtin' is already being run on this session by process "
+                f"{first.pid}") in second.stderr
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 0, err
+        asked = Counter(chunk_of(body) for _, body, _ in server.requests)
+        assert len(asked) == 80 and max(asked.values()) == 1  # no chunk asked twice
+        # Once the first has finished, the judge is free again (and has nothing left to do).
+        third = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
+        assert third.exit_code == 0 and "80 already judged" in third.stdout
+
+
+def test_a_killed_run_does_not_hold_the_judge(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with FakeOpenAI(latency=0.05) as server:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
+             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        first.kill()
+        first.wait(timeout=30)
+        again = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
+    assert again.exit_code == 0, again.output  # its process is gone: the lease lapses at once
+    with Session(db) as session:
+        assert len(session.verdicts("fake-builtin")) == 80

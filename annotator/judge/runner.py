@@ -13,10 +13,14 @@ time): repetition 1 is the verdict in force, and the others measure how often it
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import socket
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from openai import AsyncOpenAI
 
@@ -117,22 +121,27 @@ async def run_judge(
     Raises JudgeStopped when the first calls all fail the same hopeless way (a refused key, an
     unknown model or path, no server): a judge this run defined is then removed again.
     """
-    new_judge = name not in {j.name for j in session.judges()}
-    session.define_judge(judge_definition(name, settings))
+    lease = Lease(session, name)
+    lease.take()  # before anything is written: a refused run changes nothing
     try:
-        return await _judge_all(session, name, settings, client, options, stats, on_progress,
-                                secrets)
+        new_judge = name not in {j.name for j in session.judges()}
+        session.define_judge(judge_definition(name, settings))
+        try:
+            return await _judge_all(session, name, settings, client, options, stats,
+                                    on_progress, secrets, lease)
+        finally:
+            # Whatever ended the run (done, stopped, Ctrl-C, every call failed), a judge it
+            # defined that holds no verdict is not left behind for defaults to trip on.
+            if new_judge and stats.judged == 0:
+                stats.kept = not session.forget_unused_judge(name)
     finally:
-        # Whatever ended the run (done, stopped, Ctrl-C, every call failed), a judge it defined
-        # that holds no verdict is not left behind for defaults and leaderboards to trip on.
-        if new_judge and stats.judged == 0:
-            stats.kept = not session.forget_unused_judge(name)
+        lease.release()
 
 
 async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
                      options: RunOptions, stats: RunStats,
                      on_progress: Callable[[RunStats], None] | None,
-                     secrets: tuple[str, ...]) -> RunStats:
+                     secrets: tuple[str, ...], lease: Lease) -> RunStats:
     _resume_transport(session, name, settings)
     stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
     done = session.judged_requests(name)
@@ -174,6 +183,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             result = await ask(client, settings, messages, options.timeout)
             _redact(result, secrets)  # before anything stores, counts or prints the reply
             _store(session, name, chunk_id, sha, repetition, result)
+            lease.renew()
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
             stats.requests += result.requests
@@ -244,6 +254,61 @@ def degenerate(session: Session, name: str) -> list[str]:
         out.append(f"judge '{name}' gave the same reason to {same} of its {total} verdicts "
                    f"({shortened(reason, 80)!r}): it may not be reading the chunks.")
     return out
+
+
+LEASE_SECONDS = 60.0
+"""How long a run's claim on a judge lasts without renewal (a killed run's claim lapses)."""
+
+
+class Lease:
+    """This run's claim on a judge in the session: a second run of the same judge on the same
+    file is refused while the first runs, so no chunk is asked twice (it would be, by both)."""
+
+    def __init__(self, session: Session, judge: str) -> None:
+        self.session = session
+        self.judge = judge
+        self.id = uuid.uuid4().hex
+        self.holder = {"id": self.id, "pid": os.getpid(), "host": socket.gethostname(),
+                       "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        self._renewed = 0.0
+        self._held = False
+
+    def take(self) -> None:
+        """Claim the judge, or raise SessionError naming the run that holds it."""
+        other = self.session.take_lease(self.judge, self.holder, LEASE_SECONDS, _still_running)
+        if other is not None:
+            raise SessionError(
+                f"Judge '{self.judge}' is already being run on this session by process "
+                f"{other.get('pid')} on {other.get('host')} (since {other.get('since')}). Wait "
+                "for it to finish, or stop it; a run stopped without finishing gives the judge "
+                f"up within {LEASE_SECONDS:.0f} s. To judge alongside it, use another --name.")
+        self._held, self._renewed = True, time.monotonic()
+
+    def renew(self) -> None:
+        """Keep the claim alive (a write at most every few seconds)."""
+        if self._held and time.monotonic() - self._renewed > LEASE_SECONDS / 6:
+            self.session.take_lease(self.judge, self.holder, LEASE_SECONDS, _still_running)
+            self._renewed = time.monotonic()
+
+    def release(self) -> None:
+        """Give the judge up."""
+        if self._held:
+            self.session.release_lease(self.judge, self.id)
+            self._held = False
+
+
+def _still_running(holder: dict[str, object]) -> bool:
+    """Whether a lease's holder still runs: a process on this machine that has gone is not."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return True  # another machine: trust its expiry time
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class JudgeStopped(AnnotatorError):

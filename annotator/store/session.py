@@ -596,6 +596,28 @@ class Session:
                  now()),
             )
 
+    def take_lease(self, judge: str, holder: dict[str, Any], seconds: float,
+                   alive: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        """Take the right to run a judge for ``seconds``; the other holder when refused (a lease
+        not yet expired whose holder ``alive`` says still runs). Renew by taking it again."""
+        key = f"lease:{judge}"
+        with self._write():
+            current = self._setting(key)
+            now = datetime.now(UTC).timestamp()
+            if (current is not None and current.get("id") != holder["id"]
+                    and current.get("until", 0) > now and alive(current)):
+                return dict(current)
+            self._set_setting(key, {**holder, "until": now + seconds})
+        return None
+
+    def release_lease(self, judge: str, holder_id: str) -> None:
+        """Give up a judge's lease, if this holder still has it."""
+        key = f"lease:{judge}"
+        with self._write():
+            current = self._setting(key)
+            if current is not None and current.get("id") == holder_id:
+                self.db.conn.execute("DELETE FROM settings WHERE key = ?", [key])
+
     def judge_transport(self, judge: str) -> dict[str, Any] | None:
         """What a judge's endpoint accepted last: its response format and whether logprobs."""
         value = self._setting(f"transport:{judge}")
@@ -867,8 +889,10 @@ class Session:
             "gold_labels": with_chunk("gold_labels"),
             "label_conflicts": with_chunk("label_conflicts"),
             "splits": rows("SELECT * FROM splits"),
-            # Every setting but the file's own identity: judges' prices, the random sample.
-            "settings": rows("SELECT key, value FROM settings WHERE key <> 'session_id'"),
+            # Every setting but the file's own identity and a running judge's lease: judges'
+            # prices, the random sample, where each person was.
+            "settings": rows("SELECT key, value FROM settings WHERE key <> 'session_id' "
+                             "AND key NOT LIKE 'lease:%'"),
             "events": events,
         }
         for name in ("verdicts", "labels", "gold_labels", "label_conflicts", "events"):
