@@ -744,7 +744,7 @@ def test_a_second_run_of_the_same_judge_is_refused_while_the_first_runs(tmp_path
         assert second.exit_code == 2, second.output
         assert (f"Judge 'fake-builtin' is already being run on this session by process "
                 f"{first.pid}") in second.stderr
-        out, err = first.communicate(timeout=60)
+        _, err = first.communicate(timeout=60)
         assert first.returncode == 0, err
         asked = Counter(chunk_of(body) for _, body, _ in server.requests)
         assert len(asked) == 80 and max(asked.values()) == 1  # no chunk asked twice
