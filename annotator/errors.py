@@ -27,3 +27,7 @@ class InputError(AnnotatorError):
 
 class SessionError(AnnotatorError):
     """A session file that cannot be used as asked (wrong judge, unknown golden, ...)."""
+
+
+class SessionBusy(SessionError):
+    """Another command holds the session's write lock for longer than a write may wait."""

@@ -6,13 +6,14 @@ which writes the decision through the session (committed before it returns) and 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from annotator.errors import SessionError
+from annotator.errors import SessionBusy, SessionError
 from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
 from annotator.resolve import judge_named
 from annotator.stats.chunk_agreement import Confusion
@@ -160,8 +161,10 @@ class Review:
         self.remember_position()
 
     def remember_position(self) -> None:
-        """Store the golden and chunk under the cursor, so the next visit reopens there."""
-        self.session.set_position(self.annotator, self.golden.id, self.cursor + 1)
+        """Store the golden and chunk under the cursor, so the next visit reopens there (a
+        convenience: skipped while another command holds the file)."""
+        with contextlib.suppress(SessionBusy):
+            self.session.set_position(self.annotator, self.golden.id, self.cursor + 1)
 
     def refresh_verdicts(self) -> bool:
         """Pick up verdicts a judge stored since the last look (it may run in another process).
@@ -322,11 +325,14 @@ class Review:
         blind_answer = view.hidden
         judge_verdict = None if view.verdict is None else view.verdict.verdict
         was_complete = self.is_complete(self.golden.id)
-        label = self.session.decide(
-            self.annotator, view.chunk.id, verdict, action, judge=self.judge,
-            shown_verdict=None if blind_answer else judge_verdict,
-            blind_verdict=verdict if blind_answer else None, decision_ms=round(elapsed_ms, 1),
-        )
+        try:
+            label = self.session.decide(
+                self.annotator, view.chunk.id, verdict, action, judge=self.judge,
+                shown_verdict=None if blind_answer else judge_verdict,
+                blind_verdict=verdict if blind_answer else None,
+                decision_ms=round(elapsed_ms, 1))
+        except SessionBusy as busy:  # nothing changed: the chunk stays as it was
+            return Outcome(False, f"Not saved: {busy}")
         self._recount(self.golden.id, view.chunk.id, view.decision, label.verdict)
         self.labels[view.chunk.id] = label
         if blind_answer:
@@ -376,7 +382,10 @@ class Review:
 
     def undo(self) -> Outcome:
         """Revert this person's last decision (in any golden) and show that chunk."""
-        undone = self.session.undo(self.annotator)
+        try:
+            undone = self.session.undo(self.annotator)
+        except SessionBusy as busy:
+            return Outcome(False, f"Not undone: {busy}")
         if undone is None:
             return Outcome(False, "Nothing to undo.")
         golden_id = undone.golden_id
@@ -398,7 +407,10 @@ class Review:
     def comment(self, note: str | None) -> Outcome:
         """Set (or clear) the person's comment on the selected chunk."""
         chunk_id = self.selected.chunk.id
-        self.session.set_note(self.annotator, chunk_id, note)
+        try:
+            self.session.set_note(self.annotator, chunk_id, note)
+        except SessionBusy as busy:
+            return Outcome(False, f"Comment not saved: {busy}")
         self.labels = self.session.labels(self.annotator, [self.golden.id])
         return Outcome(True, "Comment saved." if note else "Comment removed.")
 

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -769,3 +770,38 @@ def test_a_killed_run_does_not_hold_the_judge(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output  # its process is gone: the lease lapses at once
     with Session(db) as session:
         assert len(session.verdicts("fake-builtin")) == 80
+
+
+def test_a_run_keeps_every_reply_while_another_command_holds_the_file(tmp_path: Path) -> None:
+    import sqlite3
+    import threading
+
+    session = Session(make_session(tmp_path, chunks=8).path, busy_timeout=0.1)
+    blocker = sqlite3.connect(session.path, isolation_level=None, check_same_thread=False)
+    release = threading.Timer(1.5, lambda: blocker.execute("ROLLBACK"))
+    with FakeOpenAI(latency=0.05) as server:
+        once = threading.Lock()
+
+        def hold_once(reply: dict[str, Any], verdict: int) -> None:
+            # Once the run is under way, another command takes the write lock for 1.5 s.
+            with once:
+                if not release.is_alive() and not release.finished.is_set():
+                    blocker.execute("BEGIN IMMEDIATE")
+                    release.start()
+
+        server.rewrite = hold_once
+        try:
+            settings = JudgeSettings(model="m", prompt=builtin("reference"),
+                                     base_url=server.base_url)
+            stats = RunStats()
+
+            async def go() -> None:
+                async with make_client(server.base_url, "sk-test") as client:
+                    await run_judge(session, "j", settings, client, RunOptions(), stats)
+
+            asyncio.run(go())
+        finally:
+            release.join()
+            blocker.close()
+    assert stats.judged == 8 and len(session.verdicts("j")) == 8
+    assert len(server.requests) == 8  # nothing asked again

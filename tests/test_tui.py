@@ -539,3 +539,25 @@ async def test_queue_screen_computes_in_a_worker_and_keeps_the_filter_chosen_mea
             await pilot.press("1")
             await app.workers.wait_for_complete()
             assert screen.query_one(DataTable).row_count == 10_000
+
+
+async def test_a_decision_the_file_cannot_take_says_so_and_stays_pending(db: Path) -> None:
+    import sqlite3
+
+    with Session(db, busy_timeout=0.2) as session:
+        app = make_app(session)
+        async with app.run_test(size=SIZE) as pilot:
+            blocker = sqlite3.connect(db, isolation_level=None)
+            blocker.execute("BEGIN IMMEDIATE")  # another command holding the write lock
+            try:
+                await pilot.press("a")
+                assert status(app).startswith("Not saved: ") and "is busy" in status(app)
+                assert app.review.chunks_decided == 0 and app.review.cursor == 0
+                await pilot.press("u")
+                assert status(app).startswith("Not undone: ")
+            finally:
+                blocker.execute("ROLLBACK")
+                blocker.close()
+            await pilot.press("a")  # the lock is gone: the same key saves
+            assert app.review.chunks_decided == 1 and status(app) == ""
+    assert len(on_disk(db)) == 1

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from annotator.errors import SessionError
+from annotator.errors import SessionBusy, SessionError
 from annotator.models import (
     Action,
     Chunk,
@@ -58,8 +58,10 @@ def now() -> str:
 class Session:
     """One session file. Open it, use it, close it (or use it as a context manager)."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True,
+                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
         self.path = Path(path)
+        self.busy_timeout = busy_timeout
         self._wrote = False
         if not create and not self.path.exists():
             raise SessionError(
@@ -67,7 +69,7 @@ class Session:
                 f"'annotator import GOLDENS.jsonl --session {self.path}'."
             )
         try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S)
+            conn = sqlite3.connect(str(self.path), timeout=busy_timeout)
             try:
                 self._check_ours(conn, create)
             except SessionError:
@@ -145,7 +147,7 @@ class Session:
     def another(self) -> Session:
         """A second connection to the same file, for a worker thread (a sqlite3 connection
         stays in the thread that opened it)."""
-        return Session(self.path, create=False)
+        return Session(self.path, create=False, busy_timeout=self.busy_timeout)
 
     def __enter__(self) -> Session:
         return self
@@ -158,7 +160,15 @@ class Session:
         """One write transaction that takes the write lock at once (no deadlock on upgrade)."""
         conn = self.db.conn
         self._wrote = True
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error):
+                raise
+            raise SessionBusy(
+                f"{self.path} is busy: another command has been writing to it for over "
+                f"{self.busy_timeout:g} s (a long import?), so nothing was saved. Try again in a "
+                "moment.") from None
         try:
             yield
         except BaseException:

@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from annotator.adjudication import Adjudication
+from annotator.errors import SessionBusy
 from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word
@@ -98,14 +99,22 @@ class AdjudicateScreen(Screen[None]):
         self.query_one("#header", Static).update(header)
         self.query_one("#dispute", Static).update(dispute_text(adj))
         status = self.query_one("#status", Static)
-        status.update(Text(message))
+        status.update(Text(visible(message)))
 
     def action_decide(self, verdict: int) -> None:
-        more = self.adjudication.decide(verdict)
+        try:
+            more = self.adjudication.decide(verdict)
+        except SessionBusy as busy:  # nothing was saved; the dispute stays as it was
+            self.redraw(f"Not saved: {busy}")
+            return
         self.redraw("Saved." if more else "Every dispute is settled; q quits, or keep reviewing.")
 
     def action_undo(self) -> None:
-        undone = self.adjudication.undo()
+        try:
+            undone = self.adjudication.undo()
+        except SessionBusy as busy:
+            self.redraw(f"Not undone: {busy}")
+            return
         self.redraw("Took back your last gold label." if undone else "Nothing to undo.")
 
     def action_move(self, delta: int) -> None:
@@ -119,7 +128,11 @@ class AdjudicateScreen(Screen[None]):
 
         def save(note: str | None) -> None:
             if note is not None:  # None: cancelled
-                saved = adj.note(note)
+                try:
+                    saved = adj.note(note)
+                except SessionBusy as busy:
+                    self.redraw(f"Note not saved: {busy}")
+                    return
                 self.redraw("Note saved." if saved else
                             "Note kept: it is saved with the gold label you give next (1 or 0).")
 
