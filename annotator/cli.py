@@ -264,7 +264,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
         db_path = source.with_suffix(".db")
         separator = _delimiter(delimiter)
-        if not db_path.exists():
+        if not db_path.exists() or _unfinished(db_path):
             # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
             notices: list[str] = []
             with new_session_file(db_path), Session(db_path) as session:
@@ -312,6 +312,17 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         review.remember_position()  # the chunk under the cursor, to reopen there
         _say(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
                    f"decided by {annotator}; every decision is in {db_path}.", err=True)
+
+
+def _unfinished(db_path: Path) -> bool:
+    """Whether a session beside a goldens file was left unfinished by its first import (the
+    process killed mid-import: an empty file, or a session without a golden): import again."""
+    from annotator.store.session import Session
+
+    if db_path.stat().st_size == 0:
+        return True
+    with Session(db_path, create=False) as session:
+        return session.count_goldens() == 0
 
 
 def _choose_judge(session: Session, judge: str | None) -> str | None:

@@ -29,5 +29,6 @@ class SessionError(AnnotatorError):
     """A session file that cannot be used as asked (wrong judge, unknown golden, ...)."""
 
 
-class SessionBusy(SessionError):
-    """Another command holds the session's write lock for longer than a write may wait."""
+class NotSaved(SessionError):
+    """A write the session file could not take (busy, full disk, read-only, I/O error): it was
+    rolled back, so nothing changed, and the same write may be tried again."""

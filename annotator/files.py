@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from annotator.errors import AnnotatorError
 
 
 def session_files(path: str | Path) -> tuple[Path, ...]:
@@ -38,7 +41,11 @@ def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
     target = Path(output)
     # A new file of our own (O_EXCL, a random name in the same folder): a file or a symlink
     # planted at a predictable name is never followed, and the final rename stays on one disk.
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                    suffix=".partial")
+    except OSError as error:
+        raise _cannot_write(target, error) from None
     tmp = Path(name)
     try:
         # newline="" keeps the bytes the same on every platform.
@@ -46,8 +53,20 @@ def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
             yield out
         tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private; give it a new file's mode
         tmp.replace(target)
+    except OSError as error:
+        raise _cannot_write(target, error) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _cannot_write(target: Path, error: OSError) -> AnnotatorError:
+    """A sentence for a file that could not be written: which, why, what to check."""
+    why = error.strerror or str(error)
+    hint = ("its folder does not exist" if isinstance(error, FileNotFoundError) else
+            "the disk is full" if error.errno == errno.ENOSPC else
+            "it is not writable here" if isinstance(error, PermissionError) else why)
+    return AnnotatorError(f"Cannot write {target}: {hint} ({why}); nothing was written. Choose "
+                          "another --output, or fix that and run the command again.")
 
 
 def _umask() -> int:

@@ -71,6 +71,9 @@ def read_goldens(path: str | Path, *, delimiter: str = ",",
         raise InputError(name, "there is no such file. Check the path and try again.")
     if path.is_dir():
         raise InputError(name, "this is a folder; give the path of a .jsonl or .csv file.")
+    if not path.is_file():  # a pipe or a device: no size, and reading it twice is not possible
+        raise InputError(name, "this is not a regular file (a pipe or a device); save the goldens "
+                               "to a file and import that.")
     if path.stat().st_size == 0:
         raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
     suffix = path.suffix.lower()
@@ -239,7 +242,8 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
         first_line = handle.readline()
         handle.seek(0)
         _check_delimiter(first_line, delimiter, name)
-        reader = csv.DictReader(handle, delimiter=delimiter)
+        # strict: a quote opened and never closed is an error, not one cell running to the end.
+        reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
         header = reader.fieldnames
         if not header:
             raise InputError(name, "the file has no header row.", line=1)
@@ -258,7 +262,7 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
             raise InputError(name, "the header names a column twice.", line=1)
         count = 0
         start = 2
-        for row in reader:
+        for row in _csv_rows(reader, name):
             line_no = start
             start = reader.line_num + 1
             if None in row:
@@ -289,6 +293,24 @@ def _check_delimiter(header: str, delimiter: str, name: str) -> None:
                 name, f"this looks like a {word}-separated file: the header has '{shown}' between "
                 f"its columns and no '{delimiter}'. Save it as comma-separated, or pass "
                 f"--delimiter '{shown}'.", line=1)
+
+
+def _csv_rows(reader: csv.DictReader[str], name: str) -> Iterator[dict[str, str | None]]:
+    """The rows of a CSV file; a cell the csv module cannot read is an error naming its line."""
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            unclosed = "unexpected end of data" in str(error) or "EOF" in str(error)
+            raise InputError(
+                name, "a quoted cell that starts on this line is never closed (a \" is "
+                "missing); every quote that opens a cell must close it." if unclosed else
+                f"this row cannot be read as CSV ({error}).", line=start) from None
+        start = reader.line_num + 1
+        yield row
 
 
 def _csv_row_to_object(row: dict[str, str | None], name: str, line: int) -> dict[str, Any]:

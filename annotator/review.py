@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from annotator.errors import SessionBusy, SessionError
+from annotator.errors import NotSaved, SessionError
 from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
 from annotator.resolve import judge_named
 from annotator.stats.chunk_agreement import Confusion
@@ -163,7 +163,7 @@ class Review:
     def remember_position(self) -> None:
         """Store the golden and chunk under the cursor, so the next visit reopens there (a
         convenience: skipped while another command holds the file)."""
-        with contextlib.suppress(SessionBusy):
+        with contextlib.suppress(NotSaved):
             self.session.set_position(self.annotator, self.golden.id, self.cursor + 1)
 
     def refresh_verdicts(self) -> bool:
@@ -331,7 +331,7 @@ class Review:
                 shown_verdict=None if blind_answer else judge_verdict,
                 blind_verdict=verdict if blind_answer else None,
                 decision_ms=round(elapsed_ms, 1))
-        except SessionBusy as busy:  # nothing changed: the chunk stays as it was
+        except NotSaved as busy:  # nothing changed: the chunk stays as it was
             return Outcome(False, f"Not saved: {busy}")
         self._recount(self.golden.id, view.chunk.id, view.decision, label.verdict)
         self.labels[view.chunk.id] = label
@@ -384,7 +384,7 @@ class Review:
         """Revert this person's last decision (in any golden) and show that chunk."""
         try:
             undone = self.session.undo(self.annotator)
-        except SessionBusy as busy:
+        except NotSaved as busy:
             return Outcome(False, f"Not undone: {busy}")
         if undone is None:
             return Outcome(False, "Nothing to undo.")
@@ -409,7 +409,7 @@ class Review:
         chunk_id = self.selected.chunk.id
         try:
             self.session.set_note(self.annotator, chunk_id, note)
-        except SessionBusy as busy:
+        except NotSaved as busy:
             return Outcome(False, f"Comment not saved: {busy}")
         self.labels = self.session.labels(self.annotator, [self.golden.id])
         return Outcome(True, "Comment saved." if note else "Comment removed.")

@@ -237,3 +237,59 @@ def test_names_that_look_like_markup_are_shown_literally_by_every_command(tmp_pa
         shown = "\\[/y\\]" if "markdown" in args else "[/y]"  # Markdown escapes brackets
         assert shown in out and "Traceback" not in out + err, args
     assert "[/x] judge" in run("judges", db, "--bootstrap", "0")[1]
+
+
+def test_io_failures_are_sentences(tmp_path: Path) -> None:
+    import os
+    import sqlite3
+
+    from annotator.errors import NotSaved
+
+    db = banking_file(tmp_path / "b.db")
+    code, _, err = run("report", str(db), "--format", "json", "--bootstrap", "0",
+                       "--output", str(tmp_path / "missing" / "r.json"))
+    assert code == 2 and "Cannot write" in err and "its folder does not exist" in err
+    assert "Traceback" not in err
+    fifo = tmp_path / "goldens.jsonl"
+    os.mkfifo(fifo)
+    code, _, err = run("import", str(fifo), "--session", str(tmp_path / "n.db"))
+    assert code == 2 and "not a regular file (a pipe or a device)" in err
+    unclosed = tmp_path / "open.csv"
+    unclosed.write_text('id,user_input,reference,retrieved_contexts\ng1,q,r,"[""a""]"\n'
+                        'g2,"an open quote,r,x\ng3,q3,r,y\n', encoding="utf-8")
+    code, _, err = run("import", str(unclosed), "--session", str(tmp_path / "n.db"))
+    assert code == 2 and "line 3: a quoted cell that starts on this line is never closed" in err
+    assert not (tmp_path / "n.db").exists()
+    damaged = tmp_path / "damaged.db"
+    data = bytearray(db.read_bytes())
+    data[4096:8192] = b"\xff" * 4096  # a page of garbage
+    damaged.write_bytes(bytes(data))
+    code, _, err = run("report", str(damaged), "--bootstrap", "0")
+    assert code == 2 and ("is damaged" in err or "not a session file" in err), err
+    assert "Traceback" not in err
+    with Session(db) as session:  # the storage's refusals, as the screen would meet them
+        for raw, says in (("database or disk is full", "is on a full disk"),
+                          ("attempt to write a readonly database", "is read-only"),
+                          ("disk I/O error", "disk I/O error")):
+            error = session._not_saved(sqlite3.OperationalError(raw))
+            assert isinstance(error, NotSaved) and says in str(error)
+            assert "nothing was saved" in str(error)
+
+
+def test_a_first_import_killed_midway_is_finished_on_the_next_open(tmp_path: Path) -> None:
+    from tests.conftest import BANKING
+
+    for leftover in ("empty", "schema only"):
+        folder = tmp_path / leftover.replace(" ", "-")
+        folder.mkdir()
+        source = folder / "banking.jsonl"
+        source.write_bytes(BANKING.read_bytes())
+        db = folder / "banking.db"
+        if leftover == "empty":
+            db.write_bytes(b"")
+        else:
+            Session(db).close()
+        seen = _open_and_quit(source)
+        assert "Imported 16 goldens" in seen, leftover
+        with Session(db) as session:
+            assert session.count_goldens() == 16

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from openai import AsyncOpenAI
 
-from annotator.errors import AnnotatorError, SessionBusy, SessionError
+from annotator.errors import AnnotatorError, NotSaved, SessionError
 from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
 from annotator.judge.failures import Failures, Group
 from annotator.judge.types import CallResult, JudgeSettings
@@ -187,7 +187,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
                     _store(session, name, chunk_id, sha, repetition, result)
                     lease.renew()
                     break
-                except SessionBusy:
+                except NotSaved:
                     await asyncio.sleep(1.0)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0

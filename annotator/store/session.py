@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from annotator.errors import SessionBusy, SessionError
+from annotator.errors import NotSaved, SessionError
 from annotator.models import (
     Action,
     Chunk,
@@ -83,6 +83,12 @@ class Session:
                 with self._write():
                     migrations.apply(self.db)
         except sqlite3.DatabaseError as error:
+            text = str(error).lower()
+            if "malformed" in text or "corrupt" in text:
+                raise SessionError(f"{self.path} is damaged ({error}); restore it from a copy "
+                                   "(or a merge of its people's files).") from None
+            if isinstance(error, sqlite3.OperationalError) and _storage_failure(error):
+                raise self._not_saved(error) from None
             raise SessionError(
                 f"{self.path} is not a session file this tool can open ({error}). A session file "
                 "is made by 'annotator import'."
@@ -157,24 +163,45 @@ class Session:
 
     @contextmanager
     def _write(self) -> Iterator[None]:
-        """One write transaction that takes the write lock at once (no deadlock on upgrade)."""
+        """One write transaction that takes the write lock at once (no deadlock on upgrade).
+
+        A write the file cannot take (busy past the timeout, a full disk, a read-only file, an
+        I/O error) is rolled back and raised as NotSaved, a sentence saying which and what to do.
+        """
         conn = self.db.conn
         self._wrote = True
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:
-            if "locked" not in str(error) and "busy" not in str(error):
-                raise
-            raise SessionBusy(
-                f"{self.path} is busy: another command has been writing to it for over "
-                f"{self.busy_timeout:g} s (a long import?), so nothing was saved. Try again in a "
-                "moment.") from None
+            raise self._not_saved(error) from None
         try:
             yield
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("COMMIT")
+        except BaseException as error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError) and _storage_failure(error):
+                raise self._not_saved(error) from None
             raise
-        conn.execute("COMMIT")
+
+    def _not_saved(self, error: sqlite3.OperationalError) -> Exception:
+        text = str(error).lower()
+        if "locked" in text or "busy" in text:
+            why = (f"is busy: another command has been writing to it for over "
+                   f"{self.busy_timeout:g} s (a long import?)")
+            then = "Try again in a moment."
+        elif "full" in text:
+            why = "is on a full disk"
+            then = "Free some space on that disk and try again."
+        elif "readonly" in text or "read-only" in text:
+            why = "is read-only (the file, or its folder, which must hold its -wal file)"
+            then = "Make both writable, or work on a copy ('annotator copy')."
+        elif "disk i/o" in text:
+            why = "could not be written (a disk I/O error)"
+            then = "Check the disk, then try again."
+        else:
+            return error
+        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}")
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         cursor = self.db.conn.execute(sql, params)
@@ -955,6 +982,13 @@ class Session:
                      row["golden_id"], row["payload"],
                      None if row["undoes"] is None else event_ids[row["undoes"]]))
                 event_ids.append(int(cursor.lastrowid or 0))
+
+
+def _storage_failure(error: sqlite3.OperationalError) -> bool:
+    """Whether an error is the storage refusing a write (not a bug in the SQL)."""
+    text = str(error).lower()
+    return any(word in text for word in ("locked", "busy", "full", "readonly", "read-only",
+                                         "disk i/o"))
 
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from annotator.adjudication import Adjudication
-from annotator.errors import SessionBusy
+from annotator.errors import NotSaved
 from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word
@@ -104,7 +104,7 @@ class AdjudicateScreen(Screen[None]):
     def action_decide(self, verdict: int) -> None:
         try:
             more = self.adjudication.decide(verdict)
-        except SessionBusy as busy:  # nothing was saved; the dispute stays as it was
+        except NotSaved as busy:  # nothing was saved; the dispute stays as it was
             self.redraw(f"Not saved: {busy}")
             return
         self.redraw("Saved." if more else "Every dispute is settled; q quits, or keep reviewing.")
@@ -112,7 +112,7 @@ class AdjudicateScreen(Screen[None]):
     def action_undo(self) -> None:
         try:
             undone = self.adjudication.undo()
-        except SessionBusy as busy:
+        except NotSaved as busy:
             self.redraw(f"Not undone: {busy}")
             return
         self.redraw("Took back your last gold label." if undone else "Nothing to undo.")
@@ -130,7 +130,7 @@ class AdjudicateScreen(Screen[None]):
             if note is not None:  # None: cancelled
                 try:
                     saved = adj.note(note)
-                except SessionBusy as busy:
+                except NotSaved as busy:
                     self.redraw(f"Note not saved: {busy}")
                     return
                 self.redraw("Note saved." if saved else
