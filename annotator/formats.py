@@ -11,6 +11,7 @@ import csv
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +47,9 @@ KNOWN_FIELDS = (
 CSV_JSON_COLUMNS = ("retrieved_contexts", "judge_verdicts", "judges", "human_labels",
                     "human_notes", "metadata")
 """CSV columns whose cells hold JSON (lists or objects)."""
+
+MAX_CHUNKS = 1000
+"""The most ranked chunks one golden may hold: more would hang the screen that shows them."""
 
 IMPORTED_JUDGE = "imported"
 """The judge name given to ``judge_verdicts`` that come without a ``judge``."""
@@ -107,12 +111,14 @@ class _Notices:
     def __init__(self, out: list[str] | None, path: str) -> None:
         self.out = out
         self.path = path
+        self._said: set[str] = set()
 
-    def add(self, sentence: str) -> None:
-        """Say this about the file, unless it was said already."""
-        sentence = f"{self.path}: {sentence}"
-        if self.out is not None and sentence not in self.out:
-            self.out.append(sentence)
+    def add(self, sentence: str, kind: str | None = None) -> None:
+        """Say this about the file, unless it (or another of its ``kind``) was said already."""
+        key = kind or sentence
+        if self.out is not None and key not in self._said:
+            self._said.add(key)
+            self.out.append(f"{self.path}: {sentence}")
 
 
 def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
@@ -132,7 +138,7 @@ def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text)
+                obj = parse_json(text)
             except json.JSONDecodeError as error:
                 raise InputError(
                     name,
@@ -140,6 +146,8 @@ def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
                     "must hold one golden as a JSON object.",
                     line=line_no,
                 ) from None
+            except UnsafeJson as error:
+                raise InputError(name, str(error), line=line_no) from None
             seen_any = True
             if line_no == 1 and (rows := _table_rows(obj)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
@@ -149,15 +157,83 @@ def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
         raise InputError(name, "the file holds only blank lines: there is no golden to import.")
 
 
+class UnsafeJson(ValueError):
+    """JSON that parses but holds what a session must not: a repeated key, NaN or Infinity, a
+    number too long to read, nesting too deep, a lone surrogate."""
+
+
+MAX_DEPTH = 64
+"""How deep lists and objects may nest in a golden: deeper is no golden, and would exhaust the
+stack of every later step that walks it (hashing, export, the report)."""
+MAX_DEPTH_NOTE = f"nested more than {MAX_DEPTH} levels deep"
+
+
+def parse_json(text: str) -> Any:
+    """json.loads, refusing with UnsafeJson what would break later or not round-trip: a key given
+    twice in one object (the error names it), NaN and Infinity (not JSON; never exported),
+    a number of thousands of digits, nesting thousands deep, and a lone surrogate (it cannot
+    be stored as UTF-8)."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys,
+                           parse_constant=_no_constant)
+    except RecursionError:
+        raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:
+        if isinstance(error, UnsafeJson):
+            raise
+        raise UnsafeJson("the JSON holds a number too long to read (over 4,300 digits); write it "
+                         "as a string.") from None
+    # Cheap checks first, the walk only when they say it may be needed.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.")
+    if "\\ud" in text.lower():  # only an escape can make a surrogate: check then, not always
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsafeJson("a string holds a lone surrogate escape (e.g. \\ud800), which is "
+                             "not a character; fix the text that wrote it.") from None
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest (without recursion: the value may be very deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise UnsafeJson(f"the key '{visible(key)}' is given twice in one object; keep one.")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise UnsafeJson(f"{name} is not a JSON value (JavaScript's, not JSON's); use null or a "
+                     "number.")
+
+
 def _one_document(handle: IO[bytes]) -> bool:
     """Whether a file starting with '{' is one JSON document (pretty-printed, or one object
     holding a whole table) rather than JSON Lines: its first line alone does not parse."""
     first_line = handle.readline()
     handle.seek(0)
     try:
-        json.loads(first_line.decode("utf-8-sig", "replace"))
+        parse_json(first_line.decode("utf-8-sig", "replace"))
     except json.JSONDecodeError:
         return True
+    except UnsafeJson:
+        return False  # the line parses far enough to be JSON Lines; its error comes there
     return False
 
 
@@ -168,12 +244,14 @@ def _read_json_document(
     raw = handle.read()
     text = _decode_whole(raw, name)
     try:
-        document = json.loads(text)
+        document = parse_json(text)
     except json.JSONDecodeError as error:
         raise InputError(
             name, f"the file is not valid JSON ({error.msg} at column {error.colno}).",
             line=error.lineno,
         ) from None
+    except UnsafeJson as error:
+        raise InputError(name, str(error)) from None
     rows = document if isinstance(document, list) else _table_rows(document)
     if rows is None:
         # One object that is not a table: one golden, as a JSON Lines file of one line would be.
@@ -233,6 +311,7 @@ def _decode_whole(raw: bytes, name: str) -> str:
 
 def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRecord]:
     name = str(path)
+    before = _stamp(path)
     # Check the encoding line by line first, so the error can name the line.
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, 1):
@@ -274,6 +353,9 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
             yield _checked_unique(validate_golden(obj, name, line_no, notes), name, ids)
         if count == 0:
             raise InputError(name, "the file has a header but no rows: there is no golden to import.")
+    if _stamp(path) != before:  # read twice: both passes must have seen the same file
+        raise InputError(name, "the file changed while it was being read; import it again once "
+                               "nothing is writing to it.")
 
 
 SEPARATORS = {";": "semicolon", "\t": "tab", "|": "pipe"}
@@ -293,6 +375,11 @@ def _check_delimiter(header: str, delimiter: str, name: str) -> None:
                 name, f"this looks like a {word}-separated file: the header has '{shown}' between "
                 f"its columns and no '{delimiter}'. Save it as comma-separated, or pass "
                 f"--delimiter '{shown}'.", line=1)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _csv_rows(reader: csv.DictReader[str], name: str) -> Iterator[dict[str, str | None]]:
@@ -328,9 +415,11 @@ def _csv_row_to_object(row: dict[str, str | None], name: str, line: int) -> dict
 
 def _parse_csv_json_cell(cell: str, name: str, line: int, column: str) -> Any:
     try:
-        return json.loads(cell)
+        return parse_json(cell)
     except json.JSONDecodeError:
         pass
+    except UnsafeJson as error:
+        raise InputError(name, str(error), line=line, field=column) from None
     # RAGAS's own to_csv writes list columns as Python reprs (['a', 'b']); read those too.
     if cell.lstrip().startswith(("[", "{")):
         try:
@@ -406,6 +495,10 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
     if not contexts:
         raise fail("the list is empty; a golden needs at least one ranked chunk.",
                    "retrieved_contexts")
+    if len(contexts) > MAX_CHUNKS:
+        raise fail(f"the golden has {len(contexts):,} ranked chunks; at most {MAX_CHUNKS:,} are "
+                   "read (a retriever's top-k, not a corpus): keep the top ranks.",
+                   "retrieved_contexts")
     for rank, chunk in enumerate(contexts, 1):
         if not isinstance(chunk, str):
             raise fail(f"the chunk at rank {rank} must be a string, not {_kind(chunk)}.",
@@ -416,7 +509,10 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         golden_id = stable_golden_id(user_input, reference, response, contexts)
     elif isinstance(golden_id, bool) or not isinstance(golden_id, str | int):
         raise fail(f"must be a string, not {_kind(golden_id)}.", "id")
-    golden_id = str(golden_id)
+    golden_id = _clean_id(str(golden_id), notes)
+    if not golden_id:
+        raise fail("the id holds only spaces or invisible characters; give it a visible name.",
+                   "id")
 
     metadata = obj.get("metadata", {})
     if metadata is None:
@@ -497,6 +593,21 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         human_notes=human_notes,
         line=line or 0,
     )
+
+
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+"""Zero-width characters: in an id they make two ids that look the same differ."""
+
+
+def _clean_id(given: str, notes: _Notices | None) -> str:
+    """A golden id in one spelling: Unicode NFC (an accent composed or not is one id), without
+    zero-width characters or spaces around it; a changed id is said once per file."""
+    cleaned = unicodedata.normalize("NFC", given).translate(INVISIBLE).strip()
+    if cleaned != given and notes is not None:
+        notes.add("golden ids were written in one spelling (Unicode NFC, no zero-width "
+                  "characters, no spaces around them), e.g. "
+                  f"{json.dumps(given)} is {json.dumps(cleaned, ensure_ascii=False)}.", "ids")
+    return cleaned
 
 
 def _person(given: str, taken: dict[str, Any], where: str, fail: Any,

@@ -376,3 +376,66 @@ def test_json_errors_name_the_line_and_the_column_a_text_editor_shows(tmp_path: 
         with pytest.raises(InputError) as caught:
             list(read_goldens(path))
         assert caught.value.line == line and f"at column {column})" in caught.value.message, name
+
+
+UNSAFE_JSON = {
+    "nested 1,000 levels": ('{"user_input": "q", "reference": "r", "retrieved_contexts": ["a"], '
+                            '"metadata": {"m": ' + "[" * 1000 + "]" * 1000 + "}}",
+                            "nested more than 64 levels deep"),
+    "a 5,000-digit number": ('{"user_input": "q", "reference": "r", "retrieved_contexts": ["a"], '
+                             '"metadata": {"n": ' + "9" * 5000 + "}}", "number too long"),
+    "a lone surrogate": ('{"user_input": "q \\ud800", "reference": "r", '
+                         '"retrieved_contexts": ["a"]}', "lone surrogate"),
+    "NaN": ('{"user_input": "q", "reference": "r", "retrieved_contexts": ["a"], '
+            '"metadata": {"x": NaN}}', "NaN is not a JSON value"),
+    "Infinity": ('{"user_input": "q", "reference": "r", "retrieved_contexts": ["a"], '
+                 '"judge_verdicts": [{"verdict": 1, "p_relevant": Infinity}]}',
+                 "Infinity is not a JSON value"),
+    "a repeated key": ('{"user_input": "q", "reference": "r", "retrieved_contexts": ["a"], '
+                       '"reference": "s"}', "the key 'reference' is given twice"),
+    "a million chunks": (json.dumps(golden(retrieved_contexts=["c"] * 1_000_001)),
+                         "1,000,001 ranked chunks; at most 1,000"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSAFE_JSON))
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_unsafe_json_is_a_sentence_naming_the_file_and_nothing_is_stored(
+        tmp_path: Path, session: Session, session_path: Path, case: str, suffix: str) -> None:
+    text, message = UNSAFE_JSON[case]
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(GOOD + "\n" + (text if suffix == ".jsonl" else "") + "\n"
+                    if suffix == ".jsonl" else "[" + GOOD + ", " + text + "]", encoding="utf-8")
+    before = dump(session_path)
+    with pytest.raises(InputError, match=message) as caught:
+        import_file(session, path)
+    assert str(path) in str(caught.value)
+    if suffix == ".jsonl":
+        assert caught.value.line == 2
+    assert dump(session_path) == before
+
+
+def test_look_alike_ids_are_one_id_said_once(tmp_path: Path) -> None:
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    rows = [golden(id=composed), golden(id=decomposed + " "), golden(id="x\u200b"),
+            golden(id="x")]
+    path = write_lines(tmp_path / "ids.jsonl", rows)
+    notices: list[str] = []
+    records = list(read_goldens(path, notices=notices))
+    assert [r.id for r in records] == [composed, composed, "x", "x"]
+    assert len(notices) == 1 and "one spelling (Unicode NFC" in notices[0]
+    with pytest.raises(InputError, match="only spaces or invisible characters"):
+        list(read_goldens(write_lines(tmp_path / "blank.jsonl", [golden(id="\u200b ")])))
+
+
+def test_a_csv_file_that_changes_between_its_two_reads_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "g.csv"
+    path.write_text('id,user_input,reference,retrieved_contexts\ng1,q,r,"[""a""]"\n',
+                    encoding="utf-8")
+    records = read_goldens(path)
+    first = next(records)  # the first pass is done; the second has started
+    assert first.id == "g1"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('g2,q,r,"[""b""]"\n')
+    with pytest.raises(InputError, match="the file changed while it was being read"):
+        list(records)
