@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 import threading
 import time
@@ -63,6 +64,16 @@ BROKEN_REPLIES: dict[str, Callable[[dict[str, Any]], None]] = {
 """200 chat completions broken in one place, by behaviour name."""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A server that says nothing when a client hangs up first (a timeout, on purpose)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeOpenAI:
     """Start with ``with FakeOpenAI() as server:``; ``server.base_url`` is the /v1 URL."""
 
@@ -86,11 +97,17 @@ class FakeOpenAI:
         """Serve one request at a time, as a small local server does."""
         self.rewrite: Callable[[dict[str, Any], int], None] | None = None
         """Edits every 200 reply in place (given the reply and its verdict) before it is sent."""
+        self.chaos: dict[str, float] | None = None
+        """Behaviour -> probability, drawn for every request beyond its chunk's plan (the rest
+        "ok"), from a seeded generator: a reproducible mix of faults."""
+        self._chaos_rng = random.Random(0)
+        self.served: list[tuple[str, str]] = []
+        """(chunk, behaviour) of every request, in the order they came."""
         self._serial_lock = threading.Lock()
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
         ThreadingHTTPServer.request_queue_size = 1024  # many clients connect at once
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -110,7 +127,15 @@ class FakeOpenAI:
     def next_behaviour(self, chunk: str) -> str:
         with self._lock:
             steps = self.plan.get(chunk)
-            return steps.pop(0) if steps else self.default
+            if steps:
+                behaviour = steps.pop(0)
+            elif self.chaos is not None:
+                behaviour = self._chaos_rng.choices(list(self.chaos) + ["ok"], weights=[
+                    *self.chaos.values(), max(0.0, 1 - sum(self.chaos.values()))])[0]
+            else:
+                behaviour = self.default
+            self.served.append((chunk, behaviour))
+            return behaviour
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

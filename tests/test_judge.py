@@ -805,3 +805,24 @@ def test_a_run_keeps_every_reply_while_another_command_holds_the_file(tmp_path: 
             blocker.close()
     assert stats.judged == 8 and len(session.verdicts("j")) == 8
     assert len(server.requests) == 8  # nothing asked again
+
+
+def test_under_a_chaos_of_faults_every_chunk_is_judged_once_and_no_good_reply_is_lost(
+        tmp_path: Path) -> None:
+    """The faults of benchmarks/chaos.py on 240 chunks: 429s with Retry-After, 500s, bodies
+    that are no chat completion, verdicts of 2, hangs past the timeout, dropped connections."""
+    session = make_session(tmp_path, chunks=240)
+    with FakeOpenAI() as server:
+        server.chaos = {"429": 0.20, "500": 0.05, "html_page": 0.03, "json_garbage": 0.02,
+                        "verdict2": 0.05, "slow": 0.02, "drop": 0.02}
+        server.slow_seconds, server.retry_after = 1.0, "0.05"
+        runs = 0
+        while len(session.verdicts("test-judge")) < 240 and runs < 3:
+            run(session, server, timeout=0.5, max_retries=4, max_wait=0.2)  # never raises
+            runs += 1
+        good = Counter(chunk for chunk, behaviour in server.served if behaviour == "ok")
+    assert len(session.verdicts("test-judge")) == 240 and runs <= 3
+    assert {b for _, b in server.served} >= {"429", "500", "html_page", "drop", "slow", "ok"}
+    assert max(good.values()) == 1  # a good reply is never thrown away and asked again
+    stored = Counter(c["chunk_id"] for c in session.calls("test-judge") if c["verdict"] is not None)
+    assert max(stored.values()) == 1  # no chunk has two verdicts
