@@ -28,7 +28,7 @@ from annotator.judge.types import JudgeSettings
 from annotator.store.session import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.fake_openai import FakeOpenAI  # noqa: E402  (the test server, in this process)
+from tests.fake_openai import FakeOpenAI  # the test server, in this process
 
 MIX = {"429": 0.20, "500": 0.05, "html_page": 0.03, "json_garbage": 0.02, "verdict2": 0.05,
        "slow": 0.02, "drop": 0.02}

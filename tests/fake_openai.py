@@ -130,7 +130,7 @@ class FakeOpenAI:
             if steps:
                 behaviour = steps.pop(0)
             elif self.chaos is not None:
-                behaviour = self._chaos_rng.choices(list(self.chaos) + ["ok"], weights=[
+                behaviour = self._chaos_rng.choices([*self.chaos, "ok"], weights=[
                     *self.chaos.values(), max(0.0, 1 - sum(self.chaos.values()))])[0]
             else:
                 behaviour = self.default
