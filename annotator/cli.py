@@ -112,7 +112,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
                 _say(f"Note: {notice}", err=True)
             if summary.changed_nothing:
                 _say(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
-                           f"{session_path}; nothing changed.")
+                     f"{session_path}; nothing changed.")
             else:
                 parts = [f"{counted(summary.goldens_added, 'golden')} added"]
                 if summary.goldens_replaced:
@@ -139,8 +139,8 @@ def _warn_alike(session: Session) -> None:
     for group in alike(session.annotators()):
         names = " and ".join(f"'{name}'" for name in group)
         _say(f"Warning: the annotators {names} differ only by case or spacing; the report "
-                   "counts them as different people. If they are one person, fix the name in the "
-                   "file and import it again with --replace.", err=True)
+             "counts them as different people. If they are one person, fix the name in the "
+             "file and import it again with --replace.", err=True)
 
 
 @cli.command("export")
@@ -197,6 +197,10 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
         what = "chunk sample" if fmt == "ragas-annotation" else "golden"
         _say(f"Wrote {counted(count, what)} to {output}.", err=True)
 
+
+SCREEN_BUSY_S = 2.0
+"""How long a key on a screen waits for a file another command is writing, before it says so
+(and keeps the decision pending) instead of freezing the screen."""
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 
@@ -276,29 +280,29 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
             for notice in notices:
                 _say(f"Note: {notice}", err=True)
             _say(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
-                       f"{db_path}; open it again with: annotator annotate {db_path}", err=True)
+                 f"{db_path}; open it again with: annotator annotate {db_path}", err=True)
         elif source.exists():
             with Session(db_path, create=False) as session:
                 missing = sources.check(session, source, db_path, delimiter=separator)
             if missing:
                 _say(f"Note: {counted(len(missing), 'golden')} of {db_path} "
-                           f"{'is' if len(missing) == 1 else 'are'} no longer in {source} ("
-                           + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-                           + "); they stay in the session.", err=True)
+                     f"{'is' if len(missing) == 1 else 'are'} no longer in {source} ("
+                     + ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+                     + "); they stay in the session.", err=True)
     else:
         db_path = source
     if adjudicate:
         from annotator.adjudication import Adjudication
         from annotator.tui.app import AdjudicatorApp
 
-        with Session(db_path, create=False) as session:
+        with Session(db_path, create=False, busy_timeout=SCREEN_BUSY_S) as session:
             adjudication = Adjudication(session, annotator)
             AdjudicatorApp(adjudication, db_path.name).run()
             _say(f"Gold labels on {adjudication.settled:,} of "
-                       f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is "
-                       f"in {db_path}.", err=True)
+                 f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is in "
+                 f"{db_path}.", err=True)
         return
-    with Session(db_path, create=False) as session:
+    with Session(db_path, create=False, busy_timeout=SCREEN_BUSY_S) as session:
         judge = _choose_judge(session, judge)
         only = None
         if sample_size is not None:
@@ -311,7 +315,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         AnnotatorApp(review, db_path.name).run()
         review.remember_position()  # the chunk under the cursor, to reopen there
         _say(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
-                   f"decided by {annotator}; every decision is in {db_path}.", err=True)
+             f"decided by {annotator}; every decision is in {db_path}.", err=True)
 
 
 def _unfinished(db_path: Path) -> bool:
@@ -435,7 +439,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     gone = "" if stats.kept else f" Judge '{name}' is not kept: it has no verdict yet."
     if interrupted:
         _say(f"Stopped. {counted(stats.judged, 'chunk')} judged and stored; run the same "
-                   f"command again to judge the rest.{gone}", err=True)
+             f"command again to judge the rest.{gone}", err=True)
         sys.exit(130)
     if stopped is not None:
         raise stopped
@@ -456,7 +460,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         _say(group.sentence())
     if len(groups) > 3:
         _say(f"{counted(sum(g.count for g in groups[3:]), 'more failed call')} had other "
-                   "causes" + ("; every error is stored with its call." if stats.kept else "."))
+             "causes" + ("; every error is stored with its call." if stats.kept else "."))
     for refusal in stats.refused:
         _say(f"Note: {refusal}.")
     if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"
@@ -464,8 +468,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         from annotator.judge.client import FORMAT_WORDS
 
         _say(f"Replies are asked for with {FORMAT_WORDS[stats.response_format]}, "
-                   + ("with logprobs" if stats.logprobs else "without logprobs")
-                   + "; the next run of this judge starts from there.")
+             + ("with logprobs" if stats.logprobs else "without logprobs")
+             + "; the next run of this judge starts from there.")
     for warning in stats.warnings:
         _say(f"Warning: {warning}", err=True)
     if stats.gave_up:
@@ -683,7 +687,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
         todo = [g for g in session.golden_ids() if g not in existing]
         if not todo:
             _say(f"Every golden of {session_path} already has a split; nothing changed "
-                       "(use --replace to draw them all again).")
+                 "(use --replace to draw them all again).")
             return
         strata = session.metadata_values(stratify) if stratify else None
         if stratify and not strata:
@@ -694,7 +698,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
         every = {**existing, **drawn}
     counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}
     _say(f"{counted(len(drawn), 'golden')} given a split (seed {seed}); {session_path} "
-               f"now has {counts['dev']:,} dev and {counts['test']:,} test goldens.")
+         f"now has {counts['dev']:,} dev and {counts['test']:,} test goldens.")
 
 
 @cli.command("merge")
@@ -718,24 +722,24 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
 
     summary = merge_sessions(sources, output)
     _say(f"Merged {counted(len(sources), 'file')} into {output}: "
-               f"{counted(summary.goldens, 'golden')}, {counted(summary.labels, 'label')} from "
-               f"{counted(len(summary.annotators), 'annotator')} "
-               f"({', '.join(summary.annotators) or 'none'}), judges: "
-               f"{', '.join(summary.judges) or 'none'}.")
+         f"{counted(summary.goldens, 'golden')}, {counted(summary.labels, 'label')} from "
+         f"{counted(len(summary.annotators), 'annotator')} "
+         f"({', '.join(summary.annotators) or 'none'}), judges: "
+         f"{', '.join(summary.judges) or 'none'}.")
     if summary.conflicts:
         _say(f"{counted(len(summary.conflicts), 'chunk')} labelled differently by the same "
-                   "person in different files; the newest label is in force, every version is "
-                   "kept:")
+             "person in different files; the newest label is in force, every version is "
+             "kept:")
         for conflict in summary.conflicts:
             versions = "; ".join(
                 f"{'-' if verdict is None else verdict}"
                 + (f" ({note!r})" if note else "") + f" at {when}"
                 for verdict, note, when in conflict.versions)
             _say(f"  {conflict.annotator}, golden {conflict.golden_id} rank "
-                       f"{conflict.rank}: {versions}")
+                 f"{conflict.rank}: {versions}")
     if summary.gold_conflicts:
         _say(f"{counted(summary.gold_conflicts, 'chunk')} had different gold labels in "
-                   "different files; the newest is in force.")
+             "different files; the newest is in force.")
 
 
 @cli.command("copy")
@@ -780,7 +784,7 @@ def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
         judge_named(judged, name)
         calls = session.remove_judge(name, by=annotator)
     _say(f"Removed judge '{name}' and its {counted(calls, 'stored call')} "
-               f"({counted(judged[name], 'chunk')} judged) from {session_path}.")
+         f"({counted(judged[name], 'chunk')} judged) from {session_path}.")
 
 
 @cli.command("info")
