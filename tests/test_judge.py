@@ -317,17 +317,24 @@ def test_a_local_server_needs_no_key(tmp_path: Path) -> None:
         assert result.exit_code == 0 and "3 chunks judged" in result.stdout
 
 
+def judge_in_background(db: Path, server: FakeOpenAI, requests: int,
+                        stdout: Any = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`annotator judge` in a process of its own, returned once it has sent ``requests``."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
+         "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
+        stdout=stdout, stderr=stdout, text=True)
+    deadline = time.monotonic() + 30
+    while len(server.requests) < requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return process
+
+
 def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     banking_file(db)
     with FakeOpenAI(latency=0.05) as server:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
-             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while len(server.requests) < 20 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        process = judge_in_background(db, server, 20)
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
         assert process.returncode == 130 and "Stopped." in err and "Traceback" not in err
@@ -733,13 +740,7 @@ def test_a_judge_run_with_an_earlier_builtin_prompt_is_named_as_such(tmp_path: P
 def test_a_second_run_of_the_same_judge_is_refused_while_the_first_runs(tmp_path: Path) -> None:
     db = banking_file(tmp_path / "b.db")
     with FakeOpenAI(latency=0.05) as server:
-        first = subprocess.Popen(
-            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
-             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while len(server.requests) < 4 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        first = judge_in_background(db, server, 4)
         second = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"],
                                     env=cli_env(server))
         assert second.exit_code == 2, second.output
@@ -757,13 +758,7 @@ def test_a_second_run_of_the_same_judge_is_refused_while_the_first_runs(tmp_path
 def test_a_killed_run_does_not_hold_the_judge(tmp_path: Path) -> None:
     db = banking_file(tmp_path / "b.db")
     with FakeOpenAI(latency=0.05) as server:
-        first = subprocess.Popen(
-            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
-             "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while len(server.requests) < 4 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        first = judge_in_background(db, server, 4, stdout=subprocess.DEVNULL)
         first.kill()
         first.wait(timeout=30)
         again = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
