@@ -197,7 +197,7 @@ class Session:
             why = "is read-only (the file, or its folder, which must hold its -wal file)"
             then = "Make both writable, or work on a copy ('annotator copy')."
         elif "disk i/o" in text:
-            why = "could not be written (a disk I/O error)"
+            why = "could not be written (a disk I/O error: is its disk full?)"
             then = "Check the disk, then try again."
         else:
             return error
