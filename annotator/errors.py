@@ -32,3 +32,8 @@ class SessionError(AnnotatorError):
 class NotSaved(SessionError):
     """A write the session file could not take (busy, full disk, read-only, I/O error): it was
     rolled back, so nothing changed, and the same write may be tried again."""
+
+    def __init__(self, message: str, *, busy: bool = False) -> None:
+        super().__init__(message)
+        self.busy = busy
+        """Only busy: another command holds the file, and waiting is all it takes."""

@@ -187,7 +187,9 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
                     _store(session, name, chunk_id, sha, repetition, result)
                     lease.renew()
                     break
-                except NotSaved:
+                except NotSaved as refused:
+                    if not refused.busy:
+                        raise  # a full disk or a read-only file: waiting will not help
                     await asyncio.sleep(1.0)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0

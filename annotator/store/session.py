@@ -201,7 +201,8 @@ class Session:
             then = "Check the disk, then try again."
         else:
             return error
-        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}")
+        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}",
+                        busy=why.startswith("is busy"))
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         cursor = self.db.conn.execute(sql, params)
