@@ -100,21 +100,15 @@ def test_every_command_shows_the_sequences_never_obeys_them(db: Path, tmp_path: 
 
 def test_a_server_error_with_escape_sequences_is_shown_not_obeyed(db: Path) -> None:
     with FakeOpenAI() as server:
-        server.default = "500"
-        server.rewrite = None
-
-        def hostile(reply: dict[str, Any], verdict: int) -> None:
-            raise AssertionError("no 200 expected")
-
-        server.rewrite = hostile
-        server.default = "html_page"
+        server.default = "html_page"  # every call: a page, not a chat completion
         result = CliRunner().invoke(cli, ["judge", str(db), "--model", "m" + SEQUENCES["csi"],
                                           "--name", "j" + SEQUENCES["osc8"], "--max-retries",
                                           "0"], env={"OPENAI_API_KEY": "sk-x",
                                                      "OPENAI_BASE_URL": server.base_url})
-    assert "Traceback" not in result.output
-    assert_clean(result.stdout + result.stderr, "judge")
-    assert "␛]8;;http://evil.example" in result.stdout
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = result.stdout + result.stderr
+    assert_clean(said, "judge")
+    assert "the server answered with an HTML page" in said
 
 
 def test_csv_cells_never_start_a_formula_and_read_back(db: Path, tmp_path: Path) -> None:

@@ -821,3 +821,17 @@ def test_under_a_chaos_of_faults_every_chunk_is_judged_once_and_no_good_reply_is
     assert max(good.values()) == 1  # a good reply is never thrown away and asked again
     stored = Counter(c["chunk_id"] for c in session.calls("test-judge") if c["verdict"] is not None)
     assert max(stored.values()) == 1  # no chunk has two verdicts
+
+
+def test_a_server_that_answers_every_call_with_a_web_page_stops_the_run_at_once(
+        tmp_path: Path) -> None:
+    make_session(tmp_path, chunks=40).close()
+    with FakeOpenAI() as server:
+        server.default = "html_page"  # --base-url pointing at a proxy's login page, say
+        result = CliRunner().invoke(cli, ["judge", str(tmp_path / "s.db"), "--model", "fake"],
+                                    env=cli_env(server))
+        asked = len(server.requests)
+    assert result.exit_code == 2, result.output
+    assert ("the server answered with an HTML page, not a chat completion; check that "
+            "--base-url is the server's OpenAI-compatible address") in result.stderr
+    assert asked <= 1 + 2 * 8

@@ -242,7 +242,7 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
     completion = read_completion(text)
     if isinstance(completion, str):
         return CallResult(error=completion, raw_reply=text[:RAW_REPLY_CHARS], latency_ms=latency,
-                          cause="reply")
+                          cause="body")
     result = CallResult(latency_ms=latency, tokens_in=completion.tokens_in,
                         tokens_out=completion.tokens_out)
     content = completion.content
@@ -301,8 +301,7 @@ def read_completion(text: str) -> Completion | str:
         if not text.strip():
             return "the server answered with an empty body, not a chat completion"
         kind = "an HTML page" if text.lstrip()[:1] == "<" else "text that is not JSON"
-        return (f"the server answered with {kind}, not a chat completion (is --base-url the "
-                "server's OpenAI-compatible /v1 address?)")
+        return f"the server answered with {kind}, not a chat completion"
     if not isinstance(data, dict):
         return f"the server answered with JSON that is not a chat completion ({_json_kind(data)})"
     choices = data.get("choices")

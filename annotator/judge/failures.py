@@ -63,6 +63,11 @@ def kind(result: CallResult) -> tuple[str, str, bool]:
         return ("timeout", "raise --timeout or lower --concurrency", False)
     if result.cause == "cut_off":
         return ("cut_off", "raise --max-tokens", False)
+    if result.cause == "body":
+        # A page from a proxy, a login wall or another service: every call will get it.
+        return ("body: " + (result.error or "").split(" (")[0], "check that --base-url is the "
+                "server's OpenAI-compatible address, ending in /v1 (a proxy or another service "
+                "may be answering instead)", True)
     if result.cause == "reply":
         # One group per sentence, without its detail: "not valid JSON (Expecting value...)".
         return ("reply: " + (result.error or "").split(" (")[0], REPLY_ADVICE, False)

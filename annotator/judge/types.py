@@ -29,9 +29,10 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 """The reply the builtin prompt asks for: a reason first, then the verdict."""
 
-Cause = Literal["http", "connection", "timeout", "cut_off", "reply", "library", "other"]
+Cause = Literal["http", "connection", "timeout", "cut_off", "body", "reply", "library", "other"]
 """Where a call failed: an HTTP error status, no connection, no reply in time, a reply cut off
-at the token limit, a reply that holds no usable verdict, the prompt's own library."""
+at the token limit, a 200 whose body is no chat completion, a reply that holds no usable
+verdict, the prompt's own library."""
 
 Reading = tuple[int, str | None] | str
 """A reply read by a prompt: (verdict, reason), or a sentence saying why it is not usable."""
