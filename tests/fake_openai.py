@@ -28,7 +28,10 @@ def chunk_of(body: dict[str, Any]) -> str:
     user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
     fields, _, question = user.partition("\n\nWas this chunk")
     if question:  # the builtin prompt: its fields as one JSON object
-        return str(json.loads(fields)["chunk"])
+        try:
+            return str(json.loads(fields)["chunk"])
+        except (ValueError, KeyError):  # the release before, benchmarked beside this one
+            return fields.rpartition("Chunk:\n")[2]
     matches = RAGAS_CONTEXT.findall(user)
     return json.loads(f'"{matches[-1]}"') if matches else user
 

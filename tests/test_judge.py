@@ -835,3 +835,21 @@ def test_a_server_that_answers_every_call_with_a_web_page_stops_the_run_at_once(
     assert ("the server answered with an HTML page, not a chat completion; check that "
             "--base-url is the server's OpenAI-compatible address") in result.stderr
     assert asked <= 1 + 2 * 8
+
+
+def test_with_a_limit_the_judge_reads_goldens_only_until_the_limit_is_met(tmp_path: Path) -> None:
+    from annotator.judge.runner import GOLDENS_PER_PAGE
+
+    rows = [{"id": f"g{i:04d}", "user_input": f"Q{i}?", "retrieved_contexts": [f"c{i} useful"],
+             **({"reference": "R."} if i < GOLDENS_PER_PAGE else {"response": "only this"})}
+            for i in range(GOLDENS_PER_PAGE + 100)]
+    path = write_lines(tmp_path / "g.jsonl", rows)
+    with Session(tmp_path / "s.db") as session, FakeOpenAI() as server:
+        session.import_goldens(read_goldens(path), path=str(path))
+        limited = run(session, server, limit=10)
+        # The goldens past the first page, which have no reference, were never read.
+        assert (limited.judged, limited.no_answer) == (10, 0)
+        asked = [chunk_of(body) for _, body, _ in server.requests]
+        assert sorted(asked) == sorted(f"c{i} useful" for i in range(10))  # the first ten
+        rest = run(session, server)
+        assert (rest.judged, rest.skipped, rest.no_answer) == (GOLDENS_PER_PAGE - 10, 10, 100)

@@ -147,22 +147,33 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     done = session.judged_requests(name)
     # The work holds references to the texts, not rendered prompts: those are rebuilt when a
     # chunk's turn comes, so a large session costs no second copy of every chunk in memory.
-    work: list[tuple[int, str, str, str, str, int]] = []
-    for golden in session.goldens():
-        answer = golden.reference if settings.prompt.against == "reference" else golden.response
-        if answer is None:
-            stats.no_answer += len(golden.chunks)
-            continue
-        for chunk in golden.chunks:
-            sha = request_sha256(settings, settings.prompt.messages(golden.user_input, answer,
-                                                                    chunk.text))
-            for repetition in range(1, options.repeat + 1):
-                if sha in done.get((chunk.id, repetition), ()):
-                    stats.skipped += 1
-                else:
-                    work.append((chunk.id, golden.user_input, answer, chunk.text, sha,
-                                 repetition))
-    work.sort(key=lambda item: item[5])  # every verdict in force before any repetition
+    # Every verdict in force (repetition 1) comes before any repetition; with --limit the
+    # goldens are read a page at a time only until the limit is met.
+    first: list[tuple[int, str, str, str, str | None, int]] = []
+    later: list[tuple[int, str, str, str, str | None, int]] = []
+    golden_ids = session.golden_ids()
+    for start in range(0, len(golden_ids), GOLDENS_PER_PAGE):
+        if options.limit is not None and len(first) >= options.limit:
+            break
+        for golden in session.goldens(golden_ids[start:start + GOLDENS_PER_PAGE]):
+            answer = (golden.reference if settings.prompt.against == "reference"
+                      else golden.response)
+            if answer is None:
+                stats.no_answer += len(golden.chunks)
+                continue
+            for chunk in golden.chunks:
+                sha: str | None = None  # a chunk never called needs no hash to be pending
+                for repetition in range(1, options.repeat + 1):
+                    asked = done.get((chunk.id, repetition))
+                    if asked and sha is None:
+                        sha = request_sha256(settings, settings.prompt.messages(
+                            golden.user_input, answer, chunk.text))
+                    if asked and sha in asked:
+                        stats.skipped += 1
+                    else:
+                        (first if repetition == 1 else later).append(
+                            (chunk.id, golden.user_input, answer, chunk.text, sha, repetition))
+    work = first + sorted(later, key=lambda item: item[5])
     if options.limit is not None:
         work = work[: options.limit]
     stats.total = len(work)
@@ -170,14 +181,15 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
         raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
                            "use --against " + ("response" if settings.prompt.against ==
                                                "reference" else "reference") + ".")
-    queue: asyncio.Queue[tuple[int, str, str, str, str, int]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, str, str, str, str | None, int]] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
-    del work
+    del work, first, later
 
-    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str,
+    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str | None,
                         repetition: int) -> None:
         messages = settings.prompt.messages(question, answer, text)
+        sha = sha or request_sha256(settings, messages)
         attempt = 0
         while True:
             result = await ask(client, settings, messages, options.timeout)
@@ -241,6 +253,9 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     stats.warnings.extend(degenerate(session, name))
     return stats
 
+
+GOLDENS_PER_PAGE = 500
+"""Goldens read at a time while collecting the work (a page, not the whole session)."""
 
 DEGENERATE_AFTER = 10
 """Fewer verdicts than this say too little to call a judge degenerate."""
