@@ -11,6 +11,10 @@ BURST_SHARE = 1 / 60
 per-minute limit (and always at least one grant)."""
 
 
+WINDOW_MARGIN = 0.05
+"""How much longer than its period the sliding window is kept (scheduling slack)."""
+
+
 class RateLimiter:
     """At most ``limit`` units in any window of ``period`` seconds (a sliding log), handed out
     at an even pace: a window of any length holds its share of the limit plus a burst of
@@ -47,9 +51,12 @@ class RateLimiter:
         self._due = due + cost
 
     async def _window(self, units: float) -> None:
+        # The window is kept a little longer than the period: a caller may resume a moment
+        # after its grant, and the server counts when requests arrive, not when granted.
+        span = self.period * (1 + WINDOW_MARGIN)
         while True:
             now = time.monotonic()
-            while self._log and self._log[0][0] <= now - self.period:
+            while self._log and self._log[0][0] <= now - span:
                 self._used -= self._log.popleft()[1]
             if self._used + units <= self.limit:
                 self._log.append((now, units))
@@ -59,7 +66,7 @@ class RateLimiter:
             needed, freed, wake = self._used + units - self.limit, 0.0, now
             for stamp, amount in self._log:
                 freed += amount
-                wake = stamp + self.period
+                wake = stamp + span
                 if freed >= needed:
                     break
             await asyncio.sleep(max(0.0, wake - now) + 1e-3)
