@@ -339,7 +339,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
                               type=click.Choice(list(shown)), default=next(iter(shown)))
         return shown[str(answer)]
 
-    return one_judge(session.judge_verdict_counts(), judge, required=False, ask=ask)
+    return one_judge(session.judges_judged(), judge, required=False, ask=ask)
 
 
 @cli.command("judge")

@@ -21,7 +21,7 @@ def _listed(names: Iterable[str]) -> str:
 
 def judges_named(known: Mapping[str, int], wanted: Sequence[str]) -> list[str]:
     """The judges asked for, each of which must exist; none asked for means every judge that
-    has a verdict (``known`` maps each judge to how many chunks it judged)."""
+    has a verdict (``known`` maps each judge to whether, or on how many chunks, it judged)."""
     if not known:
         raise SessionError(NO_JUDGE)
     if unknown := [name for name in wanted if name not in known]:

@@ -82,7 +82,7 @@ class Review:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
         if judge is not None:
-            judge_named(session.judge_verdict_counts(), judge)
+            judge_named(session.judges_judged(), judge)
         if not 0.0 <= blind_rate <= 1.0:
             raise SessionError("--blind-rate must be between 0 and 1, e.g. 0.15.")
         self.session = session

@@ -75,7 +75,7 @@ NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
 
 def choose_judge(session: Session, judge: str | None) -> str:
     """The judge asked for (which must exist), or the only one (see annotator.resolve)."""
-    chosen = one_judge(session.judge_verdict_counts(), judge)
+    chosen = one_judge(session.judges_judged(), judge)
     assert chosen is not None  # required: no judge raises
     return chosen
 

@@ -151,7 +151,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
     prices remembered from 'annotator judge'.
     """
-    judged = session.judge_verdict_counts()
+    judged = session.judges_judged()
     names = judges_named(judged, judges or [])
     left_out = [] if judges else [name for name, n in judged.items() if not n]
     truth = find_truth(session, annotator)

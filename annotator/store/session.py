@@ -538,6 +538,14 @@ class Session:
         with self._write():
             self._define_judge(judge)
 
+    def judges_judged(self) -> dict[str, bool]:
+        """Judge name -> whether it holds any verdict (one index probe a judge: what choosing a
+        default judge needs, where counting would scan every verdict)."""
+        return {name: bool(has) for name, has in self.db.conn.execute(
+            """SELECT j.name, EXISTS(SELECT 1 FROM verdicts v WHERE v.judge = j.name
+                                     AND v.error IS NULL AND v.repetition = 1)
+               FROM judges j ORDER BY j.name""")}
+
     def judge_verdict_counts(self) -> dict[str, int]:
         """Judge name -> how many chunks carry its verdict in force (0 for a judge with none)."""
         return dict(self.db.conn.execute(
