@@ -162,6 +162,9 @@ class UnsafeJson(ValueError):
     number too long to read, nesting too deep, a lone surrogate."""
 
 
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape in the surrogate range (searched for without copying the line)."""
+
 MAX_DEPTH = 64
 """How deep lists and objects may nest in a golden: deeper is no golden, and would exhaust the
 stack of every later step that walks it (hashing, export, the report)."""
@@ -188,7 +191,7 @@ def parse_json(text: str) -> Any:
     # Cheap checks first, the walk only when they say it may be needed.
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.")
-    if "\\ud" in text.lower():  # only an escape can make a surrogate: check then, not always
+    if SURROGATE_ESCAPE.search(text):  # only an escape can make one: check then, not always
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
