@@ -186,7 +186,8 @@ class Session:
 
     def _not_saved(self, error: sqlite3.OperationalError) -> Exception:
         text = str(error).lower()
-        if "locked" in text or "busy" in text:
+        busy = "locked" in text or "busy" in text
+        if busy:
             why = (f"is busy: another command has been writing to it for over "
                    f"{self.busy_timeout:g} s (a long import?)")
             then = "Try again in a moment."
@@ -201,8 +202,7 @@ class Session:
             then = "Check the disk, then try again."
         else:
             return error
-        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}",
-                        busy=why.startswith("is busy"))
+        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}", busy=busy)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         cursor = self.db.conn.execute(sql, params)
