@@ -586,9 +586,16 @@ def test_fewer_than_ten_verdicts_are_too_few_to_call_a_judge_degenerate(tmp_path
 
     session = make_session(tmp_path, chunks=8)
     with FakeOpenAI() as server:
+        # Every reply the same verdict and reason: degenerate, but 8 verdicts say too little.
+        server.rewrite = lambda reply, verdict: reply["choices"][0]["message"].update(
+            content=json.dumps({"reason": "Same.", "verdict": 0}))
         run(session, server)
+        assert session.verdict_profile("test-judge") == (8, 0, "Same.", 8)
         assert degenerate(session, "test-judge") == []
-        assert session.verdict_profile("test-judge")[:2] == (8, 4)
+        (tmp_path / "more").mkdir()
+        session2 = make_session(tmp_path / "more", chunks=12)
+        run(session2, server)  # 12 such verdicts are enough to say so, both ways
+        assert len(degenerate(session2, "test-judge")) == 2
 
 
 BROKEN = {
