@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from annotator.judge.types import CallResult
-from annotator.text import counted
+from annotator.text import counted, shortened
 
 FATAL_STREAK = 3
 """This many hopeless failures of one kind in a row, before any verdict, stop the run."""
@@ -36,7 +36,7 @@ class Group:
         """'64 failed calls: the reply is not valid JSON (...), e.g. "Sure! Here is"; raise ...'."""
         text = f"{counted(self.count, 'failed call')}: {self.error}"
         if self.raw_reply is not None:
-            shown = self.raw_reply if len(self.raw_reply) <= 60 else self.raw_reply[:57] + "..."
+            shown = shortened(self.raw_reply, 60)
             text += f", e.g. the reply {json.dumps(shown, ensure_ascii=False)}"
         return text + (f"; {self.advice}" if self.advice else "") + "."
 
