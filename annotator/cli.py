@@ -144,7 +144,7 @@ def _warn_alike(session: Session) -> None:
 
 
 @cli.command("export")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--format", "-f", "fmt",
               type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation"]),
               default="jsonl", show_default=True,
@@ -202,9 +202,6 @@ SCREEN_BUSY_S = 2.0
 """How long a key on a screen waits for a file another command is writing, before it says so
 (and keeps the decision pending) instead of freezing the screen."""
 
-INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
-
-
 def _login_name() -> str:
     import getpass
 
@@ -258,12 +255,13 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                              "'annotator info' and 'annotator report' work in a pipe.")
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
+    from annotator.models import GOLDENS_SUFFIXES
     from annotator.review import Review
     from annotator.store.session import Session
     from annotator.tui.app import AnnotatorApp
 
     source = Path(session_path)
-    if source.suffix.lower() in INPUT_SUFFIXES:
+    if source.suffix.lower() in GOLDENS_SUFFIXES:
         from annotator import sources
 
         db_path = source.with_suffix(".db")
@@ -343,7 +341,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 
 
 @cli.command("judge")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL",
               help="An OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI).")
@@ -494,7 +492,7 @@ def _api_key(base_url: str | None) -> str:
 
 
 @cli.command("report")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
 @click.option("--all-annotators", is_flag=True,
@@ -591,7 +589,7 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 
 
 @cli.command("judges")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
 @click.option("--judge", "-j", "judges", multiple=True,
               help="Score only these judges (repeat the option; default: every judge).")
@@ -660,7 +658,7 @@ def _prices(given: tuple[str, ...]) -> dict[str, tuple[float, float]]:
 
 
 @cli.command("split")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--dev", "dev", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Share of goldens for the dev split; the rest are test.")
 @click.option("--seed", type=int, required=True, help="The same seed gives the same split.")
@@ -743,7 +741,7 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
 
 
 @cli.command("copy")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.argument("target", metavar="NEW", type=click.Path(dir_okay=False))
 def copy_command(session_path: str, target: str) -> None:
     """Copy a session to a new file, everything in it, even while it is in use.
@@ -763,7 +761,7 @@ def copy_command(session_path: str, target: str) -> None:
 
 
 @cli.command("remove-judge")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.argument("name")
 @click.option("--annotator", "-a", default=_login_name, show_default="your login name",
               help="Who removed it, for the session's event log.")
@@ -788,7 +786,7 @@ def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
 
 
 @cli.command("info")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 def info_command(session_path: str) -> None:
     """Summarise a session: goldens, chunks, judges, each person's progress, splits, the random
     sample, gold labels and merge conflicts.

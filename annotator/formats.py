@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from annotator.errors import InputError
-from annotator.models import GoldenRecord, JudgeVerdict, stable_golden_id
+from annotator.models import GOLDENS_SUFFIXES, GoldenRecord, JudgeVerdict, stable_golden_id
 from annotator.text import counted, visible
 from annotator.verdict import SPOKEN, is_verdict
 
@@ -83,7 +83,7 @@ def read_goldens(path: str | Path, *, delimiter: str = ",",
     suffix = path.suffix.lower()
     if suffix == ".csv":
         yield from _read_csv(path, delimiter, notes)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
+    elif suffix in GOLDENS_SUFFIXES:
         yield from _read_json_lines(path, notes)
     else:
         raise InputError(

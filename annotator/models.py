@@ -11,6 +11,10 @@ Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
 
 
+
+GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+"""The file names goldens come in (annotator.formats reads them); anything else is a session."""
+
 @dataclass(frozen=True, slots=True)
 class JudgeVerdict:
     """A judge's verdict on one chunk, with its reason and optional P(relevant)."""

@@ -293,3 +293,17 @@ def test_a_first_import_killed_midway_is_finished_on_the_next_open(tmp_path: Pat
         assert "Imported 16 goldens" in seen, leftover
         with Session(db) as session:
             assert session.count_goldens() == 16
+
+
+def test_a_missing_session_or_a_goldens_file_given_as_one_says_what_to_do(tmp_path: Path) -> None:
+    for command in ("info", "report", "judges", "export", "remove-judge"):
+        args = [command, str(tmp_path / "nope.db"), *(["x"] if command == "remove-judge" else [])]
+        code, _, err = run(*args)
+        assert code == 2 and err.startswith(f"Error: There is no session file at "
+                                             f"{tmp_path / 'nope.db'}. Create one with "), command
+        assert "Usage:" not in err
+    source = write_lines(tmp_path / "goldens.jsonl", [golden()])
+    code, _, err = run("report", str(source))
+    assert code == 2 and f"{source} is a goldens file, not a session. Import it with" in err
+    assert f"or open it with 'annotator annotate {source}'" in err
+    assert not (tmp_path / "nope.db").exists()

@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from annotator.errors import NotSaved, SessionError
 from annotator.models import (
+    GOLDENS_SUFFIXES,
     Action,
     Chunk,
     Golden,
@@ -89,6 +90,11 @@ class Session:
                                    "(or a merge of its people's files).") from None
             if isinstance(error, sqlite3.OperationalError) and _storage_failure(error):
                 raise self._not_saved(error) from None
+            if self.path.suffix.lower() in GOLDENS_SUFFIXES:
+                raise SessionError(
+                    f"{self.path} is a goldens file, not a session. Import it with 'annotator "
+                    f"import {self.path} --session S.db' and give S.db here, or open it with "
+                    f"'annotator annotate {self.path}'.") from None
             raise SessionError(
                 f"{self.path} is not a session file this tool can open ({error}). A session file "
                 "is made by 'annotator import'."
