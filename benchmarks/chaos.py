@@ -18,9 +18,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from generate import generate
+from generate import generated_session
 
-from annotator.formats import read_goldens
 from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
@@ -67,10 +66,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        source, db = Path(tmp) / "goldens.jsonl", Path(tmp) / "session.db"
-        generate(source, args.goldens, args.chunks)
-        with Session(db) as session:
-            session.import_goldens(read_goldens(source), path=str(source))
+        db = generated_session(Path(tmp), args.goldens, args.chunks)
         with FakeOpenAI() as server:
             server.chaos = MIX
             server.slow_seconds = 1.0  # past the 0.5 s timeout

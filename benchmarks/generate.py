@@ -44,3 +44,18 @@ def generate(path: Path, goldens: int, chunks: int, seed: int = 7, *,
                                                    else 1 - v["verdict"] for v in verdicts]}
             out.write(json.dumps(obj) + "\n")
     return path.stat().st_size
+
+
+def generated_session(folder: Path, goldens: int, chunks: int, *, name: str = "session",
+                      annotator: str | None = None) -> Path:
+    """A session file in ``folder`` holding generated goldens (the JSONL removed after import)."""
+    from annotator.formats import read_goldens
+    from annotator.store.session import Session
+
+    source, db = folder / f"{name}.jsonl", folder / f"{name}.db"
+    generate(source, goldens, chunks, annotator=annotator)
+    with Session(db) as session:
+        session.import_goldens(read_goldens(source), path=str(source))
+    source.unlink()
+    return db
+

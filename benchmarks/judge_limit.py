@@ -16,10 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from generate import generate
-
-from annotator.formats import read_goldens
-from annotator.store.session import Session
+from generate import generated_session
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_RATIO = 1.3
@@ -52,11 +49,7 @@ def main() -> None:
         figures = {}
         with tempfile.TemporaryDirectory() as tmp:
             for goldens in (args.small, args.large):
-                source, db = Path(tmp) / f"{goldens}.jsonl", Path(tmp) / f"{goldens}.db"
-                generate(source, goldens, 10)
-                with Session(db) as session:
-                    session.import_goldens(read_goldens(source), path=str(source))
-                source.unlink()
+                db = generated_session(Path(tmp), goldens, 10, name=str(goldens))
                 figures[goldens] = cpu_of_judge(db, base_url, args.limit)
     finally:
         server.terminate()

@@ -16,9 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from generate import generate
+from generate import generated_session
 
-from annotator.formats import read_goldens
 from annotator.report.build import build_report
 from annotator.store.session import Session
 
@@ -34,10 +33,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        source, db = Path(tmp) / "goldens.jsonl", Path(tmp) / "session.db"
-        generate(source, args.goldens, args.chunks, annotator="bench-reviewer")
-        with Session(db) as session:
-            session.import_goldens(read_goldens(source), path=str(source))
+        db = generated_session(Path(tmp), args.goldens, args.chunks, annotator="bench-reviewer")
         print(f"{args.goldens:,} goldens x {args.chunks} chunks, {args.resamples:,} resamples")
         for fmt in ("json", "table", "html"):
             times = []
