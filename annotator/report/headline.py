@@ -89,8 +89,8 @@ def headline(report: Report) -> list[str]:
     if report.systems is not None:
         swapped = report.systems.swapped
         if swapped:
-            lines.append(f"Ranking {report.systems.key} values: {len(swapped)} pair"
-                         f"{'s' if len(swapped) != 1 else ''} swap between label sets ("
+            lines.append(f"Ranking {report.systems.key} values: "
+                         f"{counted(len(swapped), 'pair')} swap between label sets ("
                          + "; ".join(f"{s.first} vs {s.second}" for s in swapped) + ").")
         else:
             lines.append(f"Both label sets rank the {report.systems.key} values the same way.")

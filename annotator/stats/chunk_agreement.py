@@ -15,6 +15,7 @@ import numpy as np
 
 from annotator.stats.ranks import binomial_two_sided_p, chi_square_1df_p
 from annotator.stats.stat import Counts, Stat, ratio
+from annotator.text import counted
 from annotator.verdict import PAIRS, pair_index
 
 
@@ -218,9 +219,8 @@ def direction(c: Confusion, p: float | None = None) -> str:
     cluster-adjusted McNemar test's) is below 0.05, otherwise as a lean chance may explain."""
     if c.fp == c.fn == 0:
         return "The judge and the person agree on every chunk decided by both."
-    looser = f"{c.fp} chunk{'s' if c.fp != 1 else ''} the judge calls useful and the person noise"
-    stricter = (f"{c.fn} chunk{'s' if c.fn != 1 else ''} the judge calls noise and the person "
-                "useful")
+    looser = f"{counted(c.fp, 'chunk')} the judge calls useful and the person noise"
+    stricter = f"{counted(c.fn, 'chunk')} the judge calls noise and the person useful"
     if c.fp == c.fn:
         lead = "The judge errs both ways equally"
     else:
