@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
+import numpy as np
+
+from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
-from annotator.models import GoldLabel, Label
+from annotator.models import Label
 from annotator.resolve import NOBODY, annotator_named
 from annotator.store.session import Session
 
@@ -19,11 +23,13 @@ TEAM = "team"
 """The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class Truth:
-    """Chunk id -> the verdict a judge should have given, and where it came from."""
+    """The verdict a judge should have given on each chunk of a frame (MISSING where there is
+    none), and where it came from."""
 
-    labels: dict[int, int]
+    frame: ChunkFrame
+    verdict: np.ndarray
     source: str
     """Whose labels these are: a person's name, or TEAM."""
     adjudicated: int = 0
@@ -34,6 +40,13 @@ class Truth:
     def label(self) -> str:
         """Whose labels, for a sentence: "alice's labels" or "the team's gold labels"."""
         return "the team's gold labels" if self.source == TEAM else f"{self.source}'s labels"
+
+    @cached_property
+    def labels(self) -> dict[int, int]:
+        """Chunk id -> the truth, for the paths that look chunks up one by one."""
+        has = self.verdict != MISSING
+        return dict(zip(self.frame.chunk_id[has].tolist(), self.verdict[has].tolist(),
+                        strict=True))
 
 
 def by_chunk(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:
@@ -51,32 +64,38 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
     return {c: given for c, given in by_chunk(labels).items() if len(set(given.values())) > 1}
 
 
-def team_truth(labels: Mapping[str, Mapping[int, Label]], gold: Mapping[int, GoldLabel]
-               ) -> Truth:
-    """The team's truth from everyone's labels and the gold labels: gold where adjudicated,
-    else what everyone agrees on; with one person and no gold, simply their labels."""
-    if len(labels) == 1 and not gold:
-        [(person, theirs)] = labels.items()
-        return Truth({c: label.verdict for c, label in theirs.items()
-                      if label.verdict is not None}, person)
-    agreed, disputed = {}, set()
-    for chunk_id, given in by_chunk(labels).items():
-        verdicts = set(given.values())
-        if len(verdicts) == 1:
-            agreed[chunk_id] = verdicts.pop()
-        else:
-            disputed.add(chunk_id)
-    agreed.update({c: g.verdict for c, g in gold.items()})
-    return Truth(agreed, TEAM, adjudicated=len(gold), pending=len(disputed - gold.keys()))
+def team_truth(frame: ChunkFrame, people: Mapping[str, np.ndarray], gold: np.ndarray) -> Truth:
+    """The team's truth from everyone's verdict columns and the gold column: gold where
+    adjudicated, else what everyone who labelled a chunk agrees on; with one person and no
+    gold, simply their labels."""
+    if len(people) == 1 and not (gold != MISSING).any():
+        [(person, theirs)] = people.items()
+        return Truth(frame, theirs, person)
+    agreed = np.full(len(frame), MISSING, dtype=np.int8)
+    disputed = np.zeros(len(frame), dtype=bool)
+    if people:
+        stacked = np.vstack(list(people.values()))
+        labelled = stacked != MISSING
+        ones = (labelled & (stacked == 1)).any(axis=0)
+        zeros = (labelled & (stacked == 0)).any(axis=0)
+        agreed[ones & ~zeros] = 1
+        agreed[zeros & ~ones] = 0
+        disputed = ones & zeros
+    adjudicated = gold != MISSING
+    agreed[adjudicated] = gold[adjudicated]
+    return Truth(frame, agreed, TEAM, adjudicated=int(adjudicated.sum()),
+                 pending=int((disputed & ~adjudicated).sum()))
 
 
-def truth(session: Session, annotator: str | None = None) -> Truth:
+def truth(session: Session, annotator: str | None = None,
+          frame: ChunkFrame | None = None) -> Truth:
     """One person's labels when named; else the team's truth (see team_truth)."""
     people = session.annotators()
+    frame = frame or session.chunk_frame()
     if annotator is not None:
         annotator_named(people, annotator)
-        return team_truth({annotator: session.labels(annotator)}, {})
-    gold = session.gold_labels()
-    if not people and not gold:
+        return Truth(frame, session.label_columns(annotator, frame).verdict, annotator)
+    gold = session.gold_column(frame)
+    if not people and not (gold != MISSING).any():
         raise SessionError(NOBODY)
-    return team_truth({p: session.labels(p) for p in people}, gold)
+    return team_truth(frame, {p: session.label_columns(p, frame).verdict for p in people}, gold)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
+from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, action_code
 from annotator.errors import SessionError
-from annotator.models import Label, StoredVerdict
 from annotator.report.headline import headline
 from annotator.report.model import (
     AnnotatorCoverage,
@@ -56,8 +57,8 @@ from annotator.stats.chunk_agreement import (
     percent_agreement,
     wilson_interval,
 )
-from annotator.stats.comparison import BlindSummary, GoldenComparison
-from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_when_complete, passes
+from annotator.stats.comparison import BlindSummary
+from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golden, passes
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 from annotator.stats.ranks import kendall_tau_b
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
@@ -71,6 +72,8 @@ FAST_ACCEPT_MS = 1500.0
 RUBBER_STAMP_RUN = 20
 """This many fast accepts in a row earns a rubber-stamping warning."""
 NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
+SHOWN_ACTIONS = ("accept", "flip", "set")
+"""Decisions made with the judge's verdict on screen (an import shows nothing)."""
 
 
 def choose_judge(session: Session, judge: str | None) -> str:
@@ -78,6 +81,17 @@ def choose_judge(session: Session, judge: str | None) -> str:
     chosen = one_judge(session.judges_judged(), judge)
     assert chosen is not None  # required: no judge raises
     return chosen
+
+
+@dataclass(frozen=True, eq=False)
+class _Compared:
+    """One label set (a person's, or the team's) against the judge, as columns on the frame."""
+
+    name: str
+    human: np.ndarray
+    blind: np.ndarray
+    cp: np.ndarray
+    """CP per golden under these labels (NaN while incomplete)."""
 
 
 def build_report(
@@ -96,42 +110,44 @@ def build_report(
     """The agreement report for one judge against the given annotators (default: everyone), or
     with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on)."""
     judge = choose_judge(session, judge)
-    verdicts = session.verdicts(judge)
-    chunk_ids = session.chunk_ids()
-    golden_ids = list(chunk_ids)
-    index = {golden_id: i for i, golden_id in enumerate(golden_ids)}
-
-    def compare(labels: dict[str, dict[int, Label]]) -> list[tuple[str, GoldenComparison]]:
-        return [(name, GoldenComparison.of_chunks(golden_id, ids, verdicts, labels[name]))
-                for name in labels for golden_id, ids in chunk_ids.items()]
+    frame = session.chunk_frame()
+    said = session.judge_columns(judge, frame)
+    cp_judge = context_precision_by_golden(said.verdict, frame.sizes)
+    golden_ids = frame.golden_ids
 
     everyone = session.annotators()
-    people = {name: session.labels(name)
+    people = {name: session.label_columns(name, frame)
               for name in (everyone if gold or not annotators else annotators)}
-    labels = people
+
+    def compared(name: str, human: np.ndarray, blind: np.ndarray) -> _Compared:
+        return _Compared(name, human, blind, context_precision_by_golden(human, frame.sizes))
+
+    mine = [compared(name, c.verdict, c.blind) for name, c in people.items()]
     if gold:
-        team = team_truth(people, session.gold_labels())
-        labels = {team.label: {c: Label(c, team.label, v, None, None, None, None, None, None, "")
-                               for c, v in team.labels.items()}}
-    names = list(labels)
-    comparisons = compare(labels)
+        team = team_truth(frame, {p: c.verdict for p, c in people.items()},
+                          session.gold_column(frame))
+        sides = [compared(team.label, team.verdict,
+                          np.full(len(frame), MISSING, dtype=np.int8))]
+    else:
+        sides = mine
+    names = [side.name for side in sides]
 
     sums = ClusterSums(len(golden_ids))
-    pairs = _ChunkPairs.of(comparisons, chunk_ids, index, verdicts)
+    pairs = _ChunkPairs.of(frame, said, sides)
     add_confusion(sums, pairs.cluster, pairs.human, pairs.judge)
-    rows = _golden_rows(comparisons, pass_mark)
+    rows = _golden_rows(frame, said, cp_judge, sides, pass_mark)
     systems_key = group_by or DEFAULT_GROUP_BY
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
-    _add_golden_columns(sums, rows, index, system_of)
+    _add_golden_columns(sums, rows, {g: i for i, g in enumerate(golden_ids)}, system_of)
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
                                 pairs.human[has_p].astype(float))
     rater_columns = None
     if len(everyone) > 1:
-        every_label = {p: people[p] if p in people else session.labels(p) for p in everyone}
-        rater_columns = _add_rater_columns(sums, everyone, every_label, verdicts, chunk_ids,
-                                           judge)
+        every_label = {p: (people[p] if p in people else session.label_columns(p, frame)).verdict
+                       for p in everyone}
+        rater_columns = _add_rater_columns(sums, everyone, every_label, said, frame, judge)
 
     estimates = Estimates(sums, resamples, seed, progress)
     chunks = _chunk_section(estimates, pairs, sums)
@@ -145,24 +161,24 @@ def build_report(
         resamples=resamples,
         seed=seed,
         convention=CONVENTION_RAGAS,
-        coverage=_coverage(session, chunk_ids, verdicts, labels, pairs, rows),
+        coverage=_coverage(frame, said, sides, pairs, rows),
         chunks=chunks,
         goldens=goldens,
         systems=systems,
-        people=_people(compare(people) if gold else comparisons, people),
+        people=_people(frame, said, people, mine),
         confidence=_confidence(estimates, pairs) if has_p.any() else None,
         headline=[],
         dropped_replicates=estimates.dropped,
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
-        ppi=_ppi(session, rows, verdicts, chunk_ids),
+        ppi=_ppi(session, rows, golden_ids, cp_judge),
         confidence_gaps=session.confidence_gaps(judge),
     )
     report.headline.extend(headline(report))
     return report
 
 
-def _ppi(session: Session, rows: list[GoldenRow], verdicts: dict[int, StoredVerdict],
-         chunk_ids: dict[str, list[int]]) -> PpiEstimate | None:
+def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judge: np.ndarray
+         ) -> PpiEstimate | None:
     """PPI++ from the session's random sample: human CP on its labelled goldens, judge CP on
     every fully judged golden."""
     sample = session.random_sample()
@@ -173,77 +189,65 @@ def _ppi(session: Session, rows: list[GoldenRow], verdicts: dict[int, StoredVerd
     for row in rows:
         if row.golden_id in in_sample:
             human.setdefault(row.golden_id, []).append(row.human)
-    judged = {g: context_precision_when_complete(
-        [v.verdict if (v := verdicts.get(c)) else None for c in ids]) for g, ids in chunk_ids.items()}
-    judge = {g: cp for g, cp in judged.items() if cp is not None}
+    judge = {g: cp for g, cp in zip(golden_ids, cp_judge.tolist(), strict=True)
+             if not math.isnan(cp)}
     labelled = [g for g in sample["golden_ids"] if g in human and g in judge]
     return ppi_estimate(len(in_sample), [statistics.fmean(human[g]) for g in labelled],
                         [judge[g] for g in labelled],
                         [cp for g, cp in judge.items() if g not in human])
 
 
-def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, dict[int, Label]],
-                       verdicts: dict[int, StoredVerdict], chunk_ids: dict[str, list[int]],
-                       judge: str) -> RaterColumns:
+def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, np.ndarray],
+                       said: JudgeColumns, frame: ChunkFrame, judge: str) -> RaterColumns:
     """Everyone's labels and the judge's verdicts as rows over every chunk, NaN where missing."""
-    chunks = [c for ids in chunk_ids.values() for c in ids]
-    cluster = np.repeat(np.arange(len(chunk_ids)), [len(ids) for ids in chunk_ids.values()])
-    nan = float("nan")
+    def row(verdict: np.ndarray) -> np.ndarray:
+        return np.where(verdict == MISSING, np.nan, verdict.astype(float))
 
-    def row(given: dict[int, int | None]) -> np.ndarray:
-        return np.array([nan if (v := given.get(c)) is None else float(v) for c in chunks])
-
-    ratings = np.vstack([row({c: label.verdict for c, label in labels[p].items()})
-                         for p in people])
-    judged = row({c: v.verdict for c, v in verdicts.items()})
-    return add_rater_columns(sums, people, ratings, cluster.astype(np.int64), judge, judged)
+    ratings = np.vstack([row(labels[p]) for p in people]) if people else np.zeros((0, len(frame)))
+    return add_rater_columns(sums, people, ratings, frame.cluster.astype(np.int64), judge,
+                             row(said.verdict))
 
 
 class _ChunkPairs:
-    """Every chunk decided by both, as parallel arrays."""
+    """Every chunk decided by both, as parallel arrays (label set after label set)."""
 
-    def __init__(self, cluster: list[int], rank: list[int], human: list[int], judge: list[int],
-                 p: list[float]) -> None:
-        self.cluster = np.asarray(cluster, dtype=np.int64)
-        self.rank = np.asarray(rank, dtype=np.int64)
-        self.human = np.asarray(human, dtype=np.int64)
-        self.judge = np.asarray(judge, dtype=np.int64)
-        self.p = np.asarray(p, dtype=float)
+    def __init__(self, cluster: np.ndarray, rank: np.ndarray, human: np.ndarray,
+                 judge: np.ndarray, p: np.ndarray) -> None:
+        self.cluster = cluster.astype(np.int64)
+        self.rank = rank.astype(np.int64)
+        self.human = human.astype(np.int64)
+        self.judge = judge.astype(np.int64)
+        self.p = p.astype(float)
 
     @classmethod
-    def of(cls, comparisons: list[tuple[str, GoldenComparison]], chunk_ids: dict[str, list[int]],
-           index: dict[str, int], verdicts: dict[int, StoredVerdict]) -> _ChunkPairs:
-        """Collect the (human, judge) pairs of every comparison."""
-        cluster: list[int] = []
-        rank: list[int] = []
-        human: list[int] = []
-        judge: list[int] = []
-        p: list[float] = []
-        for _, c in comparisons:
-            i = index[c.golden_id]
-            for k, (h, j, chunk_id) in enumerate(zip(c.human, c.judge, chunk_ids[c.golden_id],
-                                                     strict=True), 1):
-                if h is None or j is None:
-                    continue
-                cluster.append(i)
-                rank.append(k)
-                human.append(h)
-                judge.append(j)
-                prob = verdicts[chunk_id].p_relevant
-                p.append(math.nan if prob is None else prob)
-        return cls(cluster, rank, human, judge, p)
+    def of(cls, frame: ChunkFrame, said: JudgeColumns, sides: list[_Compared]) -> _ChunkPairs:
+        """Collect the (human, judge) pairs of every label set."""
+        both = [(side.human != MISSING) & (said.verdict != MISSING) for side in sides]
+
+        def joined(per_side: Callable[[_Compared], np.ndarray]) -> np.ndarray:
+            parts = [per_side(side)[mask] for side, mask in zip(sides, both, strict=True)]
+            return np.concatenate(parts) if parts else np.zeros(0)
+
+        return cls(joined(lambda _: frame.cluster), joined(lambda _: frame.rank),
+                   joined(lambda side: side.human), joined(lambda _: said.verdict),
+                   joined(lambda _: said.p_relevant))
 
 
-def _golden_rows(comparisons: list[tuple[str, GoldenComparison]], pass_mark: float
-                 ) -> list[GoldenRow]:
+def _golden_rows(frame: ChunkFrame, said: JudgeColumns, cp_judge: np.ndarray,
+                 sides: list[_Compared], pass_mark: float) -> list[GoldenRow]:
+    """A row for each golden (per label set) complete under both label sets."""
     rows = []
-    for name, c in comparisons:
-        cp_h, cp_j = c.cp_human(), c.cp_judge()
-        if cp_h is None or cp_j is None:
-            continue
-        rows.append(GoldenRow(c.golden_id, name, cp_h, cp_j, tuple(v for v in c.human if v is not None),
-                              tuple(v for v in c.judge if v is not None), passes(cp_h, pass_mark),
-                              passes(cp_j, pass_mark)))
+    starts = frame.starts.tolist()
+    sizes = frame.sizes.tolist()
+    judged, judge_cp = said.verdict.tolist(), cp_judge.tolist()
+    for side in sides:
+        human, human_cp = side.human.tolist(), side.cp.tolist()
+        for g in np.flatnonzero(~np.isnan(side.cp) & ~np.isnan(cp_judge)).tolist():
+            cp_h, cp_j = human_cp[g], judge_cp[g]
+            at = slice(starts[g], starts[g] + sizes[g])
+            rows.append(GoldenRow(frame.golden_ids[g], side.name, cp_h, cp_j, tuple(human[at]),
+                                  tuple(judged[at]), passes(cp_h, pass_mark),
+                                  passes(cp_j, pass_mark)))
     return rows
 
 
@@ -276,7 +280,7 @@ def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> Chu
     by_rank = []
     for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
         at = pairs.rank == k
-        rc = Confusion.of(zip(pairs.human[at].tolist(), pairs.judge[at].tolist(), strict=True))
+        rc = Confusion.of_arrays(pairs.human[at], pairs.judge[at])
         if rc.n:
             by_rank.append(RankRow(k, rc, {"percent": percent_agreement(rc),
                                            "cohen_kappa": cohen_kappa(rc),
@@ -366,20 +370,15 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
     return SystemSection(key, systems, kendall, pairs)
 
 
-def _coverage(session: Session, chunk_ids: dict[str, list[int]], verdicts: dict[int, StoredVerdict],
-              labels: dict[str, dict[int, Label]], pairs: _ChunkPairs, rows: list[GoldenRow]
-              ) -> Coverage:
-    people = []
-    for name, by_chunk in labels.items():
-        decided = {c for c, label in by_chunk.items() if label.verdict is not None}
-        people.append(AnnotatorCoverage(name, len(decided), sum(
-            1 for ids in chunk_ids.values() if all(c in decided for c in ids))))
+def _coverage(frame: ChunkFrame, said: JudgeColumns, sides: list[_Compared], pairs: _ChunkPairs,
+              rows: list[GoldenRow]) -> Coverage:
     return Coverage(
-        goldens=len(chunk_ids),
-        chunks=sum(len(ids) for ids in chunk_ids.values()),
-        chunks_judged=len(verdicts),
-        goldens_judged=sum(1 for ids in chunk_ids.values() if all(c in verdicts for c in ids)),
-        annotators=people,
+        goldens=len(frame.golden_ids),
+        chunks=len(frame),
+        chunks_judged=int((said.verdict != MISSING).sum()),
+        goldens_judged=int(frame.complete(said.verdict).sum()),
+        annotators=[AnnotatorCoverage(side.name, int((side.human != MISSING).sum()),
+                                      int(frame.complete(side.human).sum())) for side in sides],
         compared_chunks=len(pairs.cluster),
         compared_goldens=len(rows),
         distinct_chunks=len(np.unique(np.stack([pairs.cluster, pairs.rank]), axis=1).T),
@@ -388,36 +387,39 @@ def _coverage(session: Session, chunk_ids: dict[str, list[int]], verdicts: dict[
     )
 
 
-def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, dict[int, Label]]
-            ) -> PeopleSection:
+def _people(frame: ChunkFrame, said: JudgeColumns, people: dict[str, LabelColumns],
+            mine: list[_Compared]) -> PeopleSection:
     rows = []
-    for name, by_chunk in labels.items():
-        decided = sorted((label for label in by_chunk.values() if label.verdict is not None),
-                         key=lambda label: (label.updated_at, label.chunk_id))
-        shown = [label for label in decided
-                 if label.shown_verdict is not None and label.blind_verdict is None
-                 and label.action in ("accept", "flip", "set")]
-        accepted = sum(label.verdict == label.shown_verdict for label in shown)
-        times = [label.decision_ms for label in decided if label.decision_ms is not None]
-        run = longest = 0
-        for label in decided:
-            fast = label.decision_ms is not None and label.decision_ms < FAST_ACCEPT_MS
-            run = run + 1 if label.action == "accept" and fast else 0
-            longest = max(longest, run)
-        mine = [c for who, c in comparisons if who == name]
-        agreement = sum((c.confusion() for c in mine), Confusion())
+    accepted_code, shown_codes = action_code("accept"), [action_code(a) for a in SHOWN_ACTIONS]
+    for name, labels in people.items():
+        decided = labels.decided
+        shown = (decided & (labels.shown != MISSING) & (labels.blind == MISSING)
+                 & np.isin(labels.action, shown_codes))
+        accepted = int((shown & (labels.verdict == labels.shown)).sum())
+        times = labels.decision_ms[decided & ~np.isnan(labels.decision_ms)]
+        # Fast accepts in a row, in the order the person made their decisions.
+        ordered = labels.order[decided[labels.order]]
+        fast = ((labels.action[ordered] == accepted_code)
+                & (labels.decision_ms[ordered] < FAST_ACCEPT_MS))
+        longest = _longest_run(fast)
+        both = decided & (said.verdict != MISSING)
+        agreement = Confusion.of_arrays(labels.verdict[both], said.verdict[both])
         warning = (f"{longest} accepts in a row, each under {FAST_ACCEPT_MS / 1000:g} s: check "
                    "these were read, not rubber-stamped." if longest >= RUBBER_STAMP_RUN else None)
+        n_shown = int(shown.sum())
         rows.append(AnnotatorRow(
-            name, len(decided), len(shown),
-            {"acceptance_rate": Stat(accepted / len(shown)) if shown else Stat.undefined(
+            name, int(decided.sum()), n_shown,
+            {"acceptance_rate": Stat(accepted / n_shown) if n_shown else Stat.undefined(
                 "judge never shown: no decision was made with its verdict on screen"),
-             "median_decision_ms": Stat(statistics.median(times)) if times else Stat.undefined(
-                 "not timed: no decision was made on the annotation screen"),
+             "median_decision_ms": Stat(float(np.median(times))) if len(times) else
+             Stat.undefined("not timed: no decision was made on the annotation screen"),
              "percent": percent_agreement(agreement),
              "cohen_kappa": cohen_kappa(agreement)},
             longest, warning))
-    blind = BlindSummary.of([c for _, c in comparisons])
+    blind = BlindSummary.of_columns(
+        *(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int8) for parts in (
+            [side.human for side in mine], [said.verdict for _ in mine],
+            [side.blind for side in mine])))
     blind_row = None
     if blind.blind_chunks:
         def pick(a: ChunkAgreement) -> dict[str, Stat]:
@@ -427,6 +429,14 @@ def _people(comparisons: list[tuple[str, GoldenComparison]], labels: dict[str, d
                              pick(blind.prefilled_agreement), blind.disagreed_blind,
                              blind.switched_to_judge, blind.switch_rate)
     return PeopleSection(rows, blind_row)
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """The length of the longest run of True."""
+    if not flags.any():
+        return 0
+    edges = np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))
+    return int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max())
 
 
 def _confidence(est: Estimates, pairs: _ChunkPairs) -> ConfidenceSection:

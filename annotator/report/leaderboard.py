@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
 from annotator.report.columns import COLUMNS, SORT_KEYS
 from annotator.resolve import judges_named
@@ -40,7 +41,7 @@ from annotator.stats.chunk_agreement import (
     McNemar,
     kappa_values,
 )
-from annotator.stats.metrics import context_precision
+from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.stat import Stat
 from annotator.store.session import Session
 from annotator.text import counted
@@ -154,44 +155,43 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     judged = session.judges_judged()
     names = judges_named(judged, judges or [])
     left_out = [] if judges else [name for name, n in judged.items() if not n]
-    truth = find_truth(session, annotator)
-    labels = truth.labels
-    verdicts = {name: {c: v.verdict for c, v in session.verdicts(name).items()} for name in names}
-    chunk_ids = session.chunk_ids()
+    frame = session.chunk_frame()
+    truth = find_truth(session, annotator, frame)
+    labels = truth.verdict
+    said = {name: session.judge_columns(name, frame).verdict for name in names}
     splits = session.splits()
     split = split or ("test" if splits else "all")
     if split != "all":
         if not splits:
             raise SessionError("The session has no dev/test split yet: make one with "
                                "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
-        chunk_ids = {g: ids for g, ids in chunk_ids.items() if splits.get(g) == split}
-    golden_ids = list(chunk_ids)
-    labelled = [(g, c) for g, gid in enumerate(golden_ids) for c in chunk_ids[gid] if c in labels]
-    shared = _scored_on(labelled, verdicts, names)
+        frame, kept = frame.only(np.asarray([splits.get(g) == split for g in frame.golden_ids],
+                                            dtype=bool))
+        labels = labels[kept]
+        said = {name: verdicts[kept] for name, verdicts in said.items()}
+    labelled = labels != MISSING
+    shared = _scored_on(labelled, said, names)
     # With no chunk judged by every judge, each judge is scored on its own chunks and each pair
     # on the chunks both judged: rows are then not on the same chunks, and the headline says so.
-    pairwise = not shared and len(names) > 1
-    sums = ClusterSums(len(golden_ids))
+    pairwise = not shared.any() and len(names) > 1
+    sums = ClusterSums(len(frame.golden_ids))
     rows_on: dict[str, tuple[int, int]] = {}
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
+    cp_truth = context_precision_by_golden(labels, frame.sizes)
     for i, name in enumerate(names):
-        on = _scored_on(labelled, verdicts, [name]) if pairwise else shared
-        cluster, human, said = _arrays(on, labels, verdicts[name])
-        add_confusion(sums, cluster, human, said, prefix=scope(i))
-        complete = _complete(on, golden_ids, chunk_ids)
-        at = np.asarray(complete, dtype=np.int64)
-        cp_human = np.asarray([context_precision([labels[c] for c in chunk_ids[golden_ids[g]]])
-                               for g in complete], dtype=float)
-        cp_judge = np.asarray([context_precision([verdicts[name][c]
-                                                  for c in chunk_ids[golden_ids[g]]])
-                               for g in complete], dtype=float)
+        on = _scored_on(labelled, said, [name]) if pairwise else shared
+        add_confusion(sums, frame.cluster[on], labels[on], said[name][on], prefix=scope(i))
+        complete = _complete(on, frame)
+        at = np.flatnonzero(complete)
+        cp_human = cp_truth[complete]
+        cp_judge = context_precision_by_golden(said[name], frame.sizes)[complete]
         d = cp_judge - cp_human
         for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
                             ("ad", np.abs(d))):
             sums.add(column(col, i), at, values)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
-        rows_on[name] = (len(on), len(complete))
-    pair_data = _pair_sums(sums, names, labelled, labels, verdicts, shared, pairwise)
+        rows_on[name] = (int(on.sum()), len(at))
+    pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []
@@ -213,42 +213,34 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
                  if column.table == "chunks" else per_golden[column.key] for column in COLUMNS}
         rows.append(JudgeRow(name, stats, _calls(session, name, (prices or {}).get(name),
-                                                 chunk_ids), *rows_on[name]))
+                                                 frame), *rows_on[name]))
 
-    pairs = _pairs(pair_data, est, len(golden_ids))
+    pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort))
     best = _best(names, pairs)
-    board = Leaderboard(str(session.path), truth, split, len(shared),
-                        len(_complete(shared, golden_ids, chunk_ids)), resamples, seed, sort,
+    board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
+                        int(_complete(shared, frame).sum()), resamples, seed, sort,
                         rows, pairs, best, [], pairwise, left_out)
     board.headline.extend(_headline(board))
     return board
 
 
-def _scored_on(labelled: list[tuple[int, int]], verdicts: dict[str, dict[int, int]],
-               judges: Sequence[str]) -> list[tuple[int, int]]:
-    """The (golden index, chunk id) pairs labelled and judged by every one of ``judges``."""
-    return [(g, c) for g, c in labelled if all(c in verdicts[n] for n in judges)]
+def _scored_on(labelled: np.ndarray, said: dict[str, np.ndarray], judges: Sequence[str]
+               ) -> np.ndarray:
+    """The chunks (a mask on the frame) labelled and judged by every one of ``judges``."""
+    on = labelled.copy()
+    for name in judges:
+        on &= said[name] != MISSING
+    return on
 
 
-def _arrays(on: list[tuple[int, int]], labels: dict[int, int], said: dict[int, int]
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Golden index, human label and judge verdict of each chunk, as arrays."""
-    return (np.asarray([g for g, _ in on], dtype=np.int64),
-            np.asarray([labels[c] for _, c in on], dtype=np.int64),
-            np.asarray([said[c] for _, c in on], dtype=np.int64))
-
-
-def _complete(on: list[tuple[int, int]], golden_ids: list[str],
-              chunk_ids: dict[str, list[int]]) -> list[int]:
-    """The goldens every chunk of which is among ``on``."""
-    present = np.bincount(np.asarray([g for g, _ in on], dtype=np.int64),
-                          minlength=len(golden_ids))
-    return [g for g, gid in enumerate(golden_ids) if present[g] == len(chunk_ids[gid])]
+def _complete(on: np.ndarray, frame: ChunkFrame) -> np.ndarray:
+    """The goldens (a mask) every chunk of which is among ``on``."""
+    return np.asarray(frame.per_golden(on.astype(float)) == frame.sizes)
 
 
 def _calls(session: Session, judge: str, price: tuple[float, float] | None,
-           chunk_ids: dict[str, list[int]]) -> CallSummary:
+           frame: ChunkFrame) -> CallSummary:
     summary = session.call_summary(judge)
     chunks = summary["calls"] - summary["failed"]
     replies = summary["replies"] or 0
@@ -265,7 +257,9 @@ def _calls(session: Session, judge: str, price: tuple[float, float] | None,
         cost = Stat((summary["tokens_in"] * price[0] + summary["tokens_out"] * price[1])
                     / 1e6 * 1000 / chunks)
     runs = session.repetitions(judge)
-    place = {c: (g, rank) for g, ids in chunk_ids.items() for rank, c in enumerate(ids, 1)}
+    slots = frame.slots(np.asarray(list(runs), dtype=np.int64)).tolist()
+    place = {c: (frame.golden_ids[frame.cluster[at]], int(frame.rank[at]))
+             for c, at in zip(runs, slots, strict=True) if at != MISSING}
     repeated = {c: [by_run[r] for r in sorted(by_run)] for c, by_run in runs.items()
                 if len(by_run) > 1 and c in place}
     unstable = sorted((*place[c], said) for c, said in repeated.items() if len(set(said)) > 1)
@@ -295,16 +289,15 @@ class _PairData:
     prefixes: tuple[str, str]
 
 
-def _pair_sums(sums: ClusterSums, names: list[str], labelled: list[tuple[int, int]],
-               labels: dict[int, int], verdicts: dict[str, dict[int, int]],
-               shared: list[tuple[int, int]], pairwise: bool) -> list[_PairData]:
+def _pair_sums(sums: ClusterSums, frame: ChunkFrame, names: list[str], labelled: np.ndarray,
+               labels: np.ndarray, said: dict[str, np.ndarray], shared: np.ndarray,
+               pairwise: bool) -> list[_PairData]:
     """Each pair's chunks (shared by all judges, or by the two), counted into the sums so the
     kappa difference is bootstrapped with everything else."""
     out = []
     for (a_i, a), (b_i, b) in combinations(enumerate(names), 2):
-        on = _scored_on(labelled, verdicts, [a, b]) if pairwise else shared
-        cluster, human, said_a = _arrays(on, labels, verdicts[a])
-        said_b = _arrays(on, labels, verdicts[b])[2]
+        on = _scored_on(labelled, said, [a, b]) if pairwise else shared
+        cluster, human, said_a, said_b = frame.cluster[on], labels[on], said[a][on], said[b][on]
         prefixes = (scope("pair", a_i, b_i, "a"), scope("pair", a_i, b_i, "b"))
         add_confusion(sums, cluster, human, said_a, prefix=prefixes[0])
         add_confusion(sums, cluster, human, said_b, prefix=prefixes[1])

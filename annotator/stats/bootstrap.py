@@ -56,11 +56,14 @@ class ClusterSums:
         blocks = []
         done = 0
         g = self.clusters
+        weights = np.empty((min(BLOCK, resamples), g))
         while done < resamples:
             b = min(BLOCK, resamples - done)
-            drawn = rng.integers(0, g, size=(b, g)) + (np.arange(b) * g)[:, None]
-            weights = np.bincount(drawn.ravel(), minlength=b * g).reshape(b, g)
-            blocks.append(weights @ matrix)
+            # One replicate's draws at a time (the generator's stream is the same however it is
+            # cut), into one block of float weights: memory stays at BLOCK x goldens floats.
+            for row in range(b):
+                weights[row] = np.bincount(rng.integers(0, g, size=g), minlength=g)
+            blocks.append(weights[:b] @ matrix)
             done += b
             if progress is not None:
                 progress(done)

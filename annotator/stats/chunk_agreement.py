@@ -37,6 +37,13 @@ class Confusion:
         tn, fp, fn, tp = counts
         return cls(tp=tp, fp=fp, fn=fn, tn=tn)
 
+    @classmethod
+    def of_arrays(cls, human: np.ndarray, judge: np.ndarray) -> Confusion:
+        """Count (human, judge) pairs given as two arrays of 0 and 1."""
+        tn, fp, fn, tp = np.bincount(2 * np.asarray(human, dtype=np.int64)
+                                     + np.asarray(judge, dtype=np.int64), minlength=PAIRS).tolist()
+        return cls(tp=tp, fp=fp, fn=fn, tn=tn)
+
     def __add__(self, other: Confusion) -> Confusion:
         return Confusion(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn,
                          self.tn + other.tn)

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from annotator.columns import MISSING, verdict_column
 from annotator.models import Golden, Label, StoredVerdict
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion
 from annotator.stats.metrics import context_precision_when_complete
@@ -108,19 +111,19 @@ class BlindSummary:
     @classmethod
     def of(cls, comparisons: Sequence[GoldenComparison]) -> BlindSummary:
         """Split every decided chunk into blind and pre-filled."""
-        blind: list[tuple[int, int]] = []
-        prefilled: list[tuple[int, int]] = []
-        disagreed = switched = 0
-        for c in comparisons:
-            for human, judge, answer in zip(c.human, c.judge, c.blind, strict=True):
-                if judge is None or human is None:
-                    continue
-                if answer is None:
-                    prefilled.append((human, judge))
-                    continue
-                blind.append((answer, judge))
-                if answer != judge:
-                    disagreed += 1
-                    switched += human == judge
-        return cls(len(blind), len(prefilled), ChunkAgreement.of(Confusion.of(blind)),
-                   ChunkAgreement.of(Confusion.of(prefilled)), disagreed, switched)
+        rows = [(h, j, b) for c in comparisons
+                for h, j, b in zip(c.human, c.judge, c.blind, strict=True)]
+        human, judge, blind = (verdict_column([r[i] for r in rows]) for i in range(3))
+        return cls.of_columns(human, judge, blind)
+
+    @classmethod
+    def of_columns(cls, human: np.ndarray, judge: np.ndarray, blind: np.ndarray) -> BlindSummary:
+        """The same from verdict columns (MISSING where none): final label, judge, blind answer."""
+        both = (human != MISSING) & (judge != MISSING)
+        is_blind = both & (blind != MISSING)
+        prefilled = both & ~is_blind
+        disagreed = is_blind & (blind != judge)
+        return cls(int(is_blind.sum()), int(prefilled.sum()),
+                   ChunkAgreement.of(Confusion.of_arrays(blind[is_blind], judge[is_blind])),
+                   ChunkAgreement.of(Confusion.of_arrays(human[prefilled], judge[prefilled])),
+                   int(disagreed.sum()), int((disagreed & (human == judge)).sum()))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
+
 from annotator.verdict import is_verdict
 
 RAGAS_EPSILON = 1e-10
@@ -78,3 +80,38 @@ def context_precision_when_complete(verdicts: Sequence[int | None]) -> float | N
 def passes(score: float, pass_mark: float) -> bool:
     """Whether a context-precision score reaches the pass mark (RAGAS's epsilon forgiven)."""
     return score >= pass_mark - 1e-9
+
+
+_KEYED = 56
+"""Goldens up to this many chunks are scored by key (the verdicts as bits, and the length)."""
+
+
+def context_precision_by_golden(verdict: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """CP of each golden from a verdict column in golden order (``sizes`` chunks each, -1 where
+    a chunk has none); NaN where a golden is incomplete.
+
+    Each distinct verdict list is scored once by ``context_precision`` itself, so every value
+    is bit for bit what it returns: a session of 10-chunk goldens has at most 1,024 lists.
+    """
+    out = np.full(len(sizes), np.nan)
+    if not len(verdict):
+        return out
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    cluster = np.repeat(np.arange(len(sizes)), sizes)
+    missing = np.bincount(cluster[verdict < 0], minlength=len(sizes))
+    scored = (missing == 0) & (sizes > 0)
+    keyed = scored & (sizes <= _KEYED)
+    place = np.arange(len(verdict)) - starts[cluster]
+    bits = np.where(verdict == 1, np.left_shift(1, np.minimum(place, _KEYED)), 0).astype(np.int64)
+    filled = sizes > 0
+    key = np.zeros(len(sizes), dtype=np.int64)
+    key[filled] = np.add.reduceat(bits, starts[filled])
+    key = key * (_KEYED + 1) + sizes
+    distinct, inverse = np.unique(key[keyed], return_inverse=True)
+    values = np.array([context_precision([(int(k) // (_KEYED + 1)) >> i & 1
+                                          for i in range(int(k) % (_KEYED + 1))])
+                       for k in distinct.tolist()], dtype=float)
+    out[keyed] = values[inverse.ravel()] if len(values) else values
+    for g in np.flatnonzero(scored & ~keyed).tolist():
+        out[g] = context_precision(verdict[starts[g]:starts[g] + sizes[g]].tolist())
+    return out

@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlite_utils import Database
 
+from annotator.columns import ACTION_CODES, MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import NotSaved, SessionError
 from annotator.models import (
     GOLDENS_SUFFIXES,
@@ -384,6 +386,57 @@ class Session:
         )
         return {row[0]: Label(*row) for row in rows}
 
+    # -- whole-session columns (annotator.columns): one query each, no object per row --------
+
+    def chunk_frame(self) -> ChunkFrame:
+        """Every chunk id with its golden's index and its rank, in import order then rank."""
+        golden_ids = self.golden_ids()
+        # Positions need not be 0..n-1 (a merge or a replaced golden leaves gaps): number them.
+        rows = np.fromiter(self.db.conn.execute(
+            "SELECT g.position, c.id, c.rank FROM goldens g JOIN chunks c ON c.golden_id = g.id "
+            "ORDER BY g.position, c.rank"), dtype=np.dtype((np.int64, 3)))
+        if len(rows):
+            starts = np.flatnonzero(np.diff(rows[:, 0], prepend=rows[0, 0] - 1))
+            rows[:, 0] = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(rows))))
+        return ChunkFrame.of(golden_ids, rows)
+
+    def judge_columns(self, judge: str, frame: ChunkFrame) -> JudgeColumns:
+        """The judge's verdicts in force (as ``verdicts``) aligned to the frame."""
+        rows = np.fromiter(self.db.conn.execute(
+            """SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
+               WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id""",
+            [judge]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
+                             ("id", np.int64)])
+        return JudgeColumns(frame.aligned(rows["chunk"], rows["verdict"], MISSING, np.int8),
+                            frame.aligned(rows["chunk"], rows["p"], np.nan, float))
+
+    def label_columns(self, annotator: str, frame: ChunkFrame) -> LabelColumns:
+        """The annotator's labels (as ``labels``) aligned to the frame."""
+        codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
+        rows = np.fromiter(self.db.conn.execute(
+            f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
+                       coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
+                       coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
+                FROM labels WHERE annotator = ? ORDER BY updated_at, chunk_id""",
+            [annotator]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("blind", np.int8),
+                                 ("shown", np.int8), ("action", np.int8), ("ms", float),
+                                 ("note", bool)])
+        order = frame.slots(rows["chunk"])
+
+        def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
+            return frame.aligned(rows["chunk"], rows[name], fill, dtype)
+
+        return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
+                            place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
+                            place("ms", np.nan, float), place("note", False, bool),
+                            order[order != MISSING])
+
+    def gold_column(self, frame: ChunkFrame) -> np.ndarray:
+        """The adjudicated gold label of each chunk of the frame (MISSING where none)."""
+        rows = np.fromiter(self.db.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
+                           dtype=np.dtype((np.int64, 2)))
+        return frame.aligned(rows[:, 0], rows[:, 1].astype(np.int8), MISSING, np.int8)
+
     @staticmethod
     def _golden_filter(golden_ids: Sequence[str] | None) -> tuple[str, list[str]]:
         if golden_ids is None:
@@ -723,11 +776,14 @@ class Session:
         return out
 
     def repetitions(self, judge: str) -> dict[int, dict[int, int]]:
-        """Chunk id -> repetition -> the judge's latest verdict in that repetition."""
+        """Chunk id -> repetition -> the judge's latest verdict in that repetition, for the
+        chunks the judge was asked about more than once."""
         out: dict[int, dict[int, int]] = {}
         rows = self.db.conn.execute(
             "SELECT chunk_id, repetition, verdict, max(id) FROM verdicts "
-            "WHERE judge = ? AND error IS NULL GROUP BY chunk_id, repetition", [judge])
+            "WHERE judge = ? AND error IS NULL AND chunk_id IN (SELECT chunk_id FROM verdicts "
+            "WHERE judge = ? AND repetition > 1 AND error IS NULL) GROUP BY chunk_id, repetition",
+            [judge, judge])
         for chunk_id, repetition, verdict, _ in rows:
             out.setdefault(chunk_id, {})[repetition] = verdict
         return out
