@@ -308,12 +308,14 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
             only = draw_sample(session.golden_ids(), sample_size, seed)
             session.set_random_sample(sample_size, seed, only)
+        # count=False: the screen paints the golden first and reads the totals in a worker.
         review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
-                        only=only)
+                        only=only, count=False)
         AnnotatorApp(review, db_path.name).run()
         review.remember_position()  # the chunk under the cursor, to reopen there
-        _say(f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} "
-             f"decided by {annotator}; every decision is in {db_path}.", err=True)
+        done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "
+                f"by {annotator}; every" if review.totals_known else "Every")
+        _say(f"{done} decision is in {db_path}.", err=True)
 
 
 def _unfinished(db_path: Path) -> bool:

@@ -183,3 +183,17 @@ class GoldLabel:
     decided_by: str
     note: str | None
     decided_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewTotals:
+    """One person's totals for the annotation header, read in one snapshot."""
+
+    chunks: dict[str, int]
+    """Golden id -> its number of chunks."""
+    decided: dict[str, int]
+    """Golden id -> how many of its chunks the person has decided."""
+    pairs: dict[tuple[int, int], int]
+    """(person's verdict, judge's verdict) -> how many chunks carry that pair."""
+    event_id: int
+    """The newest event in the snapshot: later decisions are not counted in it."""

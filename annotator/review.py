@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
+from annotator.columns import MISSING
 from annotator.errors import NotSaved, SessionError
-from annotator.models import Action, Chunk, Golden, Label, StoredVerdict
+from annotator.models import Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
 from annotator.resolve import judge_named
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
+from annotator.stats.metrics import context_precision_by_golden
 from annotator.store.session import Session
 from annotator.verdict import flipped
 from annotator.verdict import name as verdict_name
@@ -66,6 +71,28 @@ class ChunkView:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueRow:
+    """One golden in the queue: how far the person is, and CP both ways once complete."""
+
+    number: int
+    """Its place in the review, from 1."""
+    golden_id: str
+    chunks: int
+    decided: int
+    cp_human: float | None
+    cp_judge: float | None
+    disagreements: int
+    has_note: bool
+
+    @property
+    def state(self) -> str:
+        """complete / started / pending."""
+        if self.decided == self.chunks:
+            return "complete"
+        return "started" if self.decided else "pending"
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What a key did, for the status line; ``ok`` is False when nothing was written."""
 
@@ -76,9 +103,12 @@ class Outcome:
 class Review:
     """The state of one person's review: which golden and chunk, and the running totals."""
 
+    PAGE = 500
+    """Goldens asked about at once while looking for the next unfinished one."""
+
     def __init__(self, session: Session, annotator: str, judge: str | None, *,
                  blind_rate: float = 0.0, pass_mark: float = 0.7,
-                 only: Sequence[str] | None = None) -> None:
+                 only: Sequence[str] | None = None, count: bool = True) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
         if judge is not None:
@@ -99,26 +129,21 @@ class Review:
         if only is not None:
             # A random sample: only its goldens, in the sample's own random order, so the
             # goldens labelled so far are a random subset too.
-            chosen = set(only)
             existing = set(self.golden_ids)
             self.golden_ids = [g for g in only if g in existing]
-        self.chunk_counts = {g: n for g, n in session.chunk_counts().items()
-                             if only is None or g in chosen}
-        self.decided_counts = {g: n for g, n in session.label_counts(annotator).items()
-                               if g in self.chunk_counts}
-        self.total_chunks = sum(self.chunk_counts.values())
-        # Running totals for the header, kept by _count_decided rather than recounted per key.
-        self.chunks_decided = sum(self.decided_counts.values())
-        self.goldens_complete = sum(1 for g in self.golden_ids if self.is_complete(g))
-        # Chunk id -> the judge's verdict in force and the person's verdict, session-wide: the
-        # overall confusion follows from them, and is kept up to date one change at a time.
+        self._at = {golden_id: i for i, golden_id in enumerate(self.golden_ids)}
+        # The running totals for the header. Reading them takes a pass over the session, so a
+        # screen reads them in a worker (count() then apply()) and paints the golden first;
+        # until then totals_known is False. Each decision then moves them by one.
+        self.totals_known = False
+        self.chunk_counts: dict[str, int] = {}
+        self.decided_counts: dict[str, int] = {}
+        self.total_chunks = self.chunks_decided = self.goldens_complete = 0
+        self.overall = Confusion()
+        self._counting = False
         self._latest_verdict = session.latest_verdict_id()
-        self._judge_verdicts = ({c: v.verdict for c, v in session.verdicts(judge).items()}
-                                if judge else {})
-        self._human = {c: label.verdict for c, label in session.labels(annotator).items()
-                       if label.verdict is not None}
-        self.overall = Confusion.of((h, j) for c, h in self._human.items()
-                                    if (j := self._judge_verdicts.get(c)) is not None)
+        self._since: list[tuple[int, str, int | None, int | None, int | None]] = []
+        """Decisions made while a count is being read: (event id, golden, old, new, judge)."""
         self.index = 0
         self.cursor = 0
         self._selected_at = time.monotonic()
@@ -128,7 +153,39 @@ class Review:
         self._revealed: bool | None = None
         """After a blind answer on the chunk under the cursor: whether its golden was complete
         before it (the next j moves on from there as any decision would); else None."""
+        if count:
+            self.apply(self.count())
         self.open(*self._start())
+
+    # -- the running totals ---------------------------------------------------------------------
+
+    def count(self) -> ReviewTotals:
+        """Read the totals (one snapshot). Through its own connection, so a screen may call it
+        from a worker thread; decisions made meanwhile are carried over by apply()."""
+        self._counting = True
+        with self.session.another() as session:
+            return session.review_totals(self.annotator, self.judge)
+
+    def includes(self, golden_id: str) -> bool:
+        """Whether a golden is in this review (a sample holds only some)."""
+        return golden_id in self._at
+
+    def apply(self, totals: ReviewTotals) -> None:
+        """Take the totals read by count(), then replay the decisions made since its snapshot."""
+        self.chunk_counts = {g: n for g, n in totals.chunks.items() if self.includes(g)}
+        self.decided_counts = {g: n for g, n in totals.decided.items() if self.includes(g)}
+        self.total_chunks = sum(self.chunk_counts.values())
+        self.chunks_decided = sum(self.decided_counts.values())
+        self.goldens_complete = sum(1 for g in self.golden_ids if self.is_complete(g))
+        pairs = totals.pairs
+        self.overall = Confusion(tp=pairs.get((1, 1), 0), fp=pairs.get((0, 1), 0),
+                                 fn=pairs.get((1, 0), 0), tn=pairs.get((0, 0), 0))
+        self.totals_known = True
+        self._counting = False
+        since, self._since = self._since, []
+        for event_id, golden_id, old, new, judge in since:
+            if event_id > totals.event_id:
+                self._move_totals(golden_id, old, new, judge)
 
     # -- loading ----------------------------------------------------------------------------------
 
@@ -138,15 +195,15 @@ class Review:
         before positions were kept: the golden of their last decision if unfinished), else the
         first unfinished golden."""
         position = self.session.position(self.annotator)
-        if position is not None and position[0] in self.chunk_counts:
+        if position is not None and self.includes(position[0]):
             golden_id, rank = position
-            return (self.golden_ids.index(golden_id),
+            return (self._at[golden_id],
                     rank - 1 if self.is_complete(golden_id) else None)
         last = self.session.last_decided_golden(self.annotator)
-        if last is not None and last in self.chunk_counts and not self.is_complete(last):
-            return self.golden_ids.index(last), None
-        return (self._next_unfinished(-1) if self.goldens_complete < len(self.golden_ids)
-                else 0), None
+        if last is not None and self.includes(last) and not self.is_complete(last):
+            return self._at[last], None
+        first = self._next_unfinished(-1)
+        return (first if first != -1 else 0), None
 
     def open(self, index: int, cursor: int | None = None) -> None:
         """Show the golden at ``index``; the cursor goes to its first pending chunk."""
@@ -169,27 +226,18 @@ class Review:
     def refresh_verdicts(self) -> bool:
         """Pick up verdicts a judge stored since the last look (it may run in another process).
 
-        Returns True when something new arrived, so the screen knows to redraw.
+        Returns True when something new arrived, so the screen knows to redraw (and to count
+        the totals again).
         """
         latest = self.session.latest_verdict_id()
         if latest == self._latest_verdict:
             return False
-        if self.judge is not None:
-            for chunk_id, verdict in self.session.verdicts_after(self.judge, self._latest_verdict):
-                self._set_judge_verdict(chunk_id, verdict)
         self._latest_verdict = latest
         self.reload()
+        # The overall agreement moves with the new verdicts: it is read again (a screen does so
+        # in a worker when this returns True).
+        self.totals_known = False
         return True
-
-    def _set_judge_verdict(self, chunk_id: int, verdict: int) -> None:
-        """A new judge verdict on a chunk: move the overall confusion with it."""
-        human = self._human.get(chunk_id)
-        if human is not None:
-            old = self._judge_verdicts.get(chunk_id)
-            if old is not None:
-                self.overall = self.overall - Confusion.of([(human, old)])
-            self.overall = self.overall + Confusion.of([(human, verdict)])
-        self._judge_verdicts[chunk_id] = verdict
 
     def reload(self) -> None:
         """Read the current golden's verdicts and labels again (a judge may be running)."""
@@ -210,17 +258,33 @@ class Review:
         """The chunk under the cursor."""
         return self.chunk_views()[self.cursor]
 
-    def queue(self) -> list[GoldenComparison]:
-        """Every golden of this review compared, judge against this person, in order.
+    QUEUE_PAGE = 2000
+    """Goldens the queue reads at once: its first rows arrive after one page, not the session."""
+
+    def queue(self) -> Iterator[list[QueueRow]]:
+        """Every golden of this review as a queue row, judge against this person, in order, a
+        page at a time.
 
         Reads through its own connection, so a screen may call it from a worker thread.
         """
         with self.session.another() as session:
-            verdicts = session.verdicts(self.judge) if self.judge else {}
-            labels = session.labels(self.annotator)
-            shown = set(self.golden_ids)
-            return [GoldenComparison.of_chunks(golden_id, chunk_ids, verdicts, labels)
-                    for golden_id, chunk_ids in session.chunk_ids().items() if golden_id in shown]
+            for start in range(0, len(self.golden_ids), self.QUEUE_PAGE):
+                frame = session.chunk_frame(self.golden_ids[start:start + self.QUEUE_PAGE])
+                said = (session.judge_columns(self.judge, frame, whole=False).verdict
+                        if self.judge else np.full(len(frame), MISSING, dtype=np.int8))
+                labels = session.label_columns(self.annotator, frame, whole=False)
+                human = labels.verdict
+                both = (human != MISSING) & (said != MISSING)
+                columns = (frame.sizes.tolist(), frame.per_golden(labels.decided).tolist(),
+                           context_precision_by_golden(human, frame.sizes).tolist(),
+                           context_precision_by_golden(said, frame.sizes).tolist(),
+                           frame.per_golden(both & (human != said)).tolist(),
+                           frame.per_golden(labels.note).tolist())
+                yield [QueueRow(start + i + 1, golden_id, int(chunks), int(decided),
+                                None if math.isnan(cp_h) else cp_h,
+                                None if math.isnan(cp_j) else cp_j, int(disagree), noted > 0)
+                       for i, (golden_id, chunks, decided, cp_h, cp_j, disagree, noted)
+                       in enumerate(zip(frame.golden_ids, *columns, strict=True))]
 
     def report(self) -> Report:
         """The agreement report for this person and judge, without the bootstrap (so it is
@@ -243,7 +307,10 @@ class Review:
 
     def is_complete(self, golden_id: str) -> bool:
         """Whether the person has decided every chunk of a golden."""
-        return self.decided_counts.get(golden_id, 0) == self.chunk_counts[golden_id]
+        if golden_id in self.chunk_counts:
+            return self.decided_counts.get(golden_id, 0) == self.chunk_counts[golden_id]
+        chunks, decided = self.session.progress(self.annotator, [golden_id]).get(golden_id, (0, 0))
+        return decided == chunks
 
     def _count_decided(self, golden_id: str, delta: int) -> None:
         """One more (or one fewer) decided chunk in a golden, and the totals that follow."""
@@ -279,14 +346,21 @@ class Review:
 
     def go_to(self, golden_id: str) -> None:
         """Show the golden with this id."""
-        self.open(self.golden_ids.index(golden_id))
+        self.open(self._at[golden_id])
 
     def _next_unfinished(self, after: int) -> int:
         n = len(self.golden_ids)
-        for step in range(1, n + 1):
-            index = (after + step) % n
-            if not self.is_complete(self.golden_ids[index]):
-                return index
+        order = [(after + step) % n for step in range(1, n + 1)]
+        if self.totals_known:
+            return next((i for i in order if not self.is_complete(self.golden_ids[i])), after)
+        # Before the totals are read: ask the session a page of goldens at a time.
+        for start in range(0, n, self.PAGE):
+            page = [self.golden_ids[i] for i in order[start:start + self.PAGE]]
+            progress = self.session.progress(self.annotator, page)
+            for index, golden_id in zip(order[start:start + self.PAGE], page, strict=True):
+                chunks, decided = progress.get(golden_id, (0, 0))
+                if decided < chunks:
+                    return index
         return after
 
     # -- deciding ---------------------------------------------------------------------------------
@@ -333,7 +407,7 @@ class Review:
                 decision_ms=round(elapsed_ms, 1))
         except NotSaved as busy:  # nothing changed: the chunk stays as it was
             return Outcome(False, f"Not saved: {busy}")
-        self._recount(self.golden.id, view.chunk.id, view.decision, label.verdict)
+        self._recount(self.golden.id, view.decision, label.verdict, judge_verdict)
         self.labels[view.chunk.id] = label
         if blind_answer:
             # Stay: the person sees the judge's verdict now and may still change theirs.
@@ -347,20 +421,24 @@ class Review:
                                  "or change it with a, f, 1 or 0.")
         return self._move_on(was_complete)
 
-    def _recount(self, golden_id: str, chunk_id: int, old: int | None, new: int | None) -> None:
-        """Move the running totals from one verdict of the person's to another (None: none)."""
+    def _recount(self, golden_id: str, old: int | None, new: int | None,
+                 judge: int | None) -> None:
+        """Move the running totals from one verdict of the person's to another (None: none),
+        on a chunk the judge said ``judge`` about (None: no verdict)."""
+        if self._counting:
+            self._since.append((self.session.last_event_id, golden_id, old, new, judge))
+        if self.totals_known or self._counting:
+            self._move_totals(golden_id, old, new, judge)
+
+    def _move_totals(self, golden_id: str, old: int | None, new: int | None,
+                     judge: int | None) -> None:
         if (old is None) != (new is None) and golden_id in self.chunk_counts:
             self._count_decided(golden_id, +1 if new is not None else -1)
-        judge = self._judge_verdicts.get(chunk_id)
         if judge is not None:
             if old is not None:
                 self.overall = self.overall - Confusion.of([(old, judge)])
             if new is not None:
                 self.overall = self.overall + Confusion.of([(new, judge)])
-        if new is None:
-            self._human.pop(chunk_id, None)
-        else:
-            self._human[chunk_id] = new
 
     def _move_on(self, was_complete: bool) -> Outcome:
         views = self.chunk_views()
@@ -375,9 +453,10 @@ class Review:
         done = self.comparison()
         message = f"{self.golden.id} complete: CP {_cp(done.cp_human())} (you) vs " \
                   f"{_cp(done.cp_judge())} (judge)."
-        if self.goldens_complete == len(self.golden_ids):
+        following = self._next_unfinished(self.index)
+        if following == self.index:  # this golden, just finished, was the last unfinished one
             return Outcome(True, message + " Every golden is complete.")
-        self.open(self._next_unfinished(self.index))
+        self.open(following)
         return Outcome(True, message)
 
     def undo(self) -> Outcome:
@@ -389,16 +468,18 @@ class Review:
         if undone is None:
             return Outcome(False, "Nothing to undo.")
         golden_id = undone.golden_id
-        if golden_id not in self.chunk_counts:
-            self._recount(golden_id, undone.chunk_id, undone.undone, undone.restored)
+        judge = (said.verdict if self.judge and (said := self.session.verdicts(
+            self.judge, [golden_id]).get(undone.chunk_id)) else None)
+        if not self.includes(golden_id):
+            self._recount(golden_id, undone.undone, undone.restored, judge)
             return Outcome(True, f"Undone: your last decision, on golden {golden_id}, which is "
                                  "not in this sample.")
         if golden_id != self.golden.id:
-            self.index = self.golden_ids.index(golden_id)
+            self.index = self._at[golden_id]
             self.golden = self.session.golden(golden_id)
         self.reload()
         new = undone.restored
-        self._recount(golden_id, undone.chunk_id, undone.undone, new)
+        self._recount(golden_id, undone.undone, new, judge)
         rank = next(c.rank for c in self.golden.chunks if c.id == undone.chunk_id)
         self.select(rank - 1)
         state = verdict_name(new)

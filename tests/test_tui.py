@@ -12,11 +12,10 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from annotator.formats import read_goldens
-from annotator.models import GoldenRecord, JudgeVerdict
+from annotator.models import GoldenRecord, JudgeVerdict, ReviewTotals
 from annotator.report.build import build_report
 from annotator.report.model import Report
-from annotator.review import Review, is_blind
-from annotator.stats.comparison import GoldenComparison
+from annotator.review import QueueRow, Review, is_blind
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.keys import KEYS
@@ -478,8 +477,11 @@ class GatedReview(Review):
             self.finished.append(what)
             self.done.set()
 
-    def queue(self) -> list[GoldenComparison]:
-        return self._gated("queue", super().queue)
+    def queue(self) -> Iterator[list[QueueRow]]:
+        """The first page at once; the rest once the gate opens."""
+        pages = super().queue()
+        yield next(pages)
+        yield from self._gated("queue", lambda: list(pages))
 
     def report(self) -> Report:
         return self._gated("report", super().report)
@@ -519,7 +521,16 @@ async def test_statistics_screen_computes_in_a_worker_and_keys_work_meanwhile(
             assert review.finished == ["report"] and isinstance(app.screen, AnnotateScreen)
 
 
-async def test_queue_screen_computes_in_a_worker_and_keeps_the_filter_chosen_meanwhile(
+async def until(pilot: Any, condition: Callable[[], bool]) -> None:
+    """Let the app process messages until the condition holds (no clock: a bounded count)."""
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError("the condition never held")
+
+
+async def test_queue_screen_shows_its_first_page_while_reading_the_rest_and_keeps_the_filter(
         ten_thousand: Path) -> None:
     with Session(ten_thousand) as s:
         review = GatedReview(s, "alice", "j")
@@ -527,18 +538,24 @@ async def test_queue_screen_computes_in_a_worker_and_keeps_the_filter_chosen_mea
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("g")
             screen = app.screen
-            assert isinstance(screen, QueueScreen) and not screen.ready
-            await pilot.press("3")  # disagreements: none yet, as nobody has labelled
-            assert screen.current == "disagreements" and review.finished == []
-            assert "then: disagreements" in _screen_text(app)
+            assert isinstance(screen, QueueScreen)
+            table = screen.query_one(DataTable)
+            # The first page is on screen while the rest are still being read.
+            await until(pilot, lambda: table.row_count == Review.QUEUE_PAGE)
+            assert not screen.ready and review.finished == []
+            assert f"reading {Review.QUEUE_PAGE:,} of 10,000" in _screen_text(app)
+            await pilot.press("3")  # disagreements: none, as nobody has labelled
+            await pilot.pause()
+            assert screen.current == "disagreements" and table.row_count == 0
             review.gate.set()
             await app.workers.wait_for_complete()
-            assert review.finished == ["queue"] and ready(screen)
-            assert len(screen.comparisons) == 10_000
-            assert screen.query_one(DataTable).row_count == 0  # the filter chosen early holds
+            await until(pilot, lambda: screen.ready)
+            assert review.finished == ["queue"] and len(screen.rows) == 10_000
+            assert [row.number for row in screen.rows] == list(range(1, 10_001))
+            assert table.row_count == 0  # the filter chosen early holds for every page
             await pilot.press("1")
             await app.workers.wait_for_complete()
-            assert screen.query_one(DataTable).row_count == 10_000
+            assert table.row_count == 10_000
 
 
 async def test_a_decision_the_file_cannot_take_says_so_and_stays_pending(db: Path) -> None:
@@ -561,3 +578,49 @@ async def test_a_decision_the_file_cannot_take_says_so_and_stays_pending(db: Pat
             await pilot.press("a")  # the lock is gone: the same key saves
             assert app.review.chunks_decided == 1 and status(app) == ""
     assert len(on_disk(db)) == 1
+
+
+class CountGated(Review):
+    """A Review whose totals are read in the screen's worker, with a gate before the snapshot
+    is read (``before``) or after it is read and before it is handed back (``after``)."""
+
+    def __init__(self, *args: Any, where: str, **kwargs: Any) -> None:
+        self.where = where
+        self.gate = threading.Event()
+        self.read = threading.Event()
+        super().__init__(*args, count=False, **kwargs)
+
+    def count(self) -> ReviewTotals:
+        self._counting = True  # as Review.count does before it reads
+        if self.where == "before":  # decisions now are in the snapshot and must not count twice
+            assert self.gate.wait(60)
+        with self.session.another() as session:
+            totals = session.review_totals(self.annotator, self.judge)
+        self.read.set()
+        if self.where == "after":
+            assert self.gate.wait(60)
+        return totals
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+async def test_the_screen_paints_before_the_totals_and_keeps_decisions_made_while_counting(
+        db: Path, where: str) -> None:
+    with Session(db) as s:
+        review = CountGated(s, "alice", "sample-judge", where=where)
+        app = AnnotatorApp(review, s.path.name)
+        async with app.run_test(size=SIZE) as pilot:
+            header = str(app.screen.query_one("#header", Static).content)
+            assert "counting…" in header and "golden 1 of" in header
+            assert not review.totals_known
+            if where == "after":  # the snapshot is read: this decision is not in it
+                await until(pilot, review.read.is_set)
+            await pilot.press("a", "f")  # two decisions while the totals are being read
+            assert len(on_disk(db)) == 2
+            review.gate.set()
+            await app.workers.wait_for_complete()
+            await until(pilot, lambda: review.totals_known)
+            fresh = Review(s, "alice", "sample-judge")
+            assert (review.chunks_decided, review.overall, review.goldens_complete,
+                    review.total_chunks) == (2, fresh.overall, fresh.goldens_complete,
+                                             fresh.total_chunks)
+            assert "chunks 2/" in str(app.screen.query_one("#header", Static).content)

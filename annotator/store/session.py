@@ -36,6 +36,7 @@ from annotator.models import (
     Judge,
     JudgeVerdict,
     Label,
+    ReviewTotals,
     StoredVerdict,
     Undone,
 )
@@ -66,6 +67,8 @@ class Session:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._wrote = False
+        self.last_event_id = 0
+        """The id of the event this connection wrote last (see ``review_totals``)."""
         if not create and not self.path.exists():
             raise SessionError(
                 f"There is no session file at {self.path}. Create one with "
@@ -248,7 +251,8 @@ class Session:
             (now(), annotator, kind, chunk_id, golden_id,
              json.dumps(payload or {}, ensure_ascii=False), undoes),
         )
-        return int(cursor.lastrowid or 0)
+        self.last_event_id = int(cursor.lastrowid or 0)
+        return self.last_event_id
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -388,8 +392,19 @@ class Session:
 
     # -- whole-session columns (annotator.columns): one query each, no object per row --------
 
-    def chunk_frame(self) -> ChunkFrame:
-        """Every chunk id with its golden's index and its rank, in import order then rank."""
+    def chunk_frame(self, golden_ids: Sequence[str] | None = None) -> ChunkFrame:
+        """Every chunk id with its golden's index and its rank, in import order then rank; or
+        only those of the given goldens, in the order given."""
+        if golden_ids is not None:
+            order = {g: i for i, g in enumerate(golden_ids)}
+            found = sorted(self.db.conn.execute(
+                f"SELECT c.golden_id, c.id, c.rank FROM chunks c WHERE c.golden_id IN "
+                f"({','.join('?' * len(golden_ids))})", list(golden_ids)),
+                key=lambda row: (order[row[0]], row[2]))
+            present = sorted({row[0] for row in found}, key=order.__getitem__)
+            index = {g: i for i, g in enumerate(present)}
+            return ChunkFrame.of(present, np.asarray(
+                [(index[g], c, r) for g, c, r in found], dtype=np.int64).reshape(-1, 3))
         golden_ids = self.golden_ids()
         # Positions need not be 0..n-1 (a merge or a replaced golden leaves gaps): number them.
         rows = np.fromiter(self.db.conn.execute(
@@ -400,25 +415,38 @@ class Session:
             rows[:, 0] = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(rows))))
         return ChunkFrame.of(golden_ids, rows)
 
-    def judge_columns(self, judge: str, frame: ChunkFrame) -> JudgeColumns:
-        """The judge's verdicts in force (as ``verdicts``) aligned to the frame."""
+    def _frame_filter(self, frame: ChunkFrame, whole: bool) -> tuple[str, list[Any]]:
+        """SQL limiting a read to the frame's goldens (nothing for a whole-session frame)."""
+        if whole:
+            return "", []
+        return (f"AND chunk_id IN (SELECT c.id FROM chunks c WHERE c.golden_id IN "
+                f"({','.join('?' * len(frame.golden_ids))}))", list(frame.golden_ids))
+
+    def judge_columns(self, judge: str, frame: ChunkFrame, *, whole: bool = True
+                      ) -> JudgeColumns:
+        """The judge's verdicts in force (as ``verdicts``) aligned to the frame (``whole``:
+        the frame holds every golden, so nothing is filtered)."""
+        where, params = self._frame_filter(frame, whole)
         rows = np.fromiter(self.db.conn.execute(
-            """SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
-               WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id""",
-            [judge]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
-                             ("id", np.int64)])
+            f"""SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
+               WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
+            [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
+                                      ("id", np.int64)])
         return JudgeColumns(frame.aligned(rows["chunk"], rows["verdict"], MISSING, np.int8),
                             frame.aligned(rows["chunk"], rows["p"], np.nan, float))
 
-    def label_columns(self, annotator: str, frame: ChunkFrame) -> LabelColumns:
-        """The annotator's labels (as ``labels``) aligned to the frame."""
+    def label_columns(self, annotator: str, frame: ChunkFrame, *, whole: bool = True
+                      ) -> LabelColumns:
+        """The annotator's labels (as ``labels``) aligned to the frame (``whole`` as in
+        ``judge_columns``)."""
+        where, params = self._frame_filter(frame, whole)
         codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
         rows = np.fromiter(self.db.conn.execute(
             f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
                        coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
                        coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
-                FROM labels WHERE annotator = ? ORDER BY updated_at, chunk_id""",
-            [annotator]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("blind", np.int8),
+                FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
+            [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("blind", np.int8),
                                  ("shown", np.int8), ("action", np.int8), ("ms", float),
                                  ("note", bool)])
         order = frame.slots(rows["chunk"])
@@ -430,6 +458,28 @@ class Session:
                             place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                             place("ms", np.nan, float), place("note", False, bool),
                             order[order != MISSING])
+
+    def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
+        """Chunks and this person's decisions per golden, and their (label, verdict) pair
+        counts against the judge, read in one snapshot with the newest event in it."""
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        try:
+            event_id = int(self._scalar("SELECT coalesce(max(id), 0) FROM events"))
+            chunks = dict(conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id"))
+            decided = self.label_counts(annotator)
+            pairs: dict[tuple[int, int], int] = {}
+            if judge is not None:
+                pairs = {(h, j): n for h, j, n in conn.execute(
+                    """SELECT l.verdict, v.verdict, count(*) FROM labels l
+                       JOIN (SELECT chunk_id, verdict, max(id) FROM verdicts
+                             WHERE judge = ? AND error IS NULL AND repetition = 1
+                             GROUP BY chunk_id) v ON v.chunk_id = l.chunk_id
+                       WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY 1, 2""",
+                    [judge, annotator])}
+        finally:
+            conn.execute("COMMIT")
+        return ReviewTotals(chunks, decided, pairs, event_id)
 
     def gold_column(self, frame: ChunkFrame) -> np.ndarray:
         """The adjudicated gold label of each chunk of the frame (MISSING where none)."""
@@ -451,6 +501,16 @@ class Session:
             [annotator],
         )
         return dict(rows)
+
+    def progress(self, annotator: str, golden_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Golden id -> (its chunks, how many this annotator has decided), for a few goldens."""
+        marks = ",".join("?" * len(golden_ids))
+        rows = self.db.conn.execute(
+            f"""SELECT c.golden_id, count(*), count(l.verdict) FROM chunks c
+                LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ?
+                WHERE c.golden_id IN ({marks}) GROUP BY c.golden_id""",
+            [annotator, *golden_ids])
+        return {golden_id: (chunks, decided) for golden_id, chunks, decided in rows}
 
     def last_decided_golden(self, annotator: str) -> str | None:
         """The golden of this person's latest decision still in force, if any."""

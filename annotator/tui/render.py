@@ -55,8 +55,11 @@ def header(review: Review, session_name: str) -> Text:
     text.append(f"  golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
     if review.sampled:
         text.append(" (random sample)")
-    text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
-                f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")
+    if review.totals_known:
+        text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
+                    f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")
+    else:
+        text.append("  counting…", style="dim")
     if review.blind_rate:
         text.append(f"  blind {review.blind_rate:.0%}")
     text.append("  annotator ")
@@ -165,11 +168,14 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
     text.append(f"\npass mark {mark:g}\n\n")
     text.append("Agreement\n", style="bold underline")
     here = ChunkAgreement.of(golden.confusion())
-    overall = ChunkAgreement.of(review.overall)
     text.append(f"golden   {_agree(here)}\n")
     text.append(f"         kappa {here.cohen_kappa.format(2)}\n", style="dim")
-    text.append(f"overall  {_agree(overall)}\n")
-    text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
+    if review.totals_known:
+        overall = ChunkAgreement.of(review.overall)
+        text.append(f"overall  {_agree(overall)}\n")
+        text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
+    else:
+        text.append("overall  counting…\n", style="dim")
     text.append("\n\n? explains P@k, CP and the pass mark", style="dim")
     return text
 
@@ -192,8 +198,9 @@ def summary_line(review: Review, golden: GoldenComparison) -> Text:
     else:
         text.append(fmt(cp_human), style="bold")
         text.append(_pass(cp_human, mark))
+    overall = _agree(ChunkAgreement.of(review.overall)) if review.totals_known else "counting…"
     text.append(f"  mark {mark:g}  agree {_agree(ChunkAgreement.of(golden.confusion()))}"
-                f"  overall {_agree(ChunkAgreement.of(review.overall))}")
+                f"  overall {overall}")
     text.append("  ? explains", style="dim")
     return text
 
@@ -209,10 +216,3 @@ def _agree(agreement: ChunkAgreement) -> str:
     if c.n == 0:
         return "-"
     return f"{c.agreements}/{c.n} ({c.agreements / c.n:.0%})"
-
-
-def queue_state(c: GoldenComparison) -> str:
-    """complete / started / pending, for the queue."""
-    if c.human_complete:
-        return "complete"
-    return "started" if c.decided else "pending"

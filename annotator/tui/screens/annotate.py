@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
 
+from annotator.models import ReviewTotals
 from annotator.review import Outcome, Review
 from annotator.stats.metrics import precision_at_k_so_far
 from annotator.text import visible
@@ -59,9 +61,24 @@ class AnnotateScreen(Screen[None]):
     def on_mount(self) -> None:
         self.redraw()
         self.set_interval(self.POLL_SECONDS, self._poll_verdicts)
+        if not self.review.totals_known:
+            self._count()
 
     def _poll_verdicts(self) -> None:
         if self.review.refresh_verdicts():
+            self.redraw()
+            self._count()
+
+    @work(thread=True, exclusive=True, group="totals")
+    def _count(self) -> None:
+        """Read the session-wide totals off the UI thread; the header says counting… till then."""
+        totals = self.review.count()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._counted, totals)
+
+    def _counted(self, totals: ReviewTotals) -> None:
+        self.review.apply(totals)
+        if self.is_attached:
             self.redraw()
 
     # -- drawing --------------------------------------------------------------------------------

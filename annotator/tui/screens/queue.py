@@ -1,8 +1,8 @@
 """Every golden as a row, with filters; enter jumps to one.
 
-The rows are computed in a worker thread (Review.queue reads through its own connection) and
-shown in batches, so on a large session the screen answers keys at once: a filter chosen
-while it computes is the one shown when the rows arrive.
+The rows are read in a worker thread a page of goldens at a time (Review.queue reads through
+its own connection) and shown as each page arrives, so on a large session the first rows come
+at once and the screen answers keys meanwhile.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from annotator.review import Review
-from annotator.stats.comparison import GoldenComparison
+from annotator.review import QueueRow, Review
 from annotator.stats.stat import number
 from annotator.text import visible
 from annotator.tui import render
 
-FILTERS: dict[str, Callable[[GoldenComparison], bool]] = {
+FILTERS: dict[str, Callable[[QueueRow], bool]] = {
     "all": lambda c: True,
-    "pending": lambda c: not c.human_complete,
+    "pending": lambda c: c.decided < c.chunks,
     "disagreements": lambda c: c.disagreements > 0,
     "commented": lambda c: c.has_note,
 }
@@ -47,11 +46,17 @@ class QueueScreen(Screen[str | None]):
     def __init__(self, review: Review) -> None:
         super().__init__()
         self.review = review
-        self.comparisons: list[GoldenComparison] = []
-        self.positions: dict[str, int] = {}
+        self.rows: list[QueueRow] = []
+        """The rows read so far, every filter's."""
         self.current = "all"
+        self.shown = 0
+        """Rows of the current filter in the table."""
+        self.scanned = 0
+        """Rows read so far that the current filter has looked at."""
+        self.placed = False
+        """Whether the cursor was put on the golden being annotated."""
         self.ready = False
-        """True once the rows are computed (they may still be arriving in batches)."""
+        """True once every page is read."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="queue-title")
@@ -62,75 +67,82 @@ class QueueScreen(Screen[str | None]):
         table = self.query_one(DataTable)
         table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",
                           "disagree", "note")
-        self.query_one("#queue-title", Static).update(Text.assemble(
-            ("Queue", "bold underline"), "  computing every golden's state…  (escape goes back)"))
+        self._title()
         table.focus()
-        self._compute()
+        self._read()
 
-    @work(thread=True, exclusive=True, group="queue-compute")
-    def _compute(self) -> None:
-        comparisons = self.review.queue()
-        if not get_current_worker().is_cancelled:  # the screen may be gone by now
-            self.app.call_from_thread(self._computed, comparisons)
+    @work(thread=True, exclusive=True, group="queue-read")
+    def _read(self) -> None:
+        worker = get_current_worker()
+        for page in self.review.queue():
+            if worker.is_cancelled:  # the screen is gone
+                return
+            self.app.call_from_thread(self._arrived, page)
+        self.app.call_from_thread(self._finished)
 
-    def _computed(self, comparisons: list[GoldenComparison]) -> None:
+    def _arrived(self, page: list[QueueRow]) -> None:
         if not self.is_attached:
             return
-        self.comparisons = comparisons
-        self.positions = {c.golden_id: i for i, c in enumerate(comparisons, 1)}
-        self.ready = True
-        self.action_filter(self.current)
+        self.rows.extend(page)
+        self._pump()
 
-    FIRST_ROWS = 300
-    """Rows shown at once; the rest are added in batches so the screen answers immediately."""
+    def _finished(self) -> None:
+        if self.is_attached:
+            self.ready = True
+            self._title()
+
     BATCH = 1000
+    """Rows looked at per step when filling the table, yielding to keys in between."""
 
     def action_filter(self, name: str) -> None:
-        """Show the goldens that pass a filter (remembered until the rows are computed)."""
+        """Show the goldens that pass a filter (the rows read so far, then each page read)."""
         self.current = name
-        if not self.ready:
-            self.query_one("#queue-title", Static).update(Text.assemble(
-                ("Queue", "bold underline"), f"  computing every golden's state…  (then: {name})"))
-            return
-        rows = [c for c in self.comparisons if FILTERS[name](c)]
-        table = self.query_one(DataTable)
-        table.clear()
-        self._add(rows[: self.FIRST_ROWS])
-        self._fill(name, rows)
-        table.focus()
+        self.query_one(DataTable).clear()
+        self.shown = self.scanned = 0
+        self.placed = False
+        self._pump()
+        self.query_one(DataTable).focus()
 
     @work(exclusive=True, group="queue-fill")
-    async def _fill(self, name: str, rows: list[GoldenComparison]) -> None:
-        """Add the rows past the first ones in batches, yielding to keys in between."""
-        table = self.query_one(DataTable)
-        for start in range(self.FIRST_ROWS, len(rows), self.BATCH):
-            self._title(name, start, len(rows))
+    async def _pump(self) -> None:
+        """Add the rows not yet looked at that pass the filter, a batch at a time."""
+        while self.scanned < len(self.rows):
+            batch = self.rows[self.scanned:self.scanned + self.BATCH]
+            self.scanned += len(batch)
+            self._add([row for row in batch if FILTERS[self.current](row)])
+            self._title()
             await asyncio.sleep(0)
-            self._add(rows[start:start + self.BATCH])
-        self._title(name, len(rows), len(rows))
-        current = next((i for i, c in enumerate(rows) if c.golden_id == self.review.golden.id), 0)
-        if rows:
-            table.move_cursor(row=current)
+        self._to_current()
 
-    def _add(self, rows: list[GoldenComparison]) -> None:
+    def _to_current(self) -> None:
+        """Put the cursor on the golden being annotated, once, when it is in the table."""
+        table = self.query_one(DataTable)
+        if self.placed or self.review.golden.id not in table.rows:
+            return
+        table.move_cursor(row=table.get_row_index(self.review.golden.id))
+        self.placed = True
+
+    def _add(self, rows: list[QueueRow]) -> None:
         table = self.query_one(DataTable)
         for c in rows:
             table.add_row(*self._row(c), key=c.golden_id)
+        self.shown += len(rows)
 
-    def _row(self, c: GoldenComparison) -> list[object]:
-        cp_h, cp_j = c.cp_human(), c.cp_judge()
-        diff = "-" if cp_h is None or cp_j is None else number(cp_j - cp_h, sign=True)
+    @staticmethod
+    def _row(c: QueueRow) -> list[object]:
+        diff = ("-" if c.cp_human is None or c.cp_judge is None
+                else number(c.cp_judge - c.cp_human, sign=True))
         # Text(...) cells: a golden id like "list[int]" must not be read as markup.
-        return [str(self.positions[c.golden_id]), Text(visible(c.golden_id)),
-                render.queue_state(c),
-                f"{c.decided}/{len(c.human)}", render.fmt(cp_h), render.fmt(cp_j), diff,
-                str(c.disagreements), "yes" if c.has_note else ""]
+        return [str(c.number), Text(visible(c.golden_id)), c.state, f"{c.decided}/{c.chunks}",
+                render.fmt(c.cp_human), render.fmt(c.cp_judge), diff, str(c.disagreements),
+                "yes" if c.has_note else ""]
 
-    def _title(self, name: str, loaded: int, shown: int) -> None:
-        loading = f"  (loading {loaded:,} of {shown:,})" if loaded < shown else ""
+    def _title(self) -> None:
+        total = len(self.review.golden_ids)
+        reading = "" if self.ready else f"  (reading {len(self.rows):,} of {total:,}…)"
         self.query_one("#queue-title", Static).update(Text.assemble(
-            ("Queue", "bold underline"), f"  {name}: {shown:,} of {len(self.comparisons):,} "
-            f"goldens{loading}   (1 all, 2 pending, 3 disagreements, 4 commented; enter jumps)"))
+            ("Queue", "bold underline"), f"  {self.current}: {self.shown:,} of {total:,} "
+            f"goldens{reading}   (1 all, 2 pending, 3 disagreements, 4 commented; enter jumps)"))
 
     @on(DataTable.RowSelected)
     def jump(self, event: DataTable.RowSelected) -> None:
