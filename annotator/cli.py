@@ -181,15 +181,13 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
 
             count = _write_output(output, lambda out: write_calibration(session, out, annotator))
         elif fmt == "ragas-annotation":
-            import json
-
             from annotator.exports import ragas_annotation
+            from annotator.jsonout import write_json
             from annotator.report.build import choose_judge
 
             data = ragas_annotation(session, choose_judge(session, judge), annotator, against)
             count = sum(len(samples) for samples in data.values())
-            _write_output(output, lambda out: out.write(
-                json.dumps(data, indent=2, ensure_ascii=False) + "\n"))
+            _write_output(output, lambda out: write_json(data, out))
         else:
             writer = write_csv if fmt == "csv" else write_jsonl
             count = _write_output(output, lambda out: writer(session.export_records(), out))

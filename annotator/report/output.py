@@ -49,9 +49,9 @@ def write(document: Document, fmt: str, out: IO[str]) -> None:
             file=out, width=_width(), no_color=True, force_terminal=False)
         console.print(rich_blocks(document.blocks))
     elif fmt == "json":
-        import json
+        from annotator.jsonout import write_json
 
-        out.write(json.dumps(document.data(), indent=2, ensure_ascii=False) + "\n")
+        write_json(document.data(), out)
     elif fmt == "markdown":
         from annotator.report.render import markdown_blocks
 
