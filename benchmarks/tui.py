@@ -48,13 +48,14 @@ BUDGET_P99_MS = 50.0
 class Terminal:
     """`annotator annotate` under a pseudo-terminal, its output read as a terminal would."""
 
-    def __init__(self, db: Path, annotator: str) -> None:
+    def __init__(self, db: Path, annotator: str, argv: list[str] | None = None) -> None:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 140, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color"}
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "annotator", "annotate", str(db), "--annotator", annotator],
+            argv or [sys.executable, "-m", "annotator", "annotate", str(db), "--annotator",
+                     annotator],
             stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
         os.close(slave)
         self.seen = b""
@@ -88,7 +89,8 @@ class Terminal:
 def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], float]:
     """Seconds to the first screen, ms from each key to the new count on screen, peak MB."""
     term = Terminal(db, "terminal")
-    first = term.wait_for(rb"goldens complete \d+/\d+") - term.started
+    first = term.wait_for(rb"golden 1 of") - term.started
+    term.wait_for(rb"goldens complete \d+/\d+")
     to_screen = []
     for i in range(1, decisions + 1):
         term.seen = b""

@@ -1,0 +1,111 @@
+"""Scale benchmark: the project's paths against the simplest programs doing the same work.
+
+On generated sessions of 10,000 and 100,000 goldens x 10 chunks (100K and 1M chunks), each
+path is run alternately with its bare program (benchmarks/bare/), and both figures are printed
+with their ratio and the budget beside it:
+
+- first screen: `annotator annotate` under a pseudo-terminal, process start to the first golden
+  on screen, against a minimal Textual app showing the same header and golden (wall seconds);
+- `annotator report --format json` and `annotator judges --format json`, 2,000 resamples,
+  against one SQL read + numpy per-golden sums + the same 2,000 resamples (CPU seconds, and
+  peak memory of the process).
+
+Run: python benchmarks/scale.py [--sizes 10000,100000] [--runs 3] [--cache DIR]
+(--cache keeps the generated sessions between runs; they take a minute or two to make.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from generate import generated_session
+from tui import Terminal
+
+HERE = Path(__file__).parent
+BUDGET_SCREEN = 2.0
+BUDGET_CPU = 2.0
+BUDGET_MEMORY = 1.5
+JUDGE, ANNOTATOR = "bench-judge", "bench-reviewer"
+
+
+def measured(argv: list[str]) -> tuple[float, float]:
+    """CPU seconds and peak MB of one run of a command."""
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status:
+        raise SystemExit(f"{' '.join(argv)} failed")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def first_screen(argv: list[str] | None, db: Path) -> float:
+    """Seconds from process start to the first golden's header on screen."""
+    term = Terminal(db, "bench-screen", argv)
+    seconds = term.wait_for(rb"golden 1 of", timeout=300) - term.started
+    term.quit()
+    return seconds
+
+
+def session(folder: Path, goldens: int) -> Path:
+    """The generated session of this size (made once per cache folder)."""
+    db = folder / f"s{goldens}.db"
+    if not db.exists():
+        generated_session(folder, goldens, 10, name=f"s{goldens}", annotator=ANNOTATOR)
+    return db
+
+
+def line(what: str, ours: float, bare: float, unit: str, budget: float) -> str:
+    ratio = ours / bare
+    verdict = "OK" if ratio <= budget else "OVER"
+    return (f"  {what:34s} {ours:8.2f} {unit} vs bare {bare:8.2f} {unit}   ratio {ratio:4.2f}"
+            f"   budget <= {budget:g}   {verdict}")
+
+
+def main() -> None:
+    """Measure every size, alternating each path with its bare program."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cache", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.cache or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for goldens in (int(n) for n in args.sizes.split(",")):
+            db = session(folder, goldens)
+            out = Path(tmp) / "out.json"
+            bare_report = [sys.executable, str(HERE / "bare" / "report.py"), str(db), JUDGE,
+                           ANNOTATOR, "2000"]
+            bare_screen = [sys.executable, str(HERE / "bare" / "first_screen.py"), str(db), JUDGE]
+            ours = {"report": [sys.executable, "-m", "annotator", "report", str(db), "--format",
+                               "json", "--bootstrap", "2000", "--output", str(out)],
+                    "judges": [sys.executable, "-m", "annotator", "judges", str(db),
+                               "--format", "json", "--bootstrap", "2000", "--output", str(out)]}
+            figures: dict[str, list[tuple[float, float]]] = {k: [] for k in (*ours, "bare")}
+            screens: dict[str, list[float]] = {"ours": [], "bare": []}
+            for _ in range(args.runs):
+                screens["ours"].append(first_screen(None, db))
+                screens["bare"].append(first_screen(bare_screen, db))
+                for name, argv in ours.items():
+                    figures[name].append(measured(argv))
+                figures["bare"].append(measured(bare_report))
+            print(f"{goldens:,} goldens x 10 chunks ({goldens * 10:,} chunks), "
+                  f"median of {args.runs} runs each, alternating")
+            print(line("first screen (wall)", statistics.median(screens["ours"]),
+                       statistics.median(screens["bare"]), "s ", BUDGET_SCREEN))
+            bare_cpu = statistics.median(cpu for cpu, _ in figures["bare"])
+            bare_mb = statistics.median(mb for _, mb in figures["bare"])
+            for name in ours:
+                cpu = statistics.median(c for c, _ in figures[name])
+                mb = statistics.median(m for _, m in figures[name])
+                print(line(f"{name} --format json, CPU", cpu, bare_cpu, "s ", BUDGET_CPU))
+                print(line(f"{name} --format json, peak memory", mb, bare_mb, "MB", BUDGET_MEMORY))
+
+
+if __name__ == "__main__":
+    main()
