@@ -79,9 +79,9 @@ def main() -> None:
         for goldens in (int(n) for n in args.sizes.split(",")):
             db = session(folder, goldens)
             out = Path(tmp) / "out.json"
-            bare_report = [sys.executable, str(HERE / "bare" / "report.py"), str(db), JUDGE,
+            bare_report = [sys.executable, str(HERE / "bare" / "bare_report.py"), str(db), JUDGE,
                            ANNOTATOR, "2000"]
-            bare_screen = [sys.executable, str(HERE / "bare" / "first_screen.py"), str(db), JUDGE]
+            bare_screen = [sys.executable, str(HERE / "bare" / "bare_first_screen.py"), str(db), JUDGE]
             ours = {"report": [sys.executable, "-m", "annotator", "report", str(db), "--format",
                                "json", "--bootstrap", "2000", "--output", str(out)],
                     "judges": [sys.executable, "-m", "annotator", "judges", str(db),

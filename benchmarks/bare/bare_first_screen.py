@@ -1,7 +1,7 @@
 """The floor for the annotation app's first screen: a minimal Textual app showing the same
 header (golden 1 of N, the annotator, the judge) and the first golden with its chunks and the
 judge's verdicts, read with plain sqlite3.
-Run: python benchmarks/bare/first_screen.py SESSION.db JUDGE
+Run: python benchmarks/bare/bare_first_screen.py SESSION.db JUDGE
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The simplest program doing the work 'annotator report' does on a session: read e
 golden, rank, person's label, judge's verdict and P(relevant) in one query; CP per golden and
 the confusion, CP and calibration sums per golden in numpy; the cluster bootstrap with the
 same draws. It prints nothing but its CPU seconds (benchmarks/scale.py measures it).
-Run: python benchmarks/bare/report.py SESSION.db JUDGE ANNOTATOR [RESAMPLES]
+Run: python benchmarks/bare/bare_report.py SESSION.db JUDGE ANNOTATOR [RESAMPLES]
 """
 
 from __future__ import annotations
