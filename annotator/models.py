@@ -197,3 +197,17 @@ class ReviewTotals:
     """(person's verdict, judge's verdict) -> how many chunks carry that pair."""
     event_id: int
     """The newest event in the snapshot: later decisions are not counted in it."""
+
+
+@dataclass(frozen=True, slots=True)
+class MergeFacts:
+    """What a merged session holds, as the merge reports it."""
+
+    goldens: int
+    judges: list[str]
+    annotators: list[str]
+    labels: int
+    """Decided labels in force."""
+    conflicts: dict[tuple[str, str, int], list[tuple[int | None, str | None, str]]]
+    """(annotator, golden id, rank) -> every version (verdict, note, when), oldest first."""
+    gold_conflicts: int

@@ -1,16 +1,19 @@
 """Team benchmark: three people's files of 10,000 goldens x 10 chunks, merged and reported.
 
-Prints the time and peak memory of `annotator merge` on the three files, then the end-to-end
-time of `annotator report` (with inter-annotator agreement) and `annotator judges` on the team
-file, each with 2,000 bootstrap resamples, and the budgets beside them.
-Run: python benchmarks/team.py [--goldens N]
+Prints the CPU and peak memory of `annotator merge` on the three files beside the bare SQL
+merge (benchmarks/bare/bare_merge.py: ATTACH + INSERT ... SELECT), run alternately, with their
+ratio; then the end-to-end time of `annotator report` (with inter-annotator agreement) and
+`annotator judges` on the team file, each with 2,000 bootstrap resamples; budgets beside them.
+Run: python benchmarks/team.py [--goldens N] [--runs N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,6 +26,8 @@ from annotator.formats import read_goldens
 from annotator.store.session import Session
 
 BUDGETS_S = {"merge": 60.0, "report": 8.0, "judges": 8.0}
+BUDGET_MERGE_RATIO = 2.0
+BUDGET_MERGE_MB = 200.0
 PEOPLE = ("alice", "bob", "carol")
 
 
@@ -35,6 +40,15 @@ def person_file(base: Path, out: Path, name: str, flip: float, seed: int) -> Non
             labels = obj["human_labels"].pop("base")
             obj["human_labels"][name] = [1 - v if rng.random() < flip else v for v in labels]
             sink.write(json.dumps(obj) + "\n")
+
+
+def cpu(command: list[str]) -> tuple[float, float]:
+    """CPU seconds and peak MB of one run of a command."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status:
+        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read() if process.stderr else ''!r}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def timed(command: list[str]) -> tuple[float, int]:
@@ -50,6 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--goldens", type=int, default=10_000)
     parser.add_argument("--chunks", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     annotator = [sys.executable, "-m", "annotator"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,6 +77,14 @@ def main() -> None:
             with Session(root / f"{name}.db") as session:
                 session.import_goldens(read_goldens(source), path=str(source))
             files.append(str(root / f"{name}.db"))
+        ours, bare = [], []
+        for run in range(args.runs):
+            out = root / f"ours{run}.db"
+            ours.append(cpu([*annotator, "merge", *files, "--output", str(out)]))
+            out.unlink()
+            bare.append(cpu([sys.executable, str(Path(__file__).parent / "bare" / "bare_merge.py"),
+                             str(root / f"bare{run}.db"), *files]))
+            (root / f"bare{run}.db").unlink()
         team = str(root / "team.db")
         figures = {
             "merge": timed([*annotator, "merge", *files, "--output", team]),
@@ -73,6 +96,17 @@ def main() -> None:
         report = json.loads((root / "r.json").read_text())["inter_annotator"]
     print(f"{len(PEOPLE)} files of {args.goldens:,} goldens x {args.chunks} chunks; "
           f"alpha among people {report['alpha_people']:.3f}")
+    ours_cpu = statistics.median(c for c, _ in ours)
+    bare_cpu = statistics.median(c for c, _ in bare)
+    ours_mb = statistics.median(m for _, m in ours)
+    ratio = ours_cpu / bare_cpu
+    within = "OK" if ratio <= BUDGET_MERGE_RATIO else "OVER"
+    print(f"  merge CPU {ours_cpu:6.2f} s vs the bare SQL merge {bare_cpu:6.2f} s: ratio "
+          f"{ratio:.2f} (budget <= {BUDGET_MERGE_RATIO:g}: {within}), median of {args.runs}, "
+          "alternating")
+    print(f"  merge peak memory {ours_mb:6.0f} MB vs bare "
+          f"{statistics.median(m for _, m in bare):6.0f} MB (budget < {BUDGET_MERGE_MB:.0f} MB: "
+          f"{'OK' if ours_mb < BUDGET_MERGE_MB else 'OVER'})")
     for what, (seconds, peak_kb) in figures.items():
         print(f"{what:>7}: {seconds:6.2f} s, peak {peak_kb / 1024:6.0f} MB "
               f"(budget {BUDGETS_S[what]:.0f} s)")

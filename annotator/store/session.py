@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -36,10 +36,12 @@ from annotator.models import (
     Judge,
     JudgeVerdict,
     Label,
+    MergeFacts,
     ReviewTotals,
     StoredVerdict,
     Undone,
 )
+from annotator.store import merging
 from annotator.store.importer import Importer
 from annotator.store.migrations import known as known_migrations
 from annotator.store.migrations import migrations
@@ -173,8 +175,10 @@ class Session:
         self.close()
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
-        """One write transaction that takes the write lock at once (no deadlock on upgrade).
+    def _write(self, *, immediate: bool = True) -> Iterator[None]:
+        """One write transaction that takes the write lock at once (no deadlock on upgrade);
+        not ``immediate`` for a merge, whose attached files must only be read (an IMMEDIATE
+        transaction would lock every one of them for writing).
 
         A write the file cannot take (busy past the timeout, a full disk, a read-only file, an
         I/O error) is rolled back and raised as NotSaved, a sentence saying which and what to do.
@@ -182,7 +186,7 @@ class Session:
         conn = self.db.conn
         self._wrote = True
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         except sqlite3.OperationalError as error:
             raise self._not_saved(error) from None
         try:
@@ -1028,91 +1032,37 @@ class Session:
 
     # -- merging --------------------------------------------------------------------------------
 
-    def portable_rows(self, known_goldens: Container[str] = ()) -> dict[str, list[dict[str, Any]]]:
-        """Every row of the file, chunks named by (golden id, rank) instead of their local ids,
-        and an undo naming the position of the event it undoes: what a merge combines.
-
-        The chunks of ``known_goldens`` (read from another file already) are left out.
-        """
-        def rows(sql: str) -> list[dict[str, Any]]:
-            return [dict(row) for row in self._rows(sql)]
-
-        def with_chunk(table: str, order: str = "") -> list[dict[str, Any]]:
-            """A table's rows with their chunk's golden id and rank beside its local chunk id."""
-            return rows(f"SELECT t.*, c.golden_id AS golden_id_of_chunk, c.rank AS rank "
-                        f"FROM {table} t LEFT JOIN chunks c ON c.id = t.chunk_id {order}")
-
-        events = with_chunk("events", "ORDER BY t.id")
-        position = {event["id"]: index for index, event in enumerate(events)}
-        for event in events:
-            event["undoes"] = position.get(event["undoes"]) if event["undoes"] else None
-        out = {
-            "goldens": rows("SELECT * FROM goldens ORDER BY position"),
-            "chunks": [{"golden_id": g, "rank": rank, "text": text} for g, rank, text in
-                       self.db.conn.execute("SELECT golden_id, rank, text FROM chunks")
-                       if g not in known_goldens],
-            "judges": rows("SELECT * FROM judges"),
-            "verdicts": with_chunk("verdicts", "ORDER BY t.id"),
-            "labels": with_chunk("labels"),
-            "gold_labels": with_chunk("gold_labels"),
-            "label_conflicts": with_chunk("label_conflicts"),
-            "splits": rows("SELECT * FROM splits"),
-            # Every setting but the file's own identity and a running judge's lease: judges'
-            # prices, the random sample, where each person was.
-            "settings": rows("SELECT key, value FROM settings WHERE key <> 'session_id' "
-                             "AND key NOT LIKE 'lease:%'"),
-            "events": events,
-        }
-        for name in ("verdicts", "labels", "gold_labels", "label_conflicts", "events"):
-            for row in out[name]:
-                row.pop("id", None)  # local row ids mean nothing in another file
-                row["chunk"] = (row.pop("golden_id_of_chunk"), row.pop("rank"))
-                row.pop("chunk_id")
-        return out
-
-    def load_rows(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        """Fill an empty session with rows shaped like ``portable_rows`` (one transaction)."""
+    def merge_from(self, paths: Sequence[Path], names: Sequence[str]) -> MergeFacts:
+        """Fill this empty session from other session files, in SQLite (store/merging.py), in
+        one transaction; say what it holds."""
         if self.count_goldens():
             raise SessionError(f"{self.path} already holds goldens; merge into a new file.")
-        with self._write():
-            conn = self.db.conn
-
-            def insert(table: str, rows: list[dict[str, Any]],
-                       extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
-                """Insert rows as they are, or with ``extra``'s columns added (a generator:
-                no second copy of a large table is built)."""
-                if not rows:
-                    return
-                names = [n for n in rows[0] if n != "chunk"]
-                added = list(extra(rows[0])) if extra else []
-                conn.executemany(
-                    f"INSERT INTO {table}({', '.join(names + added)}) "
-                    f"VALUES ({', '.join('?' * (len(names) + len(added)))})",
-                    ([*(row[n] for n in names), *(extra(row).values() if extra else ())]
-                     for row in rows))
-
-            insert("goldens", tables["goldens"])
-            chunk_ids = {(row["golden_id"], row["rank"]): index
-                         for index, row in enumerate(tables["chunks"], 1)}
-            insert("chunks", tables["chunks"],
-                   lambda row: {"id": chunk_ids[(row["golden_id"], row["rank"])]})
-            insert("judges", tables["judges"])
-            for table in ("verdicts", "labels", "gold_labels", "label_conflicts"):
-                insert(table, tables[table],
-                       lambda row: {"chunk_id": chunk_ids[tuple(row["chunk"])]})
-            insert("splits", tables["splits"])
-            insert("settings", tables["settings"])
-            event_ids: list[int] = []
-            for row in tables["events"]:
-                chunk = row.get("chunk")
-                cursor = conn.execute(
-                    "INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (row["at"], row["annotator"], row["kind"],
-                     None if chunk is None or chunk[0] is None else chunk_ids[tuple(chunk)],
-                     row["golden_id"], row["payload"],
-                     None if row["undoes"] is None else event_ids[row["undoes"]]))
-                event_ids.append(int(cursor.lastrowid or 0))
+        conn = self.db.conn
+        merging.attach(conn, paths)
+        try:
+            with self._write(immediate=False):
+                gold_conflicts = merging.merge_into(conn, names)
+        finally:
+            merging.detach(conn, len(paths))
+        versions: dict[tuple[str, str, int], list[tuple[int | None, str | None, str]]] = {}
+        for annotator, golden_id, rank, verdict, note, updated_at in conn.execute(
+                """SELECT x.annotator, c.golden_id, c.rank, x.verdict, x.note, x.updated_at
+                   FROM (SELECT annotator, chunk_id, verdict, note, updated_at FROM label_conflicts
+                         UNION SELECT l.annotator, l.chunk_id, l.verdict, l.note, l.updated_at
+                         FROM labels l WHERE EXISTS (SELECT 1 FROM label_conflicts k
+                           WHERE k.annotator = l.annotator AND k.chunk_id = l.chunk_id)) x
+                   JOIN chunks c ON c.id = x.chunk_id
+                   ORDER BY x.annotator, c.golden_id, c.rank, x.updated_at,
+                            json_array(x.verdict, x.note)"""):
+            versions.setdefault((annotator, golden_id, rank), []).append(
+                (verdict, note, updated_at))
+        return MergeFacts(
+            goldens=self.count_goldens(),
+            judges=[row[0] for row in conn.execute("SELECT name FROM judges ORDER BY name")],
+            annotators=[row[0] for row in conn.execute(
+                "SELECT DISTINCT annotator FROM labels ORDER BY annotator")],
+            labels=int(self._scalar("SELECT count(*) FROM labels WHERE verdict IS NOT NULL")),
+            conflicts=versions, gold_conflicts=gold_conflicts)
 
 
 def _storage_failure(error: sqlite3.OperationalError) -> bool:
