@@ -42,12 +42,15 @@ class GoldenRecord:
     """Annotator -> one comment per rank (None where there is none)."""
     line: int = 0
     """Where the golden came from, for error messages (0 when it came from a session)."""
+    _sha256: str | None = field(default=None, repr=False, compare=False)
 
     def content_sha256(self) -> str:
-        """A hash of what makes the golden itself (not verdicts or labels)."""
-        return content_sha256(
-            self.user_input, self.reference, self.response, self.retrieved_contexts, self.metadata
-        )
+        """A hash of what makes the golden itself (not verdicts or labels), computed once: a
+        record's content is not changed after it is read (its verdicts and labels may be)."""
+        if self._sha256 is None:
+            self._sha256 = content_sha256(self.user_input, self.reference, self.response,
+                                          self.retrieved_contexts, self.metadata)
+        return self._sha256
 
 
 def content_sha256(

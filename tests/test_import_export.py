@@ -439,3 +439,28 @@ def test_a_csv_file_that_changes_between_its_two_reads_is_refused(tmp_path: Path
         handle.write('g2,q,r,"[""b""]"\n')
     with pytest.raises(InputError, match="the file changed while it was being read"):
         list(records)
+
+
+def _indexes(path: Path) -> list[tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                            "AND sql IS NOT NULL ORDER BY name").fetchall()
+
+
+def test_a_fresh_import_builds_the_indexes_after_the_load_and_a_failed_one_keeps_them(
+        tmp_path: Path) -> None:
+    with Session(tmp_path / "empty.db"):
+        pass
+    schema = _indexes(tmp_path / "empty.db")
+    assert any(name == "verdicts_judge_chunk" for name, _ in schema)
+    with Session(tmp_path / "s.db") as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        # The indexes are back, and the queries that use them still answer.
+        assert session.verdicts("sample-judge", ["savings-min-balance"])
+    assert _indexes(tmp_path / "s.db") == schema
+    bad = write_lines(tmp_path / "bad.jsonl", [golden(id="a"), golden(id="a", user_input="other")])
+    with Session(tmp_path / "f.db") as session, pytest.raises(InputError):
+        session.import_goldens(read_goldens(bad), path=str(bad))
+    assert _indexes(tmp_path / "f.db") == schema

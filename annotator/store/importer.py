@@ -31,6 +31,18 @@ class Importer:
         # safe because this transaction holds the write lock.
         self.next_chunk_id = int(session._scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks"))
         self.known_judges = {row[0] for row in self.conn.execute("SELECT name FROM judges")}
+        # Into a session without goldens no golden needs looking up, and the secondary indexes
+        # are built once after the bulk load rather than kept up row by row (the transaction
+        # puts them back if the import fails).
+        self.fresh = self.next_position == 1
+        self.indexes: list[str] = []
+        if self.fresh:
+            for name, sql in self.conn.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                    "AND tbl_name IN ('goldens', 'chunks', 'verdicts', 'labels') ORDER BY name"
+                    ).fetchall():  # read whole: an open read of the schema blocks DROP INDEX
+                self.conn.execute(f'DROP INDEX "{name}"')
+                self.indexes.append(sql)
         self.seen: set[str] = set()
         self.goldens: list[tuple[Any, ...]] = []
         self.chunks: list[tuple[Any, ...]] = []
@@ -45,8 +57,8 @@ class Importer:
             return  # the same golden again in this file (formats checked it is identical)
         self.seen.add(record.id)
         content = record.content_sha256()
-        row = self.conn.execute("SELECT content_sha256, position FROM goldens WHERE id = ?",
-                                [record.id]).fetchone()
+        row = None if self.fresh else self.conn.execute(
+            "SELECT content_sha256, position FROM goldens WHERE id = ?", [record.id]).fetchone()
         if row is None:
             self._insert(record, content, self.next_position)
             self.next_position += 1
@@ -175,6 +187,13 @@ class Importer:
             execute("INSERT INTO labels(annotator, chunk_id, verdict, action, note, created_at, "
                     "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.labels)
         self.goldens, self.chunks, self.verdicts, self.labels = [], [], [], []
+
+    def finish(self) -> None:
+        """Write what is queued, and build the indexes a fresh load went without."""
+        self.flush()
+        for sql in self.indexes:
+            self.conn.execute(sql)
+        self.indexes = []
 
     def summary(self) -> ImportSummary:
         return ImportSummary(self.path, self.read, self.added, self.replaced,

@@ -987,7 +987,7 @@ class Session:
                 importer.add(record)
                 if progress is not None and count % 1000 == 0:
                     progress(count)
-            importer.flush()
+            importer.finish()
             summary = importer.summary()
             if not summary.changed_nothing:
                 self._event("import", payload=asdict(summary))
