@@ -8,7 +8,7 @@ import json
 import random
 from typing import Any
 
-from annotator.jsonout import LONG, write_json
+from annotator.jsonout import LONG, Each, plain, write_json
 
 
 def written(data: Any) -> str:
@@ -53,3 +53,10 @@ def test_a_long_array_is_an_item_per_line_under_an_indented_top() -> None:
     assert lines[:4] == ['{', '  "session": "s.db",', '  "goldens": {', '    "rows": [']
     assert lines[4] == '      {"golden_id": "g0", "human": 0.5, "verdicts": [1, 0]},'
     assert len(lines) == 4 + len(rows) + 3
+
+
+def test_an_each_is_written_as_the_list_it_makes() -> None:
+    for n in (0, 3, LONG + 2):
+        data = {"rows": Each(list(range(n)), lambda i: {"i": i, "twice": [i, i]}), "n": n}
+        assert json.loads(written(data)) == plain(data) == {
+            "rows": [{"i": i, "twice": [i, i]} for i in range(n)], "n": n}

@@ -26,6 +26,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from annotator.formats import read_goldens
+from annotator.jsonout import plain
 from annotator.report.build import build_report
 from annotator.report.html import html_report
 from annotator.report.render import markdown_report, rich_report
@@ -254,7 +255,7 @@ def _all_formats(report: Any) -> dict[str, str]:
     console = Console(width=100, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(rich_report(report))
     return {"table": console.export_text(), "markdown": markdown_report(report),
-            "json": json.dumps(report_dict(report)), "html": html_report(report)}
+            "json": json.dumps(plain(report_dict(report))), "html": html_report(report)}
 
 
 DEGENERATE = {
@@ -298,7 +299,7 @@ def test_degenerate_sessions_give_reasons_not_numbers(tmp_path: Path, case: str)
 
 def test_json_keeps_the_stable_keys(tmp_path: Path) -> None:
     with Session(banking_file(tmp_path / "b.db")) as session:
-        data = json.loads(json.dumps(report_dict(build_report(session, resamples=100))))
+        data = json.loads(json.dumps(plain(report_dict(build_report(session, resamples=100)))))
     a, cp = data["agreement"], data["context_precision"]
     assert set(a["confusion"]) == {"tp", "fp", "fn", "tn"}
     assert a["n"] == sum(a["confusion"].values()) == 80

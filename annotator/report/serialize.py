@@ -10,6 +10,7 @@ import csv
 from typing import IO, TYPE_CHECKING, Any
 
 from annotator.formats import csv_cell
+from annotator.jsonout import Each
 from annotator.report.model import GoldenRow, Report
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.stat import Stat
@@ -62,8 +63,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "goldens": g.goldens,
         **stats_dict(g.stats),
         "no_relevant_chunk": g.no_relevant,
-        "per_golden": [_golden(r) for r in g.per_golden],
-        "verdict_changes": [_golden(r) for r in g.verdict_changes],
+        "per_golden": Each(g.per_golden, _golden),
+        "verdict_changes": Each(g.verdict_changes, _golden),
         "worst": [{**_golden(w.row), "question": w.question} for w in g.worst],
     }
     systems = None
