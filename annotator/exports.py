@@ -29,42 +29,54 @@ RAGAS_PROMPT = "context_precision_prompt"
 """The prompt RAGAS's context-precision metrics call once per chunk."""
 
 
+PAGE = 500
+"""Goldens read at once by an export: memory stays flat in the session's size."""
+
+
+def _pages(session: Session) -> Iterator[list[str]]:
+    ids = session.golden_ids()
+    for start in range(0, len(ids), PAGE):
+        yield ids[start:start + PAGE]
+
+
 def calibration_records(session: Session, annotator: str | None = None) -> Iterator[dict[str, Any]]:
-    """One calibration record per golden (see the module docstring)."""
+    """One calibration record per golden (see the module docstring), read a page at a time."""
     found = truth(session, annotator)
     gold = session.gold_labels()
     splits = session.splits()
     judges = [j.name for j in session.judges()]
-    verdicts = {name: session.verdicts(name) for name in judges}
     people = session.annotators()
-    labels = {name: session.labels(name) for name in people}
-    for golden in session.goldens():
-        ids = [c.id for c in golden.chunks]
-        truth_labels = [found.labels.get(c) for c in ids]
-        judged = {name: [verdicts[name].get(c) for c in ids] for name in judges}
-        record: dict[str, Any] = {
-            "id": golden.id, "user_input": golden.user_input, "reference": golden.reference,
-            "response": golden.response, "retrieved_contexts": [c.text for c in golden.chunks],
-            "metadata": golden.metadata, "split": splits.get(golden.id),
-            "truth": truth_labels,
-            "truth_source": [_source(found, gold, c) for c in ids],
-            "gold_decided_by": [g.decided_by if (g := gold.get(c)) else None for c in ids],
-            "human_labels": {p: [None if (lab := labels[p].get(c)) is None else lab.verdict
-                                 for c in ids] for p in people},
-            "judges": {name: [None if v is None else {"verdict": v.verdict, "reason": v.reason,
-                                                      "p_relevant": v.p_relevant}
-                              for v in said] for name, said in judged.items()},
-            "context_precision": {
-                "truth": context_precision_when_complete(truth_labels),
-                **{name: context_precision_when_complete([None if v is None else v.verdict
-                                                          for v in said])
-                   for name, said in judged.items()}},
-        }
-        yield record
+    for page in _pages(session):
+        verdicts = {name: session.verdicts(name, page) for name in judges}
+        labels = {name: session.labels(name, page) for name in people}
+        for golden in session.goldens(page):
+            ids = [c.id for c in golden.chunks]
+            truth_labels = found.at(ids)
+            judged = {name: [verdicts[name].get(c) for c in ids] for name in judges}
+            record: dict[str, Any] = {
+                "id": golden.id, "user_input": golden.user_input, "reference": golden.reference,
+                "response": golden.response, "retrieved_contexts": [c.text for c in golden.chunks],
+                "metadata": golden.metadata, "split": splits.get(golden.id),
+                "truth": truth_labels,
+                "truth_source": [_source(found, gold, c, t) for c, t in zip(ids, truth_labels,
+                                                                            strict=True)],
+                "gold_decided_by": [g.decided_by if (g := gold.get(c)) else None for c in ids],
+                "human_labels": {p: [None if (lab := labels[p].get(c)) is None else lab.verdict
+                                     for c in ids] for p in people},
+                "judges": {name: [None if v is None else {"verdict": v.verdict, "reason": v.reason,
+                                                          "p_relevant": v.p_relevant}
+                                  for v in said] for name, said in judged.items()},
+                "context_precision": {
+                    "truth": context_precision_when_complete(truth_labels),
+                    **{name: context_precision_when_complete([None if v is None else v.verdict
+                                                              for v in said])
+                       for name, said in judged.items()}},
+            }
+            yield record
 
 
-def _source(found: Truth, gold: dict[int, Any], chunk_id: int) -> str | None:
-    if chunk_id not in found.labels:
+def _source(found: Truth, gold: dict[int, Any], chunk_id: int, right: int | None) -> str | None:
+    if right is None:
         return None
     if found.source != TEAM:
         return found.source
@@ -84,36 +96,47 @@ def ragas_annotation(session: Session, judge: str, annotator: str | None = None,
                      against: str = "reference") -> dict[str, list[dict[str, Any]]]:
     """RAGAS's MetricAnnotation data: one sample per chunk the judge and the truth both cover."""
     found = truth(session, annotator)
-    verdicts = session.verdicts(judge)
-    notes = {c: label.note for p in session.annotators()
-             for c, label in session.labels(p).items() if label.note}
-    notes.update({c: g.note for c, g in session.gold_labels().items() if g.note})
+    people = session.annotators()
+    gold_notes = {c: g.note for c, g in session.gold_labels().items() if g.note}
     samples = []
-    for golden in session.goldens():
-        answer = golden.reference if against == "reference" else golden.response
-        if answer is None:
-            continue
-        for chunk in golden.chunks:
-            said, right = verdicts.get(chunk.id), found.labels.get(chunk.id)
-            if said is None or right is None:
+    for page in _pages(session):
+        verdicts = session.verdicts(judge, page)
+        notes = {c: label.note for p in people
+                 for c, label in session.labels(p, page).items() if label.note}
+        notes.update(gold_notes)
+        for golden in session.goldens(page):
+            answer = golden.reference if against == "reference" else golden.response
+            if answer is None:
                 continue
-            output = {"reason": said.reason or "", "verdict": said.verdict}
-            edited = None
-            if right != said.verdict:
-                edited = {"reason": notes.get(chunk.id) or _why(right), "verdict": right}
-            metric_input = {"user_input": golden.user_input, "retrieved_contexts": [chunk.text],
-                            "reference" if against == "reference" else "response": answer}
-            samples.append({
-                "metric_input": metric_input,
-                "metric_output": float(right),
-                "prompts": {RAGAS_PROMPT: {
-                    "prompt_input": {"question": golden.user_input, "context": chunk.text,
-                                     "answer": answer},
-                    "prompt_output": output,
-                    "edited_output": edited}},
-                "is_accepted": True,
-            })
+            for chunk, right in zip(golden.chunks, found.at([c.id for c in golden.chunks]),
+                                    strict=True):
+                said = verdicts.get(chunk.id)
+                if said is None or right is None:
+                    continue
+                samples.append(_sample(golden.user_input, chunk.text, answer, against, said.reason,
+                                       said.verdict, right, notes.get(chunk.id)))
     return {RAGAS_METRIC[against]: samples}
+
+
+def _sample(question: str, context: str, answer: str, against: str, reason: str | None,
+            verdict: int, right: int, note: str | None) -> dict[str, Any]:
+    """One chunk as a RAGAS annotation sample: the judge's output, and the edit where the
+    truth differs."""
+    output = {"reason": reason or "", "verdict": verdict}
+    edited = None
+    if right != verdict:
+        edited = {"reason": note or _why(right), "verdict": right}
+    metric_input = {"user_input": question, "retrieved_contexts": [context],
+                    "reference" if against == "reference" else "response": answer}
+    return {
+        "metric_input": metric_input,
+        "metric_output": float(right),
+        "prompts": {RAGAS_PROMPT: {
+            "prompt_input": {"question": question, "context": context, "answer": answer},
+            "prompt_output": output,
+            "edited_output": edited}},
+        "is_accepted": True,
+    }
 
 
 def _why(verdict: int) -> str:

@@ -7,7 +7,7 @@ where people disagree and nobody has adjudicated are left out, and counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -40,6 +40,13 @@ class Truth:
     def label(self) -> str:
         """Whose labels, for a sentence: "alice's labels" or "the team's gold labels"."""
         return "the team's gold labels" if self.source == TEAM else f"{self.source}'s labels"
+
+    def at(self, chunk_ids: Sequence[int]) -> list[int | None]:
+        """The truth on each of these chunks (None where there is none)."""
+        slots = self.frame.slots(np.asarray(chunk_ids, dtype=np.int64))
+        said = np.where(slots == MISSING, MISSING, self.verdict[np.maximum(slots, 0)]
+                        if len(self.verdict) else MISSING)
+        return [None if v == MISSING else v for v in said.tolist()]
 
     @cached_property
     def labels(self) -> dict[int, int]:

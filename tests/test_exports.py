@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
@@ -99,3 +100,17 @@ def test_goldens_without_the_answer_are_left_out_of_the_ragas_file(tmp_path: Pat
         [samples] = ragas_annotation(s, "j", against="response").values()
     assert len(samples) == 3 and samples[1]["prompts"][RAGAS_PROMPT]["edited_output"]["verdict"] == 1
     assert samples[0]["metric_input"]["response"] == "r"
+
+
+def test_exports_read_a_page_of_goldens_at_a_time_and_give_the_same_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from annotator import exports
+
+    path, _ = team_file(tmp_path)  # two people, gold labels, notes: every kind of truth
+    with Session(path) as session:
+        whole = (list(exports.calibration_records(session)),
+                 ragas_annotation(session, "sample-judge"))
+        monkeypatch.setattr(exports, "PAGE", 3)  # 16 goldens: six pages, the last one short
+        paged = (list(exports.calibration_records(session)),
+                 ragas_annotation(session, "sample-judge"))
+    assert paged == whole and len(whole[0]) == 16
