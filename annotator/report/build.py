@@ -16,6 +16,7 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, action_code
 from annotator.errors import SessionError
+from annotator.memory import give_back
 from annotator.report.headline import headline
 from annotator.report.model import (
     AnnotatorCoverage,
@@ -119,17 +120,7 @@ def build_report(
     people = {name: session.label_columns(name, frame)
               for name in (everyone if gold or not annotators else annotators)}
 
-    def compared(name: str, human: np.ndarray, blind: np.ndarray) -> _Compared:
-        return _Compared(name, human, blind, context_precision_by_golden(human, frame.sizes))
-
-    mine = [compared(name, c.verdict, c.blind) for name, c in people.items()]
-    if gold:
-        team = team_truth(frame, {p: c.verdict for p, c in people.items()},
-                          session.gold_column(frame))
-        sides = [compared(team.label, team.verdict,
-                          np.full(len(frame), MISSING, dtype=np.int8))]
-    else:
-        sides = mine
+    mine, sides = _sides(session, frame, people, gold)
     names = [side.name for side in sides]
 
     sums = ClusterSums(len(golden_ids))
@@ -148,7 +139,14 @@ def build_report(
         every_label = {p: (people[p] if p in people else session.label_columns(p, frame)).verdict
                        for p in everyone}
         rater_columns = _add_rater_columns(sums, everyone, every_label, said, frame, judge)
+        del every_label
 
+    coverage = _coverage(frame, said, sides, pairs, rows)
+    people_section = _people(frame, said, people, mine)
+    ppi = _ppi(session, rows, golden_ids, cp_judge)
+    # The session's columns are done with: let them go before the bootstrap's weights arrive.
+    del frame, said, people, mine, sides
+    give_back()
     estimates = Estimates(sums, resamples, seed, progress)
     chunks = _chunk_section(estimates, pairs, sums)
     goldens = _golden_section(session, estimates, rows, worst)
@@ -161,20 +159,34 @@ def build_report(
         resamples=resamples,
         seed=seed,
         convention=CONVENTION_RAGAS,
-        coverage=_coverage(frame, said, sides, pairs, rows),
+        coverage=coverage,
         chunks=chunks,
         goldens=goldens,
         systems=systems,
-        people=_people(frame, said, people, mine),
+        people=people_section,
         confidence=_confidence(estimates, pairs) if has_p.any() else None,
         headline=[],
         dropped_replicates=estimates.dropped,
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
-        ppi=_ppi(session, rows, golden_ids, cp_judge),
+        ppi=ppi,
         confidence_gaps=session.confidence_gaps(judge),
     )
     report.headline.extend(headline(report))
     return report
+
+
+def _sides(session: Session, frame: ChunkFrame, people: dict[str, LabelColumns], gold: bool
+           ) -> tuple[list[_Compared], list[_Compared]]:
+    """Each person's labels against the judge, and the label sets the report compares: the
+    same, or with ``gold`` the team's truth alone."""
+    def compared(name: str, human: np.ndarray, blind: np.ndarray) -> _Compared:
+        return _Compared(name, human, blind, context_precision_by_golden(human, frame.sizes))
+
+    mine = [compared(name, c.verdict, c.blind) for name, c in people.items()]
+    if not gold:
+        return mine, mine
+    team = team_truth(frame, {p: c.verdict for p, c in people.items()}, session.gold_column(frame))
+    return mine, [compared(team.label, team.verdict, np.full(len(frame), MISSING, dtype=np.int8))]
 
 
 def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judge: np.ndarray

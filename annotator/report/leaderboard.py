@@ -19,6 +19,7 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
+from annotator.memory import give_back
 from annotator.report.columns import COLUMNS, SORT_KEYS
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
@@ -192,6 +193,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
         rows_on[name] = (int(on.sum()), len(at))
     pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
+    del said, labels, labelled
+    give_back()  # the session's columns are done with (see annotator.memory)
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []

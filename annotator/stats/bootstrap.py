@@ -52,6 +52,8 @@ class ClusterSums:
         names = list(self.columns)
         matrix = np.column_stack([self.columns[n] for n in names]) if names else np.zeros(
             (self.clusters, 0))
+        # The columns become views of the matrix: one copy of the per-golden sums, not two.
+        self.columns = {name: matrix[:, i] for i, name in enumerate(names)}
         rng = np.random.default_rng(seed)
         blocks = []
         done = 0
