@@ -34,7 +34,8 @@ def attach(conn: sqlite3.Connection, paths: Sequence[Path]) -> None:
 
 def detach(conn: sqlite3.Connection, count: int) -> None:
     """Detach the attached files and drop the merge's temporary tables."""
-    for table in ("all_goldens", "chunk_map", "all_judges", "all_labels", "all_splits",
+    for table in ("all_goldens", "chunk_map", "all_judges", "all_labels", "label_groups",
+                  "shared_labels", "all_splits",
                   "all_settings", "all_events", "distinct_events", "ordered_events"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
     for i in range(count):
@@ -172,20 +173,32 @@ class _Merge:
         self.conn.execute(
             f"CREATE TEMP TABLE all_labels AS "
             f"{self.mapped('labels', ('annotator', *_LABEL_COLUMNS))}")
-        self.conn.execute("CREATE INDEX temp.all_labels_key ON all_labels(annotator, chunk_id)")
+        # Most labels are in one file only: those go in as they are, and only the others are
+        # ranked (the newest wins, ties broken by content, whichever file came first).
         columns = ", ".join(_LABEL_COLUMNS)
+        # A group's bare columns are its one row when it has one.
+        self.conn.execute(f"""CREATE TEMP TABLE label_groups AS
+                              SELECT annotator, chunk_id, count(*) AS copies, {columns}
+                              FROM all_labels GROUP BY annotator, chunk_id""")
+        self.conn.execute("""CREATE TEMP TABLE shared_labels AS SELECT * FROM all_labels
+                             WHERE (annotator, chunk_id) IN (
+                               SELECT annotator, chunk_id FROM label_groups WHERE copies > 1)""")
         self.conn.execute(
             f"""INSERT INTO labels(annotator, chunk_id, {columns})
                 SELECT annotator, chunk_id, {columns} FROM (
-                  SELECT *, row_number() OVER (PARTITION BY annotator, chunk_id ORDER BY
-                    updated_at DESC, json_array({columns}) DESC) AS choice FROM all_labels)
-                WHERE choice = 1 ORDER BY annotator, chunk_id""")
+                  SELECT annotator, chunk_id, {columns} FROM label_groups WHERE copies = 1
+                  UNION ALL
+                  SELECT annotator, chunk_id, {columns} FROM (
+                    SELECT *, row_number() OVER (PARTITION BY annotator, chunk_id ORDER BY
+                      updated_at DESC, json_array({columns}) DESC) AS choice FROM shared_labels)
+                  WHERE choice = 1)
+                ORDER BY annotator, chunk_id""")
         self.conn.execute(
             f"""INSERT INTO label_conflicts(annotator, chunk_id, verdict, note, updated_at)
                 SELECT DISTINCT annotator, chunk_id, verdict, note, updated_at FROM (
                   SELECT l.annotator, l.chunk_id, l.verdict, l.note, l.updated_at
-                  FROM all_labels l JOIN (
-                    SELECT annotator, chunk_id FROM all_labels GROUP BY annotator, chunk_id
+                  FROM shared_labels l JOIN (
+                    SELECT annotator, chunk_id FROM shared_labels GROUP BY annotator, chunk_id
                     HAVING count(DISTINCT json_array(verdict, note)) > 1) d
                   ON d.annotator = l.annotator AND d.chunk_id = l.chunk_id
                   UNION ALL SELECT annotator, chunk_id, verdict, note, updated_at FROM (
