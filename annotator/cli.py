@@ -6,6 +6,7 @@ Heavy modules (textual, numpy, the session layer) are imported inside the comman
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -246,7 +247,8 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     """
     from annotator.errors import AnnotatorError
 
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # annotator serve
+    if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
         raise AnnotatorError("The annotation screen needs a terminal, and this command's input "
                              "or output is redirected. Run 'annotator annotate' in a terminal; "
@@ -697,6 +699,90 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
     counts = {name: sum(v == name for v in every.values()) for name in ("dev", "test")}
     _say(f"{counted(len(drawn), 'golden')} given a split (seed {seed}); {session_path} "
          f"now has {counts['dev']:,} dev and {counts['test']:,} test goldens.")
+
+
+@cli.command("serve")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on; anything but this machine's own is open to "
+              "anyone who can reach the port.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--judge", "-j", help="Whose verdicts everyone reviews (default: the only judge).")
+@click.option("--pass-mark", type=click.FloatRange(0, 1), default=0.7, show_default=True)
+@click.option("--blind-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Share of chunks everyone answers before seeing the judge's verdict.")
+@click.option("--sample", "sample_size", type=click.IntRange(1),
+              help="Everyone labels the same random sample of this many goldens.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--adjudicate", is_flag=True,
+              help="Open the adjudication screen instead (gold labels under each name).")
+@click.option("--user-header", metavar="HEADER",
+              help="Take each person's name from this request header, set by an authenticating "
+              "proxy (e.g. X-Forwarded-User); the URL's ?annotator= is then ignored.")
+@click.option("--dashboard", is_flag=True,
+              help="Serve /dashboard: each person's progress and the agreement between people.")
+def serve_command(session_path: str, host: str, port: int, judge: str | None, pass_mark: float,
+                  blind_rate: float, sample_size: int | None, seed: int, adjudicate: bool,
+                  user_header: str | None, dashboard: bool) -> None:
+    """Serve the annotation screen to a team's browsers, one session file for everyone.
+
+    Each person opens http://HOST:PORT/?annotator=NAME (or the page asks for a name); each tab
+    runs its own annotation screen, and every decision is in SESSION the moment it is shown.
+    The options are the same for everyone.
+
+    \b
+    Examples:
+      annotator serve team.db --blind-rate 0.15 --dashboard
+      annotator serve team.db --host 0.0.0.0 --user-header X-Forwarded-User
+    """
+    try:
+        from annotator.tui.serve import TeamServer
+    except ImportError:
+        raise click.ClickException("Serving needs textual-serve: pip install 'cp-annotator[serve]'"
+                                   " (or pip install textual-serve), then run this again.") from None
+    import ipaddress
+
+    db_path = Path(session_path)
+    with _open(session_path) as session:
+        judge = _choose_judge(session, judge) if not adjudicate else judge
+        if sample_size is not None:
+            from annotator.stats.ppi import draw_sample
+
+            session.set_random_sample(sample_size, seed,
+                                      draw_sample(session.golden_ids(), sample_size, seed))
+    options = ["--pass-mark", str(pass_mark), "--blind-rate", str(blind_rate)]
+    options += ["--judge", judge] if judge else []
+    options += ["--sample", str(sample_size), "--seed", str(seed)] if sample_size else []
+    options += ["--adjudicate"] if adjudicate else []
+
+    def argv_for(name: str) -> list[str]:
+        return [sys.executable, "-m", "annotator", "annotate", str(db_path.resolve()),
+                "--annotator", name, *options]
+
+    show = None
+    if dashboard:
+        def show() -> str:
+            from annotator.team import team_progress
+            from annotator.tui.serve import dashboard_html
+
+            with _open(session_path) as session:
+                progress = team_progress(session)
+            return dashboard_html(progress.people, progress.pairs, progress.goldens,
+                                  progress.chunks)
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        _say(f"Warning: listening on {host}: anyone who can reach port {port} can label as "
+             "anyone. Put it behind a proxy that authenticates people and pass --user-header "
+             "(README: 'Serving a team').", err=True)
+    shown_host = host if loopback or host not in ("0.0.0.0", "::") else "THIS-MACHINE"
+    _say(f"Serving {db_path.name} on http://{shown_host}:{port}/?annotator=NAME"
+         + (f" (dashboard: http://{shown_host}:{port}/dashboard)" if dashboard else "")
+         + ". Ctrl+C stops it; every decision is already saved.", err=True)
+    TeamServer(argv_for, host=host, port=port, title=f"cp-annotator: {db_path.name}",
+               user_header=user_header, dashboard=show).serve()
 
 
 @cli.command("merge")

@@ -1,0 +1,213 @@
+"""`annotator serve`: the annotation screen in each person's browser, one session file.
+
+textual-serve runs one process of the app per browser tab and relays its terminal over a
+websocket. Each tab is an ordinary `annotator annotate` process writing through the same
+Session code, so a decision is committed before the screen shows it, whatever happens to the
+tab or the server. This module adds what a team needs around that: who is who (from the URL,
+a first page that asks, or a header set by an authenticating proxy), one open tab per name, a
+page that works offline (the font is served from textual-serve's own files), and a read-only
+dashboard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
+
+TEMPLATES = Path(__file__).parent / "templates"
+NAME = re.compile(r"^[\w .@+-]{1,64}$")
+"""A name people give themselves: letters, digits, spaces and . @ + - _, at most 64."""
+TICKET_BYTES = 16
+TICKET_S = 120.0
+"""How long a page's ticket stays good for opening its screen."""
+REFRESH_S = 5
+"""How often the dashboard page reloads itself."""
+
+log = logging.getLogger("textual-serve")
+
+
+def clean_name(raw: str | None) -> str | None:
+    """The name as given, trimmed, when it is an acceptable one; else None."""
+    name = (raw or "").strip()
+    return name if NAME.match(name) else None
+
+
+class TeamServer(Server):
+    """textual-serve's server, with names, one tab per name, and a dashboard."""
+
+    def __init__(self, argv_for: Callable[[str], Sequence[str]], *, host: str, port: int,
+                 title: str, user_header: str | None = None,
+                 dashboard: Callable[[], str] | None = None) -> None:
+        super().__init__("annotator", host=host, port=port, title=title,
+                         templates_path=TEMPLATES)
+        self.argv_for = argv_for
+        self.user_header = user_header
+        self.dashboard = dashboard
+        self.tickets: dict[str, tuple[str, float]] = {}
+        """A page's one-time ticket -> the name it was issued to, and when (the page's websocket
+        presents it within TICKET_S)."""
+        self.open_tabs: dict[str, int] = {}
+        """Name -> open screens under it (at most one)."""
+
+    def initialize_logging(self) -> None:
+        """Quiet: only warnings reach the terminal that started the server."""
+        logging.basicConfig(level="WARNING", format="%(message)s")
+
+    async def on_startup(self, app: web.Application) -> None:
+        """Say where the team's link is (the CLI printed the rest)."""
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application()
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        routes = [
+            web.get("/", self.handle_index, name="index"),
+            web.get("/ws/{ticket}", self.handle_websocket, name="websocket"),
+            web.static("/static", self.statics_path, name="static"),
+        ]
+        if self.dashboard is not None:
+            routes.append(web.get("/dashboard", self.handle_dashboard, name="dashboard"))
+        app.add_routes(routes)
+        app.on_startup.append(self.on_startup)
+        return app
+
+    def name_of(self, request: web.Request) -> tuple[str | None, str | None]:
+        """The person's name from the proxy's header (when --user-header is set; the URL is
+        then ignored) or the URL; and a sentence when the one given cannot be used."""
+        if self.user_header is not None:
+            raw = request.headers.get(self.user_header)
+            if raw is None:
+                return None, (f"The server takes names from the {self.user_header} header, and "
+                              "this request has none: open the page through the proxy that "
+                              "sets it.")
+        else:
+            raw = request.query.get("annotator")
+            if raw is None:
+                return None, None
+        name = clean_name(raw)
+        if name is None:
+            return None, ("A name is 1 to 64 letters, digits, spaces or . @ + - _; "
+                          f"{raw[:80]!r} is not one.")
+        return name, None
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        """The annotation page for a name, the page asking for one, or why not."""
+        name, problem = self.name_of(request)
+        if problem is not None:
+            return _page("Cannot open the screen", problem, status=400)
+        if name is None:
+            return _page("Who is annotating?", _ASK, status=200, raw=True)
+        if self.open_tabs.get(name):
+            return _page("That name is in use",
+                         f"{name} already has the annotation screen open in another tab or "
+                         "browser. Close that one first, or use your own name: two screens "
+                         "under one name would each count the other's decisions as theirs.",
+                         status=409)
+        now = time.monotonic()
+        self.tickets = {t: issued for t, issued in self.tickets.items()
+                        if now - issued[1] < TICKET_S}
+        ticket = secrets.token_urlsafe(TICKET_BYTES)
+        self.tickets[ticket] = (name, now)
+        scheme = "wss" if request.secure or request.headers.get(
+            "X-Forwarded-Proto") == "https" else "ws"
+        context = {
+            "title": self.title, "annotator": name,
+            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            "static": "/static/",
+            "websocket_url": f"{scheme}://{request.host}/ws/{ticket}",
+        }
+        return aiohttp_jinja2.render_template("app_index.html", request, context)
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """Run one annotation screen for the name the page's ticket was issued to."""
+        websocket = web.WebSocketResponse(heartbeat=15)
+        issued = self.tickets.pop(request.match_info["ticket"], None)
+        name = issued[0] if issued and time.monotonic() - issued[1] < TICKET_S else None
+        await websocket.prepare(request)
+        if name is None or self.open_tabs.get(name):
+            await websocket.close(message=b"name in use or page expired: reload the page")
+            return websocket
+        self.open_tabs[name] = 1
+        service: AppService | None = None
+        try:
+            service = AppService(
+                shlex.join(self.argv_for(name)), write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str, close=lambda: _close(websocket),
+                download_manager=self.download_manager, debug=False)
+            await service.start(to_int(request.query.get("width", "80"), 80),
+                                to_int(request.query.get("height", "24"), 24))
+            try:
+                await self._process_messages(websocket, service)
+            finally:
+                await service.stop()
+        except asyncio.CancelledError:
+            await websocket.close()
+        except Exception as error:  # a tab's failure must not stop everyone else's
+            log.exception(error)
+        finally:
+            self.open_tabs.pop(name, None)
+        return websocket
+
+    async def handle_dashboard(self, request: web.Request) -> web.StreamResponse:
+        """Each person's progress and the agreement between people, read-only."""
+        assert self.dashboard is not None
+        body = await asyncio.to_thread(self.dashboard)
+        return web.Response(text=_HTML.format(title="Team progress", refresh=(
+            f'<meta http-equiv="refresh" content="{REFRESH_S}">'), body=body),
+            content_type="text/html")
+
+
+async def _close(websocket: web.WebSocketResponse) -> None:
+    await websocket.close()
+
+
+_HTML = """<!DOCTYPE html>
+<html><head><meta charset="utf-8">{refresh}<title>{title}</title>
+<style>body {{ font-family: system-ui, sans-serif; margin: 2em; max-width: 60em; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: .3em .7em;
+text-align: right; }} th:first-child, td:first-child {{ text-align: left; }}</style>
+</head><body><h1>{title}</h1>{body}</body></html>"""
+
+_ASK = """<p>Give your name: your decisions are stored under it, and opening the page again
+with it continues where you stopped.</p>
+<form method="get" action="/"><input name="annotator" autofocus maxlength="64"
+pattern="[\\w .@+\\-]{1,64}" required> <button type="submit">Open the screen</button></form>"""
+
+
+def _page(title: str, text: str, *, status: int, raw: bool = False) -> web.Response:
+    body = text if raw else f"<p>{html.escape(text)}</p>"
+    return web.Response(text=_HTML.format(title=html.escape(title), refresh="", body=body),
+                        content_type="text/html", status=status)
+
+
+def dashboard_html(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], goldens: int,
+                   chunks: int) -> str:
+    """The dashboard's body: a table of people, a table of pairs (every value escaped)."""
+    def cell(value: Any) -> str:
+        return f"<td>{html.escape(str(value))}</td>"
+
+    people = "".join(
+        "<tr>" + "".join(cell(row[k]) for k in ("name", "decided", "complete")) + "</tr>"
+        for row in rows) or '<tr><td colspan="3">nobody has labelled yet</td></tr>'
+    agreement = "".join(
+        "<tr>" + "".join(cell(pair[k]) for k in ("pair", "shared", "percent", "kappa")) + "</tr>"
+        for pair in pairs) or '<tr><td colspan="4">no two people share a chunk yet</td></tr>'
+    return (f"<p>{goldens:,} goldens, {chunks:,} chunks. This page reloads every "
+            f"{REFRESH_S} s.</p>"
+            "<h2>People</h2><table><tr><th>annotator</th><th>chunks decided</th>"
+            f"<th>goldens complete</th></tr>{people}</table>"
+            "<h2>Agreement between people</h2><table><tr><th>pair</th><th>chunks both labelled"
+            f"</th><th>agree</th><th>Cohen's kappa</th></tr>{agreement}</table>")

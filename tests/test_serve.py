@@ -1,0 +1,216 @@
+"""`annotator serve` in a real browser: Debian's chromium, headless, driven by Playwright.
+
+Each key typed into the page must be on disk (read through a fresh connection) before the next;
+two people label the same golden under their own names; a closed page reopens where it was;
+a killed server loses nothing; names come from the URL, a form, or a proxy's header; and no
+request leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.conftest import banking_file
+from tests.test_report_html import ARGS, CHROMIUM
+
+WAIT_S = 60.0
+"""The longest a key may take to reach the file (a tab's process starting on a busy machine)."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Served:
+    """`annotator serve` running on a free port, its output kept."""
+
+    def __init__(self, db: Path, *options: str) -> None:
+        self.port = free_port()
+        self.db = db
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "annotator", "serve", str(db), "--port", str(self.port),
+             *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/dashboard", timeout=2).read()
+                break
+            except urllib.error.HTTPError:  # an answer all the same (no dashboard, say)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"the server never answered: {self.output()}") from None
+                time.sleep(0.1)
+
+    def output(self) -> str:
+        if self.process.poll() is None:
+            return ""
+        out, err = self.process.communicate()
+        return out + err
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(self.url + path, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+def labels(db: Path, who: str) -> list[tuple[str, int, int, str]]:
+    """(golden, rank, verdict, action) of someone's decisions, through a fresh connection."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT c.golden_id, c.rank, l.verdict, l.action FROM labels l JOIN chunks c "
+            "ON c.id = l.chunk_id WHERE l.annotator = ? AND l.verdict IS NOT NULL "
+            "ORDER BY l.updated_at, l.id", [who]).fetchall()
+
+
+def until(condition: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if (value := condition()):
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_screen(browser: Browser, url: str, requests: list[str],
+                headers: dict[str, str] | None = None) -> Page:
+    """A page on the served screen, once its first bytes arrived."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900},
+                                  extra_http_headers=headers or {})
+    page = context.new_page()
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("websocket", lambda w: requests.append(w.url))
+    page.goto(url, wait_until="load")
+    page.wait_for_selector("body.-first-byte", timeout=WAIT_S * 1000)
+    # Keys go to the terminal's input (a click would also select the chunk under it).
+    page.focus(".xterm-helper-textarea")
+    return page
+
+
+def press(page: Page, db: Path, who: str, key: str, expect: int) -> list[tuple[str, int, int, str]]:
+    """Type a key into the page and wait until the person's decisions number ``expect``."""
+    page.keyboard.press(key)
+    return until(lambda: (found := labels(db, who)) and len(found) == expect and found,
+                 f"{who}'s key {key} on disk")
+
+
+def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resumes(
+        tmp_path: Path, browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    server = Served(db)
+    requests: list[str] = []
+    try:
+        alice = open_screen(browser, server.url + "/?annotator=alice", requests)
+        first = press(alice, db, "alice", "a", 1)
+        assert first[0][3] == "accept"
+        assert press(alice, db, "alice", "f", 2)[1][3] == "flip"
+        assert press(alice, db, "alice", "1", 3)[2][2:] == (1, "set")
+        assert press(alice, db, "alice", "u", 2) == first + [labels(db, "alice")[1]]
+        golden = first[0][0]
+        # A second person on the same golden: her own labels, his own.
+        bob = open_screen(browser, server.url + "/?annotator=bob", requests)
+        assert press(bob, db, "bob", "a", 1)[0][:2] == (golden, 1)
+        assert len(labels(db, "alice")) == 2
+        # A second tab under a name already open is refused with a sentence.
+        status, text = server.get("/?annotator=alice")
+        assert status == 409 and "already has the annotation screen open" in text
+        # Closing the page mid-golden and opening it again continues on that golden.
+        alice.context.close()
+        until(lambda: server.get("/?annotator=alice")[0] == 200, "alice's screen closed")
+        again = open_screen(browser, server.url + "/?annotator=alice", requests)
+        after = press(again, db, "alice", "a", 3)
+        assert after[2][0] == golden and after[2][1] == 3
+    finally:
+        server.kill()
+    assert requests and all(url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:"))
+                            for url in requests), requests
+
+
+def test_killing_the_server_loses_no_decision_shown(tmp_path: Path, browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    server = Served(db)
+    try:
+        page = open_screen(browser, server.url + "/?annotator=carol", [])
+        for n in range(1, 6):
+            press(page, db, "carol", "a" if n % 2 else "f", n)
+    finally:
+        server.kill()
+    assert [action for *_, action in labels(db, "carol")] == [
+        "accept", "flip", "accept", "flip", "accept"]
+
+
+def test_names_come_from_the_url_a_form_or_the_proxy_header(tmp_path: Path,
+                                                           browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    server = Served(db, "--dashboard")
+    try:
+        status, text = server.get("/")
+        assert status == 200 and '<form method="get" action="/">' in text
+        status, text = server.get("/?annotator=" + "%3Cscript%3E")
+        assert status == 400 and "<script>" not in text and "is not one" in text
+        status, text = server.get("/dashboard")
+        assert status == 200 and "nobody has labelled yet" in text
+    finally:
+        server.kill()
+    proxied = Served(db, "--user-header", "X-Forwarded-User")
+    try:
+        status, text = proxied.get("/?annotator=mallory")
+        assert status == 400 and "X-Forwarded-User" in text
+        page = open_screen(browser, proxied.url + "/?annotator=mallory", [],
+                           headers={"X-Forwarded-User": "dana"})
+        press(page, db, "dana", "a", 1)
+        assert labels(db, "mallory") == []
+    finally:
+        proxied.kill()
+
+
+def test_listening_beyond_this_machine_warns_that_anyone_can_label(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "annotator", "serve", str(db), "--host", "0.0.0.0", "--port",
+         str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+    finally:
+        process.kill()
+        process.communicate()
+    assert line.startswith("Warning: listening on 0.0.0.0: anyone who can reach port")
