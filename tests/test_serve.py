@@ -127,8 +127,10 @@ def open_screen(browser: Browser, url: str, requests: list[str],
 def press(page: Page, db: Path, who: str, key: str, expect: int) -> list[tuple[str, int, int, str]]:
     """Type a key into the page and wait until the person's decisions number ``expect``."""
     page.keyboard.press(key)
-    return until(lambda: (found := labels(db, who)) and len(found) == expect and found,
-                 f"{who}'s key {key} on disk")
+    found: list[tuple[str, int, int, str]] = until(
+        lambda: (now := labels(db, who)) and len(now) == expect and now,
+        f"{who}'s key {key} on disk")
+    return found
 
 
 def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resumes(
@@ -142,7 +144,7 @@ def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resume
         assert first[0][3] == "accept"
         assert press(alice, db, "alice", "f", 2)[1][3] == "flip"
         assert press(alice, db, "alice", "1", 3)[2][2:] == (1, "set")
-        assert press(alice, db, "alice", "u", 2) == first + [labels(db, "alice")[1]]
+        assert press(alice, db, "alice", "u", 2) == [*first, labels(db, "alice")[1]]
         golden = first[0][0]
         # A second person on the same golden: her own labels, his own.
         bob = open_screen(browser, server.url + "/?annotator=bob", requests)
