@@ -11,7 +11,7 @@ import hashlib
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -83,6 +83,14 @@ class QueueRow:
     cp_judge: float | None
     disagreements: int
     has_note: bool
+    others: dict[str, int] = field(default_factory=dict)
+    """Everyone else who has started this golden -> chunks they have decided."""
+
+    @property
+    def others_text(self) -> str:
+        """How far the others are: "bob 3/5, carol done" (never their labels)."""
+        return ", ".join(f"{name} {'done' if n == self.chunks else f'{n}/{self.chunks}'}"
+                         for name, n in self.others.items())
 
     @property
     def state(self) -> str:
@@ -280,9 +288,11 @@ class Review:
                            context_precision_by_golden(said, frame.sizes).tolist(),
                            frame.per_golden(both & (human != said)).tolist(),
                            frame.per_golden(labels.note).tolist())
+                others = session.others_progress(self.annotator, frame.golden_ids)
                 yield [QueueRow(start + i + 1, golden_id, int(chunks), int(decided),
                                 None if math.isnan(cp_h) else cp_h,
-                                None if math.isnan(cp_j) else cp_j, int(disagree), noted > 0)
+                                None if math.isnan(cp_j) else cp_j, int(disagree), noted > 0,
+                                others.get(golden_id, {}))
                        for i, (golden_id, chunks, decided, cp_h, cp_j, disagree, noted)
                        in enumerate(zip(frame.golden_ids, *columns, strict=True))]
 

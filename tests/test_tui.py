@@ -624,3 +624,20 @@ async def test_the_screen_paints_before_the_totals_and_keeps_decisions_made_whil
                     review.total_chunks) == (2, fresh.overall, fresh.goldens_complete,
                                              fresh.total_chunks)
             assert "chunks 2/" in str(app.screen.query_one("#header", Static).content)
+
+
+async def test_the_queue_shows_how_far_others_are_on_each_golden_but_not_their_labels(
+        session: Session) -> None:
+    first = session.golden_ids()[0]
+    bob = [c.id for c in session.golden(first).chunks][:2]
+    for chunk_id in bob:
+        session.decide("bob", chunk_id, 1, "set")
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        await app.workers.wait_for_complete()
+        table = app.screen.query_one(DataTable)
+        await until(pilot, lambda: table.row_count == 16)
+        others = {str(table.get_row_at(i)[1]): table.get_row_at(i)[-1].plain for i in range(16)}
+    assert others[first] == "bob 2/5, sample-reviewer done"
+    assert set(list(others.values())[1:]) == {"sample-reviewer done"}

@@ -516,6 +516,22 @@ class Session:
             [annotator, *golden_ids])
         return {golden_id: (chunks, decided) for golden_id, chunks, decided in rows}
 
+    def others_progress(self, annotator: str, golden_ids: Sequence[str]
+                        ) -> dict[str, dict[str, int]]:
+        """Golden id -> everyone else's name -> how many of its chunks they have decided (how
+        far others are, never what they said), for a few goldens."""
+        out: dict[str, dict[str, int]] = {}
+        rows = self.db.conn.execute(
+            f"""SELECT c.golden_id, l.annotator, count(*) FROM labels l
+                JOIN chunks c ON c.id = l.chunk_id
+                WHERE c.golden_id IN ({",".join("?" * len(golden_ids))}) AND l.annotator <> ?
+                  AND l.verdict IS NOT NULL
+                GROUP BY c.golden_id, l.annotator ORDER BY l.annotator""",
+            [*golden_ids, annotator])
+        for golden_id, person, decided in rows:
+            out.setdefault(golden_id, {})[person] = decided
+        return out
+
     def last_decided_golden(self, annotator: str) -> str | None:
         """The golden of this person's latest decision still in force, if any."""
         golden_id = self._scalar(

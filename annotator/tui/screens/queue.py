@@ -66,7 +66,7 @@ class QueueScreen(Screen[str | None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("#", "golden", "state", "decided", "CP you", "CP judge", "diff",
-                          "disagree", "note")
+                          "disagree", "note", "others")
         self._title()
         table.focus()
         self._read()
@@ -135,7 +135,7 @@ class QueueScreen(Screen[str | None]):
         # Text(...) cells: a golden id like "list[int]" must not be read as markup.
         return [str(c.number), Text(visible(c.golden_id)), c.state, f"{c.decided}/{c.chunks}",
                 render.fmt(c.cp_human), render.fmt(c.cp_judge), diff, str(c.disagreements),
-                "yes" if c.has_note else ""]
+                "yes" if c.has_note else "", Text(visible(c.others_text))]
 
     def _title(self) -> None:
         total = len(self.review.golden_ids)
