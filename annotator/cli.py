@@ -6,7 +6,6 @@ Heavy modules (textual, numpy, the session layer) are imported inside the comman
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -197,9 +196,6 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
         _say(f"Wrote {counted(count, what)} to {output}.", err=True)
 
 
-SCREEN_BUSY_S = 2.0
-"""How long a key on a screen waits for a file another command is writing, before it says so
-(and keeps the decision pending) instead of freezing the screen."""
 
 def _login_name() -> str:
     import getpass
@@ -247,8 +243,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     """
     from annotator.errors import AnnotatorError
 
-    served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # annotator serve
-    if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
         raise AnnotatorError("The annotation screen needs a terminal, and this command's input "
                              "or output is redirected. Run 'annotator annotate' in a terminal; "
@@ -256,9 +251,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.models import GOLDENS_SUFFIXES
-    from annotator.review import Review
     from annotator.store.session import Session
-    from annotator.tui.app import AnnotatorApp
 
     source = Path(session_path)
     if source.suffix.lower() in GOLDENS_SUFFIXES:
@@ -289,33 +282,19 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                      + "); they stay in the session.", err=True)
     else:
         db_path = source
-    if adjudicate:
-        from annotator.adjudication import Adjudication
-        from annotator.tui.app import AdjudicatorApp
+    from annotator.tui.launch import SCREEN_BUSY_S, run_screen
 
-        with Session(db_path, create=False, busy_timeout=SCREEN_BUSY_S) as session:
-            adjudication = Adjudication(session, annotator)
-            AdjudicatorApp(adjudication, db_path.name).run()
-            _say(f"Gold labels on {adjudication.settled:,} of "
-                 f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is in "
-                 f"{db_path}.", err=True)
-        return
     with Session(db_path, create=False, busy_timeout=SCREEN_BUSY_S) as session:
-        judge = _choose_judge(session, judge)
         only = None
-        if sample_size is not None:
-            from annotator.stats.ppi import draw_sample
+        if not adjudicate:
+            judge = _choose_judge(session, judge)
+            if sample_size is not None:
+                from annotator.stats.ppi import draw_sample
 
-            only = draw_sample(session.golden_ids(), sample_size, seed)
-            session.set_random_sample(sample_size, seed, only)
-        # count=False: the screen paints the golden first and reads the totals in a worker.
-        review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
-                        only=only, count=False)
-        AnnotatorApp(review, db_path.name).run()
-        review.remember_position()  # the chunk under the cursor, to reopen there
-        done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "
-                f"by {annotator}; every" if review.totals_known else "Every")
-        _say(f"{done} decision is in {db_path}.", err=True)
+                only = draw_sample(session.golden_ids(), sample_size, seed)
+                session.set_random_sample(sample_size, seed, only)
+        _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
+                        only=only, adjudicate=adjudicate), err=True)
 
 
 def _unfinished(db_path: Path) -> bool:
@@ -750,14 +729,9 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
 
             session.set_random_sample(sample_size, seed,
                                       draw_sample(session.golden_ids(), sample_size, seed))
-    options = ["--pass-mark", str(pass_mark), "--blind-rate", str(blind_rate)]
-    options += ["--judge", judge] if judge else []
-    options += ["--sample", str(sample_size), "--seed", str(seed)] if sample_size else []
-    options += ["--adjudicate"] if adjudicate else []
-
-    def argv_for(name: str) -> list[str]:
-        return [sys.executable, "-m", "annotator", "annotate", str(db_path.resolve()),
-                "--annotator", name, *options]
+    settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
+                "blind_rate": blind_rate, "sample": sample_size is not None,
+                "adjudicate": adjudicate}
 
     show = None
     if dashboard:
@@ -781,7 +755,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     _say(f"Serving {db_path.name} on http://{shown_host}:{port}/?annotator=NAME"
          + (f" (dashboard: http://{shown_host}:{port}/dashboard)" if dashboard else "")
          + ". Ctrl+C stops it; every decision is already saved.", err=True)
-    TeamServer(argv_for, host=host, port=port, title=f"cp-annotator: {db_path.name}",
+    TeamServer(settings, host=host, port=port, title=f"cp-annotator: {db_path.name}",
                user_header=user_header, dashboard=show).serve()
 
 

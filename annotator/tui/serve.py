@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import logging
+import os
 import re
 import secrets
-import shlex
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +54,14 @@ def clean_name(raw: str | None) -> str | None:
 class TeamServer(Server):
     """textual-serve's server, with names, one tab per name, and a dashboard."""
 
-    def __init__(self, argv_for: Callable[[str], Sequence[str]], *, host: str, port: int,
-                 title: str, user_header: str | None = None,
+    def __init__(self, settings: dict[str, Any], *, host: str, port: int, title: str,
+                 user_header: str | None = None,
                  dashboard: Callable[[], str] | None = None) -> None:
         super().__init__("annotator", host=host, port=port, title=title,
                          templates_path=TEMPLATES)
-        self.argv_for = argv_for
+        self.settings = settings
+        """What every tab's screen is opened with (annotator.tui.zygote.run_tab)."""
+        self.zygote: Zygote | None = None
         self.user_header = user_header
         self.dashboard = dashboard
         self.tickets: dict[str, tuple[str, float]] = {}
@@ -68,7 +75,13 @@ class TeamServer(Server):
         logging.basicConfig(level="WARNING", format="%(message)s")
 
     async def on_startup(self, app: web.Application) -> None:
-        """Say where the team's link is (the CLI printed the rest)."""
+        """Start the warm process the tabs are forked from."""
+        self.zygote = await asyncio.to_thread(Zygote, self.settings)
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """Stop it (its tabs end as their pipes close)."""
+        if self.zygote is not None:
+            self.zygote.stop()
 
     async def _make_app(self) -> web.Application:
         app = web.Application()
@@ -82,6 +95,7 @@ class TeamServer(Server):
             routes.append(web.get("/dashboard", self.handle_dashboard, name="dashboard"))
         app.add_routes(routes)
         app.on_startup.append(self.on_startup)
+        app.on_shutdown.append(self.on_shutdown)
         return app
 
     def name_of(self, request: web.Request) -> tuple[str | None, str | None]:
@@ -143,10 +157,11 @@ class TeamServer(Server):
         self.open_tabs[name] = 1
         service: AppService | None = None
         try:
-            service = AppService(
-                shlex.join(self.argv_for(name)), write_bytes=websocket.send_bytes,
+            assert self.zygote is not None
+            service = ForkedAppService(
+                self.zygote, name, write_bytes=websocket.send_bytes,
                 write_str=websocket.send_str, close=lambda: _close(websocket),
-                download_manager=self.download_manager, debug=False)
+                download_manager=self.download_manager)
             await service.start(to_int(request.query.get("width", "80"), 80),
                                 to_int(request.query.get("height", "24"), 24))
             try:
@@ -168,6 +183,82 @@ class TeamServer(Server):
         return web.Response(text=_HTML.format(title="Team progress", refresh=(
             f'<meta http-equiv="refresh" content="{REFRESH_S}">'), body=body),
             content_type="text/html")
+
+
+class Zygote:
+    """The warm process (annotator.tui.zygote) and its socket."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.folder = tempfile.TemporaryDirectory(prefix="cp-annotator-serve-")
+        self.path = Path(self.folder.name) / "zygote.sock"
+        # What textual-serve gives each app's environment, here given once: Textual reads some
+        # of it at import, which the zygote does once for every tab.
+        env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+               "TEXTUAL_FPS": "60", "TEXTUAL_COLOR_SYSTEM": "truecolor",
+               "TERM_PROGRAM": "textual", "TERM_PROGRAM_VERSION": version("textual-serve")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "annotator.tui.zygote", str(self.path), json.dumps(settings)],
+            stdout=subprocess.PIPE, env=env, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"the screens' process did not start (it said {line!r})")
+
+    def spawn(self, fds: list[int], request: dict[str, Any]) -> int:
+        """A new screen on these fds; its pid."""
+        from annotator.tui.zygote import spawn
+
+        return spawn(self.path, fds, request)
+
+    def stop(self) -> None:
+        """End the zygote and remove its socket."""
+        self.process.terminate()
+        self.process.wait(10)
+        self.folder.cleanup()
+
+
+class ForkedAppService(AppService):
+    """textual-serve's app service, its process forked from the zygote instead of started."""
+
+    def __init__(self, zygote: Zygote, name: str, **kwargs: Any) -> None:
+        super().__init__("annotator", debug=False, **kwargs)
+        self.zygote = zygote
+        self.name = name
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        try:
+            pid = await asyncio.to_thread(self.zygote.spawn, [stdin_r, stdout_w, stderr_w],
+                                          {"annotator": self.name, "width": width,
+                                           "height": height})
+        finally:
+            for fd in (stdin_r, stdout_w, stderr_w):
+                os.close(fd)
+        loop = asyncio.get_running_loop()
+
+        async def reader(fd: int) -> asyncio.StreamReader:
+            stream = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream),
+                                         os.fdopen(fd, "rb", 0))
+            return stream
+
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(stdin_w, "wb", 0))
+        self._stdin = asyncio.StreamWriter(transport, protocol, None, loop)
+        self._process = _Forked(pid, await reader(stdout_r), await reader(stderr_r))  # type: ignore[assignment]
+        return self._process
+
+
+class _Forked:
+    """The parts of asyncio's Process that AppService reads."""
+
+    def __init__(self, pid: int, stdout: asyncio.StreamReader,
+                 stderr: asyncio.StreamReader) -> None:
+        self.pid = pid
+        self.stdout = stdout
+        self.stderr = stderr
 
 
 async def _close(websocket: web.WebSocketResponse) -> None:

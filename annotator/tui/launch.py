@@ -1,0 +1,38 @@
+"""Opening the annotation or adjudication screen on an open session: what `annotator annotate`
+and each tab of `annotator serve` do once they know who, which judge and which goldens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from annotator.store.session import Session
+from annotator.text import counted
+
+SCREEN_BUSY_S = 2.0
+"""How long a key on a screen waits for a file another command is writing, before it says so
+(and keeps the decision pending) instead of freezing the screen."""
+
+
+def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark: float,
+               blind_rate: float, only: Sequence[str] | None, adjudicate: bool) -> str:
+    """Run the screen until the person quits; return the sentence saying what is stored."""
+    if adjudicate:
+        from annotator.adjudication import Adjudication
+        from annotator.tui.app import AdjudicatorApp
+
+        adjudication = Adjudication(session, annotator)
+        AdjudicatorApp(adjudication, session.path.name).run()
+        return (f"Gold labels on {adjudication.settled:,} of "
+                f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is in "
+                f"{session.path}.")
+    from annotator.review import Review
+    from annotator.tui.app import AnnotatorApp
+
+    # count=False: the screen paints the golden first and reads the totals in a worker.
+    review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
+                    only=only, count=False)
+    AnnotatorApp(review, session.path.name).run()
+    review.remember_position()  # the chunk under the cursor, to reopen there
+    done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "
+            f"by {annotator}; every" if review.totals_known else "Every")
+    return f"{done} decision is in {session.path}."

@@ -1,0 +1,100 @@
+"""A warm process that forks one annotation screen per browser tab, for `annotator serve`.
+
+Starting Python and importing Textual, numpy and the session layer takes about half a second
+of CPU; ten people opening the link together would wait for ten of those on a small machine.
+This process does it once, then for each tab receives the tab's pipes (as file descriptors over
+a Unix socket) and forks: the child has everything imported, opens the session itself (no
+SQLite connection crosses a fork) and runs the screen on those pipes, as textual-serve expects.
+Children share the parent's memory until they write to it.
+
+Run by the server: python -m annotator.tui.zygote SOCKET SETTINGS_JSON
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+MESSAGE_BYTES = 4096
+WARM = ("annotator.store.session", "annotator.review", "annotator.tui.app",
+        "annotator.tui.launch", "annotator.tui.screens.queue", "annotator.tui.screens.comment")
+"""Imported once, before any fork: what every tab needs (and the screens opened first)."""
+READY = "ready"
+"""The line the zygote prints once it listens."""
+
+
+def _die_with_parent() -> None:
+    """Linux: exit when the server does, however it ends (SIGKILL included)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
+    """In the forked child: the screen for one person, on the pipes now at fds 0, 1 and 2."""
+    from annotator.store.session import Session
+    from annotator.tui.launch import SCREEN_BUSY_S, run_screen
+
+    os.environ["COLUMNS"], os.environ["ROWS"] = str(request["width"]), str(request["height"])
+    with Session(settings["session"], create=False, busy_timeout=SCREEN_BUSY_S) as session:
+        sample = session.random_sample() if settings["sample"] else None
+        sys.stderr.write(run_screen(
+            session, request["annotator"], settings["judge"], pass_mark=settings["pass_mark"],
+            blind_rate=settings["blind_rate"], only=sample["golden_ids"] if sample else None,
+            adjudicate=settings["adjudicate"]) + "\n")
+
+
+def main(path: str, settings: dict[str, Any]) -> None:
+    """Import everything, listen, fork a screen per request."""
+    _die_with_parent()
+    for module in WARM:
+        importlib.import_module(module)
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    print(READY, flush=True)
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            message, fds, _, _ = socket.recv_fds(connection, MESSAGE_BYTES, 3)
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                connection.close()
+                for target, fd in enumerate(fds):
+                    os.dup2(fd, target)
+                    os.close(fd)
+                code = 0
+                try:
+                    run_tab(settings, json.loads(message))
+                except BaseException as error:  # the tab's own failure, told on its stderr
+                    sys.stderr.write(f"The screen stopped: {error}\n")
+                    code = 1
+                finally:
+                    sys.stdout.flush()
+                    os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            connection.sendall(str(pid).encode())
+
+
+def spawn(path: Path, fds: list[int], request: dict[str, Any]) -> int:
+    """Ask the zygote at ``path`` for a screen on these three fds (its stdin, stdout, stderr);
+    return the child's pid."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.connect(str(path))
+        socket.send_fds(client, [json.dumps(request).encode()], fds)
+        return int(client.recv(64).decode())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], json.loads(sys.argv[2]))
