@@ -61,6 +61,15 @@ def memory_mb(pid: int, field: str) -> float:
     return 0.0
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds a process has used (0 once it has gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     """Serve a generated session, open the tabs together, measure."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -97,8 +106,11 @@ def main() -> None:
                     page.wait_for_selector("body.-first-byte", timeout=120_000)
                     with lock:
                         firsts.append(time.perf_counter() - started)
-                time.sleep(2)  # every screen drawn and idle
                 pids = tree(server.pid)
+                tabs_cpu = sum(cpu_s(pid) for pid in pids[2:])
+                browser_cpu = sum(cpu_s(pid) for pid in tree(os.getpid())
+                                  if pid != os.getpid() and pid not in pids)
+                time.sleep(2)  # every screen drawn and idle
                 total = {field: sum(memory_mb(pid, field) for pid in pids)
                          for field in ("Rss", "Pss")}
                 browser.close()
@@ -113,6 +125,8 @@ def main() -> None:
     print(f"  first frame on screen: median {statistics.median(firsts):.2f} s, slowest "
           f"{slowest:.2f} s   budget < {BUDGET_FIRST_S:g} s   "
           f"{'OK' if slowest < BUDGET_FIRST_S else 'OVER'}")
+    print(f"  CPU until the last first frame: the tabs {tabs_cpu:.1f} s in all, the browser "
+          f"{browser_cpu:.1f} s (the machine has {os.cpu_count()} cores)")
     print(f"  server and its warm process {alone['Rss']:.0f} MB resident; with the tabs "
           f"{total['Rss']:.0f} MB "
           f"resident, {total['Pss']:.0f} MB proportional")

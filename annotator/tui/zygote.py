@@ -51,11 +51,35 @@ def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
             adjudicate=settings["adjudicate"]) + "\n")
 
 
+def _rehearse() -> None:
+    """Draw the screen once, headless, on a one-golden session of its own, before any fork:
+    Textual's and Rich's lazy imports and caches are then filled once for every tab."""
+    import asyncio
+    import tempfile
+
+    from annotator.models import GoldenRecord, JudgeVerdict
+    from annotator.review import Review
+    from annotator.store.session import Session
+    from annotator.tui.app import AnnotatorApp
+
+    async def draw(app: AnnotatorApp) -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+
+    with tempfile.TemporaryDirectory() as folder, Session(Path(folder) / "warm.db") as session:
+        session.import_goldens([GoldenRecord(
+            "warm-up", "Which fee applies?", ["A fee of 1%.", "Opening hours."], "1%",
+            judge_verdicts={"warm": [JudgeVerdict(1, "states the fee"), JudgeVerdict(0)]})],
+            path="warm-up")
+        asyncio.run(draw(AnnotatorApp(Review(session, "warm", "warm"), "warm.db")))
+
+
 def main(path: str, settings: dict[str, Any]) -> None:
     """Import everything, listen, fork a screen per request."""
     _die_with_parent()
     for module in WARM:
         importlib.import_module(module)
+    _rehearse()
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
