@@ -9,28 +9,18 @@ Run: python benchmarks/import.py [--goldens N] [--chunks K] [--runs N]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from generate import generate
+from measure import measured
 
 from annotator.store.session import Session
 
 BUDGET_RATIO = 1.3
 BUDGET_MB = 500.0
-
-
-def measured(argv: list[str]) -> tuple[float, float]:
-    """CPU seconds and peak MB of one run of a command."""
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status:
-        raise SystemExit(f"{' '.join(argv)} failed")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:

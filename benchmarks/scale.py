@@ -17,14 +17,13 @@ Run: python benchmarks/scale.py [--sizes 10000,100000] [--runs 3] [--cache DIR]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from generate import generated_session
+from measure import measured
 from tui import Terminal
 
 HERE = Path(__file__).parent
@@ -32,15 +31,6 @@ BUDGET_SCREEN = 2.0
 BUDGET_CPU = 2.0
 BUDGET_MEMORY = 1.5
 JUDGE, ANNOTATOR = "bench-judge", "bench-reviewer"
-
-
-def measured(argv: list[str]) -> tuple[float, float]:
-    """CPU seconds and peak MB of one run of a command."""
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status:
-        raise SystemExit(f"{' '.join(argv)} failed")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def first_screen(argv: list[str] | None, db: Path) -> float:

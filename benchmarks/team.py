@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 from generate import generate
+from measure import measured
 
 from annotator.formats import read_goldens
 from annotator.store.session import Session
@@ -40,15 +40,6 @@ def person_file(base: Path, out: Path, name: str, flip: float, seed: int) -> Non
             labels = obj["human_labels"].pop("base")
             obj["human_labels"][name] = [1 - v if rng.random() < flip else v for v in labels]
             sink.write(json.dumps(obj) + "\n")
-
-
-def cpu(command: list[str]) -> tuple[float, float]:
-    """CPU seconds and peak MB of one run of a command."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status:
-        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read() if process.stderr else ''!r}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def timed(command: list[str]) -> tuple[float, int]:
@@ -80,9 +71,9 @@ def main() -> None:
         ours, bare = [], []
         for run in range(args.runs):
             out = root / f"ours{run}.db"
-            ours.append(cpu([*annotator, "merge", *files, "--output", str(out)]))
+            ours.append(measured([*annotator, "merge", *files, "--output", str(out)]))
             out.unlink()
-            bare.append(cpu([sys.executable, str(Path(__file__).parent / "bare" / "bare_merge.py"),
+            bare.append(measured([sys.executable, str(Path(__file__).parent / "bare" / "bare_merge.py"),
                              str(root / f"bare{run}.db"), *files]))
             (root / f"bare{run}.db").unlink()
         team = str(root / "team.db")
