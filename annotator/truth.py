@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -47,13 +46,6 @@ class Truth:
         said = np.where(slots == MISSING, MISSING, self.verdict[np.maximum(slots, 0)]
                         if len(self.verdict) else MISSING)
         return [None if v == MISSING else v for v in said.tolist()]
-
-    @cached_property
-    def labels(self) -> dict[int, int]:
-        """Chunk id -> the truth, for the paths that look chunks up one by one."""
-        has = self.verdict != MISSING
-        return dict(zip(self.frame.chunk_id[has].tolist(), self.verdict[has].tolist(),
-                        strict=True))
 
 
 def by_chunk(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:

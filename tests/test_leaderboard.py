@@ -138,7 +138,7 @@ def test_the_team_truth_is_gold_where_adjudicated_else_what_people_agree_on(tmp_
         session.set_gold(first, goldens[0]["human_labels"]["bob"][0], "carol")
         board = build_leaderboard(session, resamples=0)
         assert (board.truth.adjudicated, board.truth.pending, board.chunks) == (1, 1, 23)
-        assert board.truth.labels[first] == goldens[0]["human_labels"]["bob"][0]
+        assert board.truth.at([first]) == [goldens[0]["human_labels"]["bob"][0]]
         assert any("1 where people disagree await adjudication" in line for line in board.headline)
         alice = build_leaderboard(session, resamples=0, annotator="alice")
         assert alice.chunks == 24 and alice.truth.source == "alice"

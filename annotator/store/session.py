@@ -826,13 +826,6 @@ class Session:
         """The id of the newest stored call of any judge (0 when none): cheap change detection."""
         return int(self._scalar("SELECT coalesce(max(id), 0) FROM verdicts"))
 
-    def verdicts_after(self, judge: str, after_id: int) -> list[tuple[int, int]]:
-        """(chunk id, verdict) of the judge's verdicts stored after a call id, oldest first."""
-        # "+judge" keeps SQLite off the judge index: the rowid range holds only the new calls.
-        return [(chunk_id, verdict) for chunk_id, verdict in self.db.conn.execute(
-            "SELECT chunk_id, verdict FROM verdicts WHERE id > ? AND +judge = ? "
-            "AND error IS NULL AND repetition = 1 ORDER BY id", [after_id, judge])]
-
     def verdict_profile(self, judge: str) -> tuple[int, int, str | None, int]:
         """Over a judge's verdicts in force: how many, how many useful, its most common reason
         and how often that reason was given (to notice a judge that says the same thing)."""
