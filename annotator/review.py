@@ -242,9 +242,8 @@ class Review:
             return False
         self._latest_verdict = latest
         self.reload()
-        # The overall agreement moves with the new verdicts: it is read again (a screen does so
-        # in a worker when this returns True).
-        self.totals_known = False
+        # The overall agreement moves with the new verdicts: the screen reads the totals again
+        # in a worker (count, apply), showing the ones it has meanwhile.
         return True
 
     def reload(self) -> None:
