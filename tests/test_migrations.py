@@ -116,3 +116,24 @@ def test_a_session_from_a_newer_version_is_refused_by_name_and_left_as_it_is(
                            r"has m009_from_the_future.*Upgrade: pip install --upgrade"):
             Session(path, create=create)
     assert dump(path) == before
+
+
+def test_the_names_a_session_checks_on_opening_are_the_migrations_in_order() -> None:
+    from sqlite_utils import Database
+
+    from annotator.store.versions import NAMES
+
+    assert [m.name for m in migrations.pending(Database(memory=True))] == list(NAMES)
+
+
+def test_opening_an_up_to_date_session_does_not_import_sqlite_utils(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with Session(tmp_path / "s.db"):
+        pass
+    code = ("import sys; from annotator.store.session import Session; "
+            f"s = Session({str(tmp_path / 's.db')!r}, create=False); s.golden_ids(); s.close(); "
+            "print('sqlite_utils' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

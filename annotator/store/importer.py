@@ -22,7 +22,7 @@ class Importer:
 
     def __init__(self, session: Session, path: str, replace: bool, stamp: str) -> None:
         self.session = session
-        self.conn = session.db.conn
+        self.conn = session.conn
         self.path = path
         self.replace = replace
         self.next_position = int(session._scalar("SELECT coalesce(max(position), 0) + 1 "

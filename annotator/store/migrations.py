@@ -9,7 +9,9 @@ import uuid
 
 from sqlite_utils import Database, Migrations
 
-migrations = Migrations("cp-annotator")
+from annotator.store.versions import MIGRATION_SET
+
+migrations = Migrations(MIGRATION_SET)
 
 
 @migrations()
@@ -165,8 +167,3 @@ def m003_call_details(db: Database) -> None:
     many HTTP requests it sent (a library may retry inside one call)."""
     db.execute("ALTER TABLE verdicts ADD COLUMN confidence_note TEXT")
     db.execute("ALTER TABLE verdicts ADD COLUMN requests INTEGER")
-
-
-def known() -> set[str]:
-    """The names of every migration this version knows (those a new, empty file would run)."""
-    return {migration.name for migration in migrations.pending(Database(memory=True))}

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlite_utils import Database
 
 from annotator.columns import ACTION_CODES, MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import NotSaved, SessionError
@@ -41,12 +41,13 @@ from annotator.models import (
     StoredVerdict,
     Undone,
 )
-from annotator.store import merging
+from annotator.store import merging, versions
 from annotator.store.importer import Importer
-from annotator.store.migrations import known as known_migrations
-from annotator.store.migrations import migrations
 from annotator.store.rows import columns, field_names
 from annotator.verdict import checked
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
@@ -83,11 +84,13 @@ class Session:
             except SessionError:
                 conn.close()
                 raise
-            self.db = Database(conn)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                self.db.enable_wal()
-            if migrations.pending(self.db):
+            self.conn = conn
+            conn.execute("PRAGMA foreign_keys = ON")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = wal")
+            if self._applied(conn) != set(versions.NAMES):
+                from annotator.store.migrations import migrations
+
                 with self._write():
                     migrations.apply(self.db)
         except sqlite3.DatabaseError as error:
@@ -107,6 +110,24 @@ class Session:
                 "is made by 'annotator import'."
             ) from None
 
+    @staticmethod
+    def _applied(conn: sqlite3.Connection) -> set[str]:
+        """The migrations the file has had (none for a new file)."""
+        try:
+            return {row[0] for row in conn.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?",
+                [versions.MIGRATION_SET])}
+        except sqlite3.OperationalError:  # no such table: a new file
+            return set()
+
+    @cached_property
+    def db(self) -> Database:
+        """The file through sqlite-utils (migrations, and the tests' schema checks); imported on
+        first use, since reading and writing go through ``conn``."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
+
     def _check_ours(self, conn: sqlite3.Connection, create: bool) -> None:
         """Refuse, before anything is written, a SQLite file that is not a session (another
         tool's database), and an empty file unless this command creates sessions."""
@@ -118,10 +139,9 @@ class Session:
             raise SessionError(f"{self.path} is empty, not a session yet. Make one with "
                                f"'annotator import GOLDENS.jsonl --session {self.path}'.")
         if "_sqlite_migrations" in tables:
-            applied = {row[0] for row in conn.execute(
-                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [migrations.name])}
+            applied = self._applied(conn)
             if applied:
-                if newer := sorted(applied - known_migrations()):
+                if newer := sorted(applied - set(versions.NAMES)):
                     raise SessionError(
                         f"{self.path} was written by a newer cp-annotator (its schema has "
                         f"{', '.join(newer)}, which this version does not know); it was left as "
@@ -141,8 +161,8 @@ class Session:
         if self._wrote:
             # Busy with another connection: its own close checkpoints instead.
             with contextlib.suppress(sqlite3.OperationalError):
-                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.db.close()
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.close()
 
     def copy_to(self, target: str | Path) -> None:
         """Write a consistent copy of the session, its log included, to a new file (SQLite's
@@ -155,7 +175,7 @@ class Session:
         try:
             out = sqlite3.connect(tmp)
             try:
-                self.db.conn.backup(out)
+                self.conn.backup(out)
                 out.execute("PRAGMA journal_mode = WAL")
             finally:
                 out.close()
@@ -183,7 +203,7 @@ class Session:
         A write the file cannot take (busy past the timeout, a full disk, a read-only file, an
         I/O error) is rolled back and raised as NotSaved, a sentence saying which and what to do.
         """
-        conn = self.db.conn
+        conn = self.conn
         self._wrote = True
         try:
             conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
@@ -220,12 +240,12 @@ class Session:
         return NotSaved(f"{self.path} {why}, so nothing was saved. {then}", busy=busy)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        cursor = self.db.conn.execute(sql, params)
+        cursor = self.conn.execute(sql, params)
         cursor.row_factory = sqlite3.Row
         return cursor.fetchall()
 
     def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.db.conn.execute(sql, params).fetchone()
+        row = self.conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
     def _setting(self, key: str) -> Any:
@@ -235,7 +255,7 @@ class Session:
 
     def _set_setting(self, key: str, value: Any) -> None:
         """Store a setting as JSON (inside the caller's write transaction)."""
-        self.db.conn.execute(
+        self.conn.execute(
             "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
             "value = excluded.value", [key, json.dumps(value)])
 
@@ -249,7 +269,7 @@ class Session:
         payload: dict[str, Any] | None = None,
         undoes: int | None = None,
     ) -> int:
-        cursor = self.db.conn.execute(
+        cursor = self.conn.execute(
             "INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (now(), annotator, kind, chunk_id, golden_id,
@@ -275,11 +295,11 @@ class Session:
 
     def golden_ids(self) -> list[str]:
         """Every golden id, in import order."""
-        return [row[0] for row in self.db.conn.execute("SELECT id FROM goldens ORDER BY position")]
+        return [row[0] for row in self.conn.execute("SELECT id FROM goldens ORDER BY position")]
 
     def content_hashes(self) -> dict[str, str]:
         """Golden id -> the sha256 of its content (question, answers, chunks, metadata)."""
-        return dict(self.db.conn.execute("SELECT id, content_sha256 FROM goldens"))
+        return dict(self.conn.execute("SELECT id, content_sha256 FROM goldens"))
 
     def source_fingerprint(self, path: str) -> dict[str, Any] | None:
         """What a goldens file opened with 'annotate FILE' looked like when last checked."""
@@ -293,13 +313,13 @@ class Session:
 
     def chunk_counts(self) -> dict[str, int]:
         """Golden id -> number of chunks, for every golden."""
-        rows = self.db.conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id")
+        rows = self.conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id")
         return dict(rows)
 
     def chunk_ids(self) -> dict[str, list[int]]:
         """Golden id -> its chunk ids in rank order, for every golden, in import order (no text)."""
         out: dict[str, list[int]] = {}
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             "SELECT c.golden_id, c.id FROM goldens g JOIN chunks c ON c.golden_id = g.id "
             "ORDER BY g.position, c.rank")
         for golden_id, chunk_id in rows:
@@ -309,7 +329,7 @@ class Session:
     def metadata_values(self, key: str) -> dict[str, Any]:
         """Golden id -> its metadata value under ``key`` (goldens without one are left out)."""
         path = '$."' + key.replace('"', '""') + '"'
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             "SELECT id, json_extract(metadata, ?) AS value FROM goldens "
             "WHERE json_type(metadata, ?) IS NOT NULL ORDER BY position", [path, path])
         return dict(rows)
@@ -362,7 +382,7 @@ class Session:
     def annotators(self) -> list[str]:
         """Everyone with at least one label or note in the session."""
         return [row[0] for row in
-                self.db.conn.execute("SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
+                self.conn.execute("SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
 
     def verdicts(self, judge: str, golden_ids: Sequence[str] | None = None
                  ) -> dict[int, StoredVerdict]:
@@ -373,7 +393,7 @@ class Session:
         # bare columns from the row holding max(v.id): the latest verdict.
         join = ("chunks c CROSS JOIN verdicts v ON v.chunk_id = c.id" if golden_ids is not None
                 else "verdicts v JOIN chunks c ON c.id = v.chunk_id")
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             f"""SELECT {columns(StoredVerdict, "v")}, max(v.id)
                 FROM {join}
                 WHERE v.judge = ? AND v.error IS NULL AND v.repetition = 1 {where}
@@ -387,7 +407,7 @@ class Session:
         where, params = self._golden_filter(golden_ids)
         # Plain tuples in Label's field order (rows.columns): a session-wide read builds
         # 100,000s of labels.
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             f"""SELECT {_LABEL_COLUMNS} FROM labels
                 WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
             [annotator, *params],
@@ -401,7 +421,7 @@ class Session:
         only those of the given goldens, in the order given."""
         if golden_ids is not None:
             order = {g: i for i, g in enumerate(golden_ids)}
-            found = sorted(self.db.conn.execute(
+            found = sorted(self.conn.execute(
                 f"SELECT c.golden_id, c.id, c.rank FROM chunks c WHERE c.golden_id IN "
                 f"({','.join('?' * len(golden_ids))})", list(golden_ids)),
                 key=lambda row: (order[row[0]], row[2]))
@@ -411,7 +431,7 @@ class Session:
                 [(index[g], c, r) for g, c, r in found], dtype=np.int64).reshape(-1, 3))
         golden_ids = self.golden_ids()
         # Positions need not be 0..n-1 (a merge or a replaced golden leaves gaps): number them.
-        rows = np.fromiter(self.db.conn.execute(
+        rows = np.fromiter(self.conn.execute(
             "SELECT g.position, c.id, c.rank FROM goldens g JOIN chunks c ON c.golden_id = g.id "
             "ORDER BY g.position, c.rank"), dtype=np.dtype((np.int64, 3)))
         if len(rows):
@@ -431,7 +451,7 @@ class Session:
         """The judge's verdicts in force (as ``verdicts``) aligned to the frame (``whole``:
         the frame holds every golden, so nothing is filtered)."""
         where, params = self._frame_filter(frame, whole)
-        rows = np.fromiter(self.db.conn.execute(
+        rows = np.fromiter(self.conn.execute(
             f"""SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
                WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
             [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
@@ -445,7 +465,7 @@ class Session:
         ``judge_columns``)."""
         where, params = self._frame_filter(frame, whole)
         codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
-        rows = np.fromiter(self.db.conn.execute(
+        rows = np.fromiter(self.conn.execute(
             f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
                        coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
                        coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
@@ -466,7 +486,7 @@ class Session:
     def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
         """Chunks and this person's decisions per golden, and their (label, verdict) pair
         counts against the judge, read in one snapshot with the newest event in it."""
-        conn = self.db.conn
+        conn = self.conn
         conn.execute("BEGIN")
         try:
             event_id = int(self._scalar("SELECT coalesce(max(id), 0) FROM events"))
@@ -487,7 +507,7 @@ class Session:
 
     def gold_column(self, frame: ChunkFrame) -> np.ndarray:
         """The adjudicated gold label of each chunk of the frame (MISSING where none)."""
-        rows = np.fromiter(self.db.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
+        rows = np.fromiter(self.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
                            dtype=np.dtype((np.int64, 2)))
         return frame.aligned(rows[:, 0], rows[:, 1].astype(np.int8), MISSING, np.int8)
 
@@ -499,7 +519,7 @@ class Session:
 
     def label_counts(self, annotator: str) -> dict[str, int]:
         """Golden id -> how many of its chunks this annotator has decided."""
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             """SELECT c.golden_id, count(*) FROM labels l JOIN chunks c ON c.id = l.chunk_id
                WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY c.golden_id""",
             [annotator],
@@ -509,7 +529,7 @@ class Session:
     def progress(self, annotator: str, golden_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Golden id -> (its chunks, how many this annotator has decided), for a few goldens."""
         marks = ",".join("?" * len(golden_ids))
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             f"""SELECT c.golden_id, count(*), count(l.verdict) FROM chunks c
                 LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ?
                 WHERE c.golden_id IN ({marks}) GROUP BY c.golden_id""",
@@ -521,7 +541,7 @@ class Session:
         """Golden id -> everyone else's name -> how many of its chunks they have decided (how
         far others are, never what they said), for a few goldens."""
         out: dict[str, dict[str, int]] = {}
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             f"""SELECT c.golden_id, l.annotator, count(*) FROM labels l
                 JOIN chunks c ON c.id = l.chunk_id
                 WHERE c.golden_id IN ({",".join("?" * len(golden_ids))}) AND l.annotator <> ?
@@ -587,7 +607,7 @@ class Session:
             if before is not None and before["blind_verdict"] is not None:
                 blind_verdict = before["blind_verdict"]
             stamp = now()
-            self.db.conn.execute(
+            self.conn.execute(
                 """INSERT INTO labels(annotator, chunk_id, verdict, blind_verdict, shown_verdict,
                                       judge, action, decision_ms, created_at, updated_at)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -611,7 +631,7 @@ class Session:
     def undo(self, annotator: str) -> Undone | None:
         """Revert this person's latest decision not yet undone; say what changed (None: nothing)."""
         with self._write():
-            row = self.db.conn.execute(
+            row = self.conn.execute(
                 """SELECT e.id, e.chunk_id, e.payload FROM events e
                    WHERE e.annotator = ? AND e.kind = 'decide'
                      AND NOT EXISTS (SELECT 1 FROM events u WHERE u.undoes = e.id)
@@ -625,13 +645,13 @@ class Session:
             before = decision["before"]
             if before is None or (before["verdict"] is None and before["blind_verdict"] is None):
                 # Nothing was decided before: back to pending (keeping any note).
-                self.db.conn.execute(
+                self.conn.execute(
                     f"UPDATE labels SET {', '.join(f'{f} = NULL' for f in _DECISION_FIELDS)}, "
                     "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
                     (now(), annotator, chunk_id),
                 )
             else:
-                self.db.conn.execute(
+                self.conn.execute(
                     f"UPDATE labels SET {', '.join(f'{f} = ?' for f in _DECISION_FIELDS)}, "
                     "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
                     (*(before[f] for f in _DECISION_FIELDS), now(), annotator, chunk_id),
@@ -648,7 +668,7 @@ class Session:
         note = note or None
         with self._write():
             stamp = now()
-            self.db.conn.execute(
+            self.conn.execute(
                 """INSERT INTO labels(annotator, chunk_id, note, created_at, updated_at)
                    VALUES (?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, chunk_id) DO UPDATE SET
@@ -680,14 +700,14 @@ class Session:
     def judges_judged(self) -> dict[str, bool]:
         """Judge name -> whether it holds any verdict (one index probe a judge: what choosing a
         default judge needs, where counting would scan every verdict)."""
-        return {name: bool(has) for name, has in self.db.conn.execute(
+        return {name: bool(has) for name, has in self.conn.execute(
             """SELECT j.name, EXISTS(SELECT 1 FROM verdicts v WHERE v.judge = j.name
                                      AND v.error IS NULL AND v.repetition = 1)
                FROM judges j ORDER BY j.name""")}
 
     def judge_verdict_counts(self) -> dict[str, int]:
         """Judge name -> how many chunks carry its verdict in force (0 for a judge with none)."""
-        return dict(self.db.conn.execute(
+        return dict(self.conn.execute(
             """SELECT j.name, (SELECT count(DISTINCT v.chunk_id) FROM verdicts v
                                WHERE v.judge = j.name AND v.error IS NULL AND v.repetition = 1)
                FROM judges j ORDER BY j.name"""))
@@ -726,9 +746,9 @@ class Session:
         return calls
 
     def _delete_judge(self, judge: str) -> None:
-        self.db.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
-        self.db.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
-        self.db.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
+        self.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
+        self.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
+        self.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
                              [f"transport:{judge}", f"price:{judge}"])
 
     def _define_judge(self, judge: Judge) -> None:
@@ -752,7 +772,7 @@ class Session:
                     f"parameters {stored['parameters']}). Choose another --name for this judge."
                 )
             return
-        self.db.conn.execute(
+        self.conn.execute(
             "INSERT INTO judges(name, model, base_url, prompt_id, prompt_sha256, parameters, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (judge.name, judge.model, judge.base_url, judge.prompt_id, judge.prompt_sha256,
@@ -772,7 +792,7 @@ class Session:
         ``requests`` is how many HTTP requests the call sent.
         """
         with self._write():
-            self.db.conn.execute(
+            self.conn.execute(
                 "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
                 " tokens_in, tokens_out, latency_ms, request_sha256, repetition, confidence_note,"
                 " requests, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -801,7 +821,7 @@ class Session:
         with self._write():
             current = self._setting(key)
             if current is not None and current.get("id") == holder_id:
-                self.db.conn.execute("DELETE FROM settings WHERE key = ?", [key])
+                self.conn.execute("DELETE FROM settings WHERE key = ?", [key])
 
     def judge_transport(self, judge: str) -> dict[str, Any] | None:
         """What a judge's endpoint accepted last: its response format and whether logprobs."""
@@ -816,7 +836,7 @@ class Session:
     def confidence_gaps(self, judge: str) -> dict[str, int]:
         """Why verdicts in force carry no P(relevant): reason -> how many (logprobs asked for)."""
         # The bare column comes from the row holding max(id): the verdict in force, as verdicts().
-        return dict(self.db.conn.execute(
+        return dict(self.conn.execute(
             """SELECT note, count(*) FROM (
                  SELECT confidence_note AS note, max(id) FROM verdicts
                  WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id)
@@ -831,9 +851,9 @@ class Session:
         and how often that reason was given (to notice a judge that says the same thing)."""
         in_force = ("SELECT verdict, reason, max(id) FROM verdicts WHERE judge = ? AND error IS "
                     "NULL AND repetition = 1 GROUP BY chunk_id")
-        total, useful = self.db.conn.execute(
+        total, useful = self.conn.execute(
             f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force})", [judge]).fetchone()
-        top = self.db.conn.execute(
+        top = self.conn.execute(
             f"SELECT reason, count(*) FROM ({in_force}) WHERE reason IS NOT NULL AND reason != '' "
             "GROUP BY reason ORDER BY count(*) DESC LIMIT 1", [judge]).fetchone()
         return int(total), int(useful), top[0] if top else None, int(top[1]) if top else 0
@@ -841,7 +861,7 @@ class Session:
     def judged_requests(self, judge: str) -> dict[tuple[int, int], set[str]]:
         """(chunk id, repetition) -> the request hashes that already gave this judge a verdict."""
         out: dict[tuple[int, int], set[str]] = {}
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             "SELECT chunk_id, repetition, request_sha256 FROM verdicts WHERE judge = ? "
             "AND error IS NULL AND request_sha256 IS NOT NULL", [judge])
         for chunk_id, repetition, sha in rows:
@@ -852,7 +872,7 @@ class Session:
         """Chunk id -> repetition -> the judge's latest verdict in that repetition, for the
         chunks the judge was asked about more than once."""
         out: dict[int, dict[int, int]] = {}
-        rows = self.db.conn.execute(
+        rows = self.conn.execute(
             "SELECT chunk_id, repetition, verdict, max(id) FROM verdicts "
             "WHERE judge = ? AND error IS NULL AND chunk_id IN (SELECT chunk_id FROM verdicts "
             "WHERE judge = ? AND repetition > 1 AND error IS NULL) GROUP BY chunk_id, repetition",
@@ -873,7 +893,7 @@ class Session:
                       coalesce(sum(tokens_in), 0) AS tokens_in,
                       coalesce(sum(tokens_out), 0) AS tokens_out
                FROM verdicts WHERE judge = ?""", [judge])[0]
-        latencies = [r[0] for r in self.db.conn.execute(
+        latencies = [r[0] for r in self.conn.execute(
             "SELECT latency_ms FROM verdicts WHERE judge = ? AND latency_ms IS NOT NULL", [judge])]
         return {**dict(row), "latencies_ms": latencies}
 
@@ -916,15 +936,15 @@ class Session:
 
     def splits(self) -> dict[str, str]:
         """Golden id -> 'dev' or 'test', for every golden given a split."""
-        return dict(self.db.conn.execute("SELECT golden_id, split FROM splits"))
+        return dict(self.conn.execute("SELECT golden_id, split FROM splits"))
 
     def set_splits(self, splits: dict[str, str], seed: int | None, *, replace: bool) -> None:
         """Store goldens' splits; with ``replace`` every earlier split is dropped first."""
         with self._write():
             if replace:
-                self.db.conn.execute("DELETE FROM splits")
+                self.conn.execute("DELETE FROM splits")
             stamp = now()
-            self.db.conn.executemany(
+            self.conn.executemany(
                 "INSERT INTO splits(golden_id, split, seed, created_at) VALUES (?, ?, ?, ?)",
                 [(golden_id, split, seed, stamp) for golden_id, split in splits.items()])
             self._event("split", payload={"seed": seed, "replace": replace,
@@ -933,7 +953,7 @@ class Session:
 
     def gold_labels(self) -> dict[int, GoldLabel]:
         """Chunk id -> its adjudicated gold label."""
-        return {row[0]: GoldLabel(*row) for row in self.db.conn.execute(
+        return {row[0]: GoldLabel(*row) for row in self.conn.execute(
             f"SELECT {columns(GoldLabel)} FROM gold_labels")}
 
     def set_gold(self, chunk_id: int, verdict: int, decided_by: str,
@@ -945,7 +965,7 @@ class Session:
             before = self._rows("SELECT verdict, decided_by, note FROM gold_labels "
                                 "WHERE chunk_id = ?", [chunk_id])
             stamp = now()
-            self.db.conn.execute(
+            self.conn.execute(
                 """INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at)
                    VALUES (?, ?, ?, ?, ?) ON CONFLICT(chunk_id) DO UPDATE SET
                      verdict = excluded.verdict, decided_by = excluded.decided_by,
@@ -960,7 +980,7 @@ class Session:
     def clear_gold(self, chunk_id: int, decided_by: str) -> None:
         """Take back the gold label on a chunk (an adjudicator's undo), with its event."""
         with self._write():
-            self.db.conn.execute("DELETE FROM gold_labels WHERE chunk_id = ?", [chunk_id])
+            self.conn.execute("DELETE FROM gold_labels WHERE chunk_id = ?", [chunk_id])
             self._event("adjudicate", annotator=decided_by, chunk_id=chunk_id,
                         golden_id=self.golden_id_of(chunk_id), payload={"after": None})
 
@@ -1046,7 +1066,7 @@ class Session:
         one transaction; say what it holds."""
         if self.count_goldens():
             raise SessionError(f"{self.path} already holds goldens; merge into a new file.")
-        conn = self.db.conn
+        conn = self.conn
         merging.attach(conn, paths)
         try:
             with self._write(immediate=False):
