@@ -265,8 +265,10 @@ class Review:
         """The chunk under the cursor."""
         return self.chunk_views()[self.cursor]
 
+    QUEUE_FIRST = 250
+    """Goldens in the queue's first page: its first rows arrive after these, not the session."""
     QUEUE_PAGE = 2000
-    """Goldens the queue reads at once: its first rows arrive after one page, not the session."""
+    """Goldens the queue reads at once after the first page."""
 
     def queue(self) -> Iterator[list[QueueRow]]:
         """Every golden of this review as a queue row, judge against this person, in order, a
@@ -275,8 +277,11 @@ class Review:
         Reads through its own connection, so a screen may call it from a worker thread.
         """
         with self.session.another() as session:
-            for start in range(0, len(self.golden_ids), self.QUEUE_PAGE):
-                frame = session.chunk_frame(self.golden_ids[start:start + self.QUEUE_PAGE])
+            starts = [0, *range(self.QUEUE_FIRST, len(self.golden_ids), self.QUEUE_PAGE)]
+            for start, end in zip(starts, [*starts[1:], len(self.golden_ids)], strict=True):
+                if start >= end:
+                    continue
+                frame = session.chunk_frame(self.golden_ids[start:end])
                 said = (session.judge_columns(self.judge, frame, whole=False).verdict
                         if self.judge else np.full(len(frame), MISSING, dtype=np.int8))
                 labels = session.label_columns(self.annotator, frame, whole=False)

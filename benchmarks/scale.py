@@ -6,6 +6,8 @@ with their ratio and the budget beside it:
 
 - first screen: `annotator annotate` under a pseudo-terminal, process start to the first golden
   on screen, against a minimal Textual app showing the same header and golden (wall seconds);
+- the queue screen: from pressing g to its first rows (through Textual's Pilot), against that
+  first screen;
 - `annotator report --format json` and `annotator judges --format json`, 2,000 resamples,
   against one SQL read + numpy per-golden sums + the same 2,000 resamples (CPU seconds, and
   peak memory of the process).
@@ -20,6 +22,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from generate import generated_session
@@ -39,6 +42,33 @@ def first_screen(argv: list[str] | None, db: Path) -> float:
     seconds = term.wait_for(rb"golden 1 of", timeout=300) - term.started
     term.quit()
     return seconds
+
+
+def queue_first_rows(db: Path) -> float:
+    """Seconds from opening the queue screen to its first rows, through Textual's Pilot."""
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from annotator.review import Review
+    from annotator.store.session import Session
+    from annotator.tui.app import AnnotatorApp
+    from annotator.tui.screens.queue import QueueScreen
+
+    async def run() -> float:
+        with Session(db, create=False) as opened:
+            app = AnnotatorApp(Review(opened, "bench-queue", JUDGE, count=False), db.name)
+            async with app.run_test(size=(140, 45)):
+                started = time.perf_counter()
+                app.screen.run_worker(app.screen.run_action("queue"))
+                while not isinstance(app.screen, QueueScreen) or not app.screen.is_mounted:
+                    await asyncio.sleep(0.001)
+                table = app.screen.query_one(DataTable)
+                while table.row_count == 0:
+                    await asyncio.sleep(0.001)
+                return time.perf_counter() - started
+
+    return asyncio.run(run())
 
 
 def session(folder: Path, goldens: int) -> Path:
@@ -77,17 +107,20 @@ def main() -> None:
                     "judges": [sys.executable, "-m", "annotator", "judges", str(db),
                                "--format", "json", "--bootstrap", "2000", "--output", str(out)]}
             figures: dict[str, list[tuple[float, float]]] = {k: [] for k in (*ours, "bare")}
-            screens: dict[str, list[float]] = {"ours": [], "bare": []}
+            screens: dict[str, list[float]] = {"ours": [], "bare": [], "queue": []}
             for _ in range(args.runs):
                 screens["ours"].append(first_screen(None, db))
                 screens["bare"].append(first_screen(bare_screen, db))
                 for name, argv in ours.items():
                     figures[name].append(measured(argv))
                 figures["bare"].append(measured(bare_report))
+                screens["queue"].append(queue_first_rows(db))
             print(f"{goldens:,} goldens x 10 chunks ({goldens * 10:,} chunks), "
                   f"median of {args.runs} runs each, alternating")
             print(line("first screen (wall)", statistics.median(screens["ours"]),
                        statistics.median(screens["bare"]), "s ", BUDGET_SCREEN))
+            print(line("queue's first rows vs first screen", statistics.median(screens["queue"]),
+                       statistics.median(screens["ours"]), "s ", BUDGET_SCREEN))
             bare_cpu = statistics.median(cpu for cpu, _ in figures["bare"])
             bare_mb = statistics.median(mb for _, mb in figures["bare"])
             for name in ours:

@@ -541,9 +541,9 @@ async def test_queue_screen_shows_its_first_page_while_reading_the_rest_and_keep
             assert isinstance(screen, QueueScreen)
             table = screen.query_one(DataTable)
             # The first page is on screen while the rest are still being read.
-            await until(pilot, lambda: table.row_count == Review.QUEUE_PAGE)
+            await until(pilot, lambda: table.row_count == Review.QUEUE_FIRST)
             assert not screen.ready and review.finished == []
-            assert f"reading {Review.QUEUE_PAGE:,} of 10,000" in _screen_text(app)
+            assert f"reading {Review.QUEUE_FIRST:,} of 10,000" in _screen_text(app)
             await pilot.press("3")  # disagreements: none, as nobody has labelled
             await pilot.pause()
             assert screen.current == "disagreements" and table.row_count == 0
