@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from annotator.errors import InputError
 from annotator.models import GoldenRecord, ImportSummary, Judge, JudgeVerdict
+from annotator.store import bulk
 
 if TYPE_CHECKING:
     from annotator.store.session import Session
@@ -35,14 +36,8 @@ class Importer:
         # are built once after the bulk load rather than kept up row by row (the transaction
         # puts them back if the import fails).
         self.fresh = self.next_position == 1
-        self.indexes: list[str] = []
-        if self.fresh:
-            for name, sql in self.conn.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-                    "AND tbl_name IN ('goldens', 'chunks', 'verdicts', 'labels') ORDER BY name"
-                    ).fetchall():  # read whole: an open read of the schema blocks DROP INDEX
-                self.conn.execute(f'DROP INDEX "{name}"')
-                self.indexes.append(sql)
+        self.indexes = (bulk.drop_indexes(self.conn, ("goldens", "chunks", "verdicts", "labels"))
+                        if self.fresh else [])
         self.seen: set[str] = set()
         self.goldens: list[tuple[Any, ...]] = []
         self.chunks: list[tuple[Any, ...]] = []
@@ -191,8 +186,7 @@ class Importer:
     def finish(self) -> None:
         """Write what is queued, and build the indexes a fresh load went without."""
         self.flush()
-        for sql in self.indexes:
-            self.conn.execute(sql)
+        bulk.build_indexes(self.conn, self.indexes)
         self.indexes = []
 
     def summary(self) -> ImportSummary:

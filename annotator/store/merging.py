@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from annotator.errors import SessionError
+from annotator.store import bulk
+
+MERGED_TABLES = ("goldens", "chunks", "judges", "verdicts", "labels", "gold_labels",
+                 "label_conflicts", "splits", "events")
+"""The tables a merge fills: their secondary indexes are built after the rows."""
 
 _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply", "tokens_in",
                     "tokens_out", "latency_ms", "request_sha256", "repetition", "confidence_note",
@@ -47,7 +52,9 @@ def merge_into(conn: sqlite3.Connection, names: Sequence[str]) -> int:
     files, inside the caller's transaction; return how many chunks had different gold labels.
     Raises SessionError, naming the files, where two files cannot both stand."""
     merge = _Merge(conn, len(names), list(names))
+    indexes = bulk.drop_indexes(conn, MERGED_TABLES)
     merge.run()
+    bulk.build_indexes(conn, indexes)
     return merge.gold_conflicts()
 
 
