@@ -128,3 +128,49 @@ def test_context_precision_waits_for_every_chunk() -> None:
     assert context_precision_when_complete([1, None, 1]) is None
     assert context_precision_when_complete([1, 1, 0, 1, 1]) == context_precision([1, 1, 0, 1, 1])
     assert context_precision_when_complete([0, 0]) == 0.0
+
+
+def test_cp_of_many_goldens_at_once_is_bit_for_bit_cp_of_each() -> None:
+    import random
+
+    import numpy as np
+
+    from annotator.stats.metrics import context_precision_by_golden, context_precision_when_complete
+
+    rng = random.Random(1)
+    lists = []
+    for _ in range(5_000):
+        size = rng.choice([1, 2, 3, 5, 10, 40, 56, 57, 80, 200])  # past the keyed 56 too
+        choices = [0, 1, 1, -1] if rng.random() < 0.1 else [0, 1]  # some incomplete
+        lists.append([rng.choice(choices) for _ in range(size)])
+    got = context_precision_by_golden(np.array([v for one in lists for v in one], dtype=np.int8),
+                                      np.array([len(one) for one in lists]))
+    for one, value in zip(lists, got.tolist(), strict=True):
+        want = context_precision_when_complete([None if v < 0 else v for v in one])
+        assert (math.isnan(value) if want is None else value == want), one
+    assert context_precision_by_golden(np.zeros(0, dtype=np.int8), np.zeros(0, dtype=int)).size == 0
+
+
+def test_bootstrap_replicates_are_those_of_whole_blocks_of_draws() -> None:
+    """Drawing a replicate at a time (a third of the memory) gives the very replicates that
+    drawing a whole block of them at once gave."""
+    import numpy as np
+
+    from annotator.stats import bootstrap
+
+    rng = np.random.default_rng(3)
+    for goldens in (7, 1_000, 30_001):
+        sums = bootstrap.ClusterSums(goldens)
+        for k in range(12):
+            sums.add(f"c{k}", rng.integers(0, goldens, 3 * goldens), rng.random(3 * goldens))
+        matrix = np.column_stack(list(sums.columns.values()))
+        draws, blocks, done = np.random.default_rng(0), [], 0
+        while done < 450:
+            b = min(bootstrap.BLOCK, 450 - done)
+            drawn = draws.integers(0, goldens, size=(b, goldens)) + (np.arange(b) * goldens)[:, None]
+            blocks.append(np.bincount(drawn.ravel(), minlength=b * goldens).reshape(b, goldens)
+                          @ matrix)
+            done += b
+        expected = np.vstack(blocks)
+        got = sums.resample(450, 0)
+        assert all(np.array_equal(got[name], expected[:, i]) for i, name in enumerate(got))
