@@ -112,10 +112,11 @@ class Session:
 
     @staticmethod
     def _applied(conn: sqlite3.Connection) -> set[str]:
-        """The migrations the file has had (none for a new file)."""
+        """The migrations the file has had (none for a new file). The table itself is read
+        (NOT INDEXED): its few rows are the first page a damaged file shows on."""
         try:
             return {row[0] for row in conn.execute(
-                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?",
+                "SELECT name FROM _sqlite_migrations NOT INDEXED WHERE migration_set = ?",
                 [versions.MIGRATION_SET])}
         except sqlite3.OperationalError:  # no such table: a new file
             return set()
