@@ -8,6 +8,7 @@ request leaves 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -216,3 +217,31 @@ def test_listening_beyond_this_machine_warns_that_anyone_can_label(tmp_path: Pat
         process.kill()
         process.communicate()
     assert line.startswith("Warning: listening on 0.0.0.0: anyone who can reach port")
+
+
+def test_a_served_sample_and_adjudication_reach_every_tab(tmp_path: Path, browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=("sample-reviewer", "second-reviewer"))
+    with sqlite3.connect(db) as conn:
+        disputed = conn.execute(
+            "SELECT count(*) FROM (SELECT chunk_id FROM labels GROUP BY chunk_id "
+            "HAVING count(DISTINCT verdict) > 1)").fetchone()[0]
+    assert disputed  # the two sample reviewers differ on some chunks
+    server = Served(db, "--adjudicate")
+    try:
+        page = open_screen(browser, server.url + "/?annotator=erin", [])
+        page.keyboard.press("1")
+        gold = until(lambda: sqlite3.connect(db).execute(
+            "SELECT decided_by, verdict FROM gold_labels").fetchall(), "erin's gold label")
+        assert gold == [("erin", 1)]
+    finally:
+        server.kill()
+    sampled = Served(db, "--sample", "3", "--seed", "2")
+    try:
+        page = open_screen(browser, sampled.url + "/?annotator=fay", [])
+        with sqlite3.connect(db) as conn:
+            (sample,) = conn.execute("SELECT value FROM settings WHERE key = 'random_sample'"
+                                     ).fetchone()
+        first = json.loads(sample)["golden_ids"][0]
+        assert press(page, db, "fay", "a", 1)[0][0] == first  # the sample's first golden
+    finally:
+        sampled.kill()
