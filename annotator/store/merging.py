@@ -39,7 +39,8 @@ def attach(conn: sqlite3.Connection, paths: Sequence[Path]) -> None:
 
 def detach(conn: sqlite3.Connection, count: int) -> None:
     """Detach the attached files and drop the merge's temporary tables."""
-    for table in ("all_goldens", "chunk_map", "all_judges", "all_labels", "label_groups",
+    for table in ("all_goldens", "chunk_map", "all_judges", "label_people", "all_labels",
+                  "label_groups",
                   "shared_labels", "all_splits",
                   "all_settings", "all_events", "distinct_events", "ordered_events"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
@@ -133,12 +134,14 @@ class _Merge:
             self.conn.execute(f"""INSERT INTO chunk_map SELECT {i}, o.id, n.id FROM s{i}.chunks o
                                   JOIN chunks n ON n.golden_id = o.golden_id AND n.rank = o.rank""")
 
-    def mapped(self, table: str, columns: Sequence[str]) -> str:
-        """A chunk table's rows from every file, its chunk id mapped to the new file's."""
+    def mapped(self, table: str, columns: Sequence[str], where: str = "1") -> str:
+        """A chunk table's rows from every file (those meeting ``where``, which may name the
+        file as {i}), its chunk id mapped to the new file's."""
         listed = ", ".join(f"t.{c}" for c in columns)
         return " UNION ALL ".join(
             f"SELECT {i} AS src, m.new AS chunk_id, {listed} FROM s{i}.{table} t "
-            f"JOIN chunk_map m ON m.src = {i} AND m.old = t.chunk_id" for i in range(self.files))
+            f"JOIN chunk_map m ON m.src = {i} AND m.old = t.chunk_id "
+            f"WHERE {where.format(i=i)}" for i in range(self.files))
 
     def judges(self) -> None:
         """One definition per judge name; an imported placeholder gives way to a real one; two
@@ -177,12 +180,23 @@ class _Merge:
     def labels(self) -> None:
         """The label in force per person and chunk (the newest), and every version of a label
         one person gave differently, with the conflicts the files kept already."""
+        # Most people's labels are in one file only: those go in as they are. Of the others,
+        # labels in one file only go in as they are too, and only the rest are ranked (the
+        # newest wins, ties broken by content, whichever file came first).
+        people = " UNION ALL ".join(f"SELECT DISTINCT {i} AS src, annotator FROM s{i}.labels"
+                                    for i in range(self.files))
+        self.conn.execute(f"""CREATE TEMP TABLE label_people AS
+                              SELECT annotator, min(src) AS src, count(*) AS files
+                              FROM ({people}) GROUP BY annotator""")
         self.conn.execute(
             f"CREATE TEMP TABLE all_labels AS "
-            f"{self.mapped('labels', ('annotator', *_LABEL_COLUMNS))}")
-        # Most labels are in one file only: those go in as they are, and only the others are
-        # ranked (the newest wins, ties broken by content, whichever file came first).
+            f"""{self.mapped('labels', ('annotator', *_LABEL_COLUMNS),
+                             "t.annotator IN (SELECT annotator FROM label_people "
+                             "WHERE files > 1)")}""")
         columns = ", ".join(_LABEL_COLUMNS)
+        alone = self.mapped("labels", ("annotator", *_LABEL_COLUMNS),
+                            "t.annotator IN (SELECT annotator FROM label_people "
+                            "WHERE files = 1 AND src = {i})")
         # A group's bare columns are its one row when it has one.
         self.conn.execute(f"""CREATE TEMP TABLE label_groups AS
                               SELECT annotator, chunk_id, count(*) AS copies, {columns}
@@ -193,6 +207,8 @@ class _Merge:
         self.conn.execute(
             f"""INSERT INTO labels(annotator, chunk_id, {columns})
                 SELECT annotator, chunk_id, {columns} FROM (
+                  SELECT annotator, chunk_id, {columns} FROM ({alone})
+                  UNION ALL
                   SELECT annotator, chunk_id, {columns} FROM label_groups WHERE copies = 1
                   UNION ALL
                   SELECT annotator, chunk_id, {columns} FROM (
