@@ -6,6 +6,7 @@ with what to do next, whichever command the person ran.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from annotator.errors import SessionError
@@ -19,6 +20,12 @@ def _listed(names: Iterable[str]) -> str:
     return ", ".join(names) or "none yet"
 
 
+def _nearest(name: str, names: Iterable[str]) -> str:
+    """" Did you mean 'x'?" for a name close to one given, else nothing."""
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return f" Did you mean '{close[0]}'?" if close else ""
+
+
 def judges_named(known: Mapping[str, int], wanted: Sequence[str]) -> list[str]:
     """The judges asked for, each of which must exist; none asked for means every judge that
     has a verdict (``known`` maps each judge to whether, or on how many chunks, it judged)."""
@@ -26,7 +33,8 @@ def judges_named(known: Mapping[str, int], wanted: Sequence[str]) -> list[str]:
         raise SessionError(NO_JUDGE)
     if unknown := [name for name in wanted if name not in known]:
         which = ", ".join(f"'{name}'" for name in unknown)
-        raise SessionError(f"The session has no judge named {which} (judges: {_listed(known)}).")
+        raise SessionError(f"The session has no judge named {which} (judges: {_listed(known)})."
+                           + _nearest(unknown[0], known))
     if wanted:
         return list(wanted)
     if working := [name for name, judged in known.items() if judged]:
@@ -81,5 +89,6 @@ def annotator_named(people: Sequence[str], annotator: str) -> str:
         raise SessionError("The annotator's name is empty; pass --annotator NAME.")
     if annotator not in people:
         raise SessionError(f"Nobody called '{annotator}' has labelled this session"
-                           + (f" (annotators: {', '.join(people)})." if people else "."))
+                           + (f" (annotators: {', '.join(people)})." if people else ".")
+                           + _nearest(annotator, people))
     return annotator

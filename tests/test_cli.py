@@ -307,3 +307,13 @@ def test_a_missing_session_or_a_goldens_file_given_as_one_says_what_to_do(tmp_pa
     assert code == 2 and f"{source} is a goldens file, not a session. Import it with" in err
     assert f"or open it with 'annotator annotate {source}'" in err
     assert not (tmp_path / "nope.db").exists()
+
+
+def test_a_name_one_typo_away_is_suggested(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    code, _, err = run("report", str(db), "--judge", "sampel-judge")
+    assert code == 2 and "Did you mean 'sample-judge'?" in err
+    code, _, err = run("report", str(db), "--annotator", "sample-reveiwer")
+    assert code == 2 and "Did you mean 'sample-reviewer'?" in err
+    code, _, err = run("report", str(db), "--judge", "zzz")
+    assert code == 2 and "Did you mean" not in err

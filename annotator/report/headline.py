@@ -49,8 +49,9 @@ def headline(report: Report) -> list[str]:
     c, g = report.chunks, report.goldens
     people = who(report)
     if c.confusion.n == 0:
-        return [f"No chunk has both a verdict from judge '{report.judge}' and a label from "
-                f"{people}: annotate some goldens first ('annotator annotate "
+        label = f"a label from {people}" if report.annotators else "a person's label yet"
+        return [f"No chunk has both a verdict from judge '{report.judge}' and {label}: "
+                "annotate some goldens first ('annotator annotate "
                 f"{report.session} --judge {report.judge}')."]
     cov = report.coverage
     pooled = len(report.annotators) > 1  # each person-chunk pair counts
