@@ -491,7 +491,7 @@ class Session:
         conn.execute("BEGIN")
         try:
             event_id = int(self._scalar("SELECT coalesce(max(id), 0) FROM events"))
-            chunks = dict(conn.execute("SELECT golden_id, count(*) FROM chunks GROUP BY golden_id"))
+            chunks = self.chunk_counts()
             decided = self.label_counts(annotator)
             pairs: dict[tuple[int, int], int] = {}
             if judge is not None:
