@@ -22,12 +22,11 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from generate import generated_session
 from measure import measured
-from tui import Terminal
+from tui import Terminal, queue_rows
 
 HERE = Path(__file__).parent
 BUDGET_SCREEN = 2.0
@@ -48,25 +47,15 @@ def queue_first_rows(db: Path) -> float:
     """Seconds from opening the queue screen to its first rows, through Textual's Pilot."""
     import asyncio
 
-    from textual.widgets import DataTable
-
     from annotator.review import Review
     from annotator.store.session import Session
     from annotator.tui.app import AnnotatorApp
-    from annotator.tui.screens.queue import QueueScreen
 
     async def run() -> float:
         with Session(db, create=False) as opened:
             app = AnnotatorApp(Review(opened, "bench-queue", JUDGE, count=False), db.name)
             async with app.run_test(size=(140, 45)):
-                started = time.perf_counter()
-                app.screen.run_worker(app.screen.run_action("queue"))
-                while not isinstance(app.screen, QueueScreen) or not app.screen.is_mounted:
-                    await asyncio.sleep(0.001)
-                table = app.screen.query_one(DataTable)
-                while table.row_count == 0:
-                    await asyncio.sleep(0.001)
-                return time.perf_counter() - started
+                return (await queue_rows(app, every=False))[0]
 
     return asyncio.run(run())
 
