@@ -69,6 +69,9 @@ class TeamServer(Server):
         presents it within TICKET_S)."""
         self.open_tabs: dict[str, int] = {}
         """Name -> open screens under it (at most one)."""
+        self._dashboard_lock = asyncio.Lock()
+        self._dashboard_shown: tuple[float, str] = (-float("inf"), "")
+        """When the dashboard was last read, and what it showed."""
 
     def initialize_logging(self) -> None:
         """Quiet: only warnings reach the terminal that started the server."""
@@ -179,7 +182,13 @@ class TeamServer(Server):
     async def handle_dashboard(self, request: web.Request) -> web.StreamResponse:
         """Each person's progress and the agreement between people, read-only."""
         assert self.dashboard is not None
-        body = await asyncio.to_thread(self.dashboard)
+        # One reading per refresh interval, however many people watch: on a large session a
+        # reading is a pass over every label.
+        async with self._dashboard_lock:
+            read_at, body = self._dashboard_shown
+            if time.monotonic() - read_at >= REFRESH_S:
+                body = await asyncio.to_thread(self.dashboard)
+                self._dashboard_shown = (time.monotonic(), body)
         return web.Response(text=_HTML.format(title="Team progress", refresh=(
             f'<meta http-equiv="refresh" content="{REFRESH_S}">'), body=body),
             content_type="text/html")
