@@ -58,11 +58,11 @@ class ChunkFrame:
         where[self.chunk_id] = np.arange(len(self.chunk_id))
         return where[chunk_ids] if len(chunk_ids) else np.zeros(0, dtype=np.int64)
 
-    def aligned(self, chunk_ids: np.ndarray, values: np.ndarray, fill: float,
+    def aligned(self, at: np.ndarray, values: np.ndarray, fill: float,
                 dtype: type | np.dtype) -> np.ndarray:
-        """``values`` (one per chunk id) placed on the frame's rows, ``fill`` elsewhere."""
+        """``values`` placed on the frame's rows ``at`` (from ``slots``; one lookup serves every
+        column of a read), ``fill`` elsewhere."""
         out = np.full(len(self.chunk_id), fill, dtype=dtype)
-        at = self.slots(chunk_ids)
         inside = at != MISSING
         out[at[inside]] = values[inside]
         return out
@@ -94,10 +94,6 @@ class JudgeColumns:
     verdict: np.ndarray
     p_relevant: np.ndarray
 
-    def cut(self, rows: np.ndarray) -> JudgeColumns:
-        """The same columns on a smaller frame's rows (see ``ChunkFrame.only``)."""
-        return JudgeColumns(self.verdict[rows], self.p_relevant[rows])
-
 
 @dataclass(frozen=True, eq=False)
 class LabelColumns:
@@ -118,15 +114,6 @@ class LabelColumns:
     def decided(self) -> np.ndarray:
         """Whether the person has decided each chunk."""
         return np.asarray(self.verdict != MISSING)
-
-    def cut(self, rows: np.ndarray) -> LabelColumns:
-        """The same columns on a smaller frame's rows (see ``ChunkFrame.only``)."""
-        renumber = np.full(len(rows), MISSING, dtype=np.int64)
-        renumber[rows] = np.arange(int(rows.sum()))
-        order = renumber[self.order]
-        return LabelColumns(self.verdict[rows], self.blind[rows], self.shown[rows],
-                            self.action[rows], self.decision_ms[rows], self.note[rows],
-                            order[order != MISSING])
 
 
 def action_code(action: str) -> int:

@@ -457,8 +457,9 @@ class Session:
                WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
             [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
                                       ("id", np.int64)])
-        return JudgeColumns(frame.aligned(rows["chunk"], rows["verdict"], MISSING, np.int8),
-                            frame.aligned(rows["chunk"], rows["p"], np.nan, float))
+        at = frame.slots(rows["chunk"])
+        return JudgeColumns(frame.aligned(at, rows["verdict"], MISSING, np.int8),
+                            frame.aligned(at, rows["p"], np.nan, float))
 
     def label_columns(self, annotator: str, frame: ChunkFrame, *, whole: bool = True
                       ) -> LabelColumns:
@@ -477,7 +478,7 @@ class Session:
         order = frame.slots(rows["chunk"])
 
         def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
-            return frame.aligned(rows["chunk"], rows[name], fill, dtype)
+            return frame.aligned(order, rows[name], fill, dtype)
 
         return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
                             place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
@@ -510,7 +511,8 @@ class Session:
         """The adjudicated gold label of each chunk of the frame (MISSING where none)."""
         rows = np.fromiter(self.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
                            dtype=np.dtype((np.int64, 2)))
-        return frame.aligned(rows[:, 0], rows[:, 1].astype(np.int8), MISSING, np.int8)
+        return frame.aligned(frame.slots(rows[:, 0]), rows[:, 1].astype(np.int8), MISSING,
+                             np.int8)
 
     @staticmethod
     def _golden_filter(golden_ids: Sequence[str] | None) -> tuple[str, list[str]]:
