@@ -755,8 +755,18 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     _say(f"Serving {db_path.name} on http://{shown_host}:{port}/?annotator=NAME"
          + (f" (dashboard: http://{shown_host}:{port}/dashboard)" if dashboard else "")
          + ". Ctrl+C stops it; every decision is already saved.", err=True)
-    TeamServer(settings, host=host, port=port, title=f"cp-annotator: {db_path.name}",
-               user_header=user_header, dashboard=show).serve()
+    try:
+        TeamServer(settings, host=host, port=port, title=f"cp-annotator: {db_path.name}",
+                   user_header=user_header, dashboard=show).serve()
+    except OSError as error:  # the address: taken, not this machine's, or not ours to use
+        import errno
+
+        why = {errno.EADDRINUSE: "is in use (another server, or another 'annotator serve'?)",
+               errno.EACCES: "needs privileges this user does not have",
+               errno.EADDRNOTAVAIL: "is not an address of this machine"}.get(
+                   error.errno or 0, f"cannot be listened on ({error.strerror or error})")
+        raise click.ClickException(f"{host}:{port} {why}: choose another with --port (or "
+                                   "--host), or stop what holds it.") from None
 
 
 @cli.command("merge")

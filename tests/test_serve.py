@@ -245,3 +245,17 @@ def test_a_served_sample_and_adjudication_reach_every_tab(tmp_path: Path, browse
         assert press(page, db, "fay", "a", 1)[0][0] == first  # the sample's first golden
     finally:
         sampled.kill()
+
+
+def test_a_port_already_in_use_is_a_sentence(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    first = Served(db)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "annotator", "serve", str(db), "--port", str(first.port)],
+            capture_output=True, text=True, timeout=WAIT_S)
+    finally:
+        first.kill()
+    assert second.returncode == 1 and "Traceback" not in second.stderr
+    assert f"127.0.0.1:{first.port} is in use" in second.stderr
+    assert "choose another with --port" in second.stderr
