@@ -21,7 +21,9 @@ from annotator.text import counted, visible
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from annotator.judge.runner import RunStats
+    from annotator.judge.runner import RunOptions, RunStats
+    from annotator.judge.types import JudgePrompt, JudgeSettings
+    from annotator.models import Price
     from annotator.report.output import Document
     from annotator.store.session import Session
 
@@ -328,11 +330,25 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
               help="An OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI).")
 @click.option("--name", help="The judge's name (default: model and prompt).")
 @click.option("--prompt", "prompt_id", type=click.Choice(list(PROMPTS)), default="builtin",
-              show_default=True, help="builtin: this project's wording; ragas: RAGAS 0.4's own "
-              "ContextPrecision prompt (needs the ragas extra).")
-@click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
-              show_default=True, help="Judge usefulness for the reference answer, or for the "
+              show_default=True, help="builtin: this project's wording, a request a chunk; "
+              "listwise: the same, a request a golden; ragas: RAGAS 0.4's own ContextPrecision "
+              "prompt (needs the ragas extra). 'annotator prompts' shows them.")
+@click.option("--prompt-file", type=click.Path(dir_okay=False),
+              help="Your own prompt, a TOML file ('annotator prompts show builtin > mine.toml' "
+              "writes one to start from).")
+@click.option("--against", type=click.Choice(["reference", "response"]),
+              help="Judge usefulness for the reference answer (the default), or for the "
               "response (RAGAS's 'without reference' variant).")
+@click.option("--examples", "example_count", type=click.IntRange(1, 64),
+              help="Show the judge N human-labelled chunks of the dev split as examples, half "
+              "useful and half noise (it is then never scored on their goldens).")
+@click.option("--annotator", "-a", help="--examples: whose labels (default: the team's).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --examples.")
+@click.option("--window", type=click.IntRange(2), default=20, show_default=True,
+              help="Listwise: the most chunks one request holds; longer goldens go in "
+              "windows overlapping by a quarter, whose verdicts on shared chunks must agree.")
+@click.option("--dry-run", is_flag=True, help="Print the calls, tokens, cost and time this run "
+              "would take, and send nothing.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
 @click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
@@ -346,6 +362,8 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
               help="Ask for the verdict token's logprobs to estimate P(relevant).")
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
 @click.option("--price-out", type=float, help="USD per million completion tokens.")
+@click.option("--price-cached", type=float, help="USD per million prompt tokens served from "
+              "the provider's prompt cache (default: billed as other prompt tokens).")
 @click.option("--limit", type=click.IntRange(1), help="Judge at most N chunks this run.")
 @click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Judge every chunk K times to measure how often its verdict flips (the "
@@ -355,10 +373,12 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 @click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True,
               help="Token limit of a reply (the ragas prompt uses RAGAS's own 1024).")
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
-                  prompt_id: str, against: str, concurrency: int, rpm: float | None,
+                  prompt_id: str, prompt_file: str | None, against: str | None,
+                  example_count: int | None, annotator: str | None, seed: int, window: int,
+                  dry_run: bool, concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, max_wait: float,
-                  logprobs: bool,
-                  price_in: float | None, price_out: float | None, limit: int | None,
+                  logprobs: bool, price_in: float | None, price_out: float | None,
+                  price_cached: float | None, limit: int | None,
                   repeat: int, temperature: float, max_tokens: int) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
@@ -371,28 +391,36 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     Example:
       annotator judge review.db --model gpt-4o-mini --price-in 0.15 --price-out 0.6
       annotator judge review.db --model llama3.1 --base-url http://localhost:11434/v1
+      annotator judge review.db --model gpt-4o-mini --prompt-file mine.toml --examples 8
     """
     import asyncio
 
     from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
-    from annotator.judge.styles import make_prompt
-    from annotator.judge.types import Against, JudgeSettings
+    from annotator.judge.types import JudgeSettings
+    from annotator.models import Price
     from annotator.progress import judging
 
-    side: Against = "reference" if against == "reference" else "response"
-    prompt = make_prompt(prompt_id, side)
-    if prompt.sampling is not None:  # a style that must run with its own library's defaults
+    name = name or _judge_name(model, prompt_id, prompt_file, example_count)
+    with _open(session_path, create=False) as session:  # read only, before anything is sent
+        prompt = _judge_prompt(session, name, prompt_id, prompt_file, against, example_count,
+                               annotator, seed)
+    if prompt.sampling is not None:  # a style that must run with its own sampling
         temperature, max_tokens = prompt.sampling
     stored_url, url_secrets = without_credentials(base_url)
     if url_secrets:
         _say("Note: the user name and password in --base-url are sent with every request but "
              "never stored; the session keeps the address without them.", err=True)
     settings = JudgeSettings(model=model, prompt=prompt, base_url=stored_url,
-                             temperature=temperature, max_tokens=max_tokens, logprobs=logprobs)
-    name = name or f"{model}-{prompt.id}"
+                             temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
+                             window=window if prompt.listwise else None)
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                          limit=limit, repeat=repeat, max_wait=max_wait)
+    price = Price(price_in, price_out, price_cached) if (
+        price_in is not None and price_out is not None) else None
+    if dry_run:
+        _print_dry_run(session_path, name, settings, options, price, rpm, tpm)
+        return
     key = _api_key(base_url)
     stats = RunStats()
 
@@ -404,9 +432,9 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
 
     interrupted = False
     stopped: JudgeStopped | None = None
-    with _open(session_path) as session, judging(name, price_in, price_out) as show:
-        if price_in is not None and price_out is not None:
-            session.set_price(name, price_in, price_out)  # for the leaderboard's cost column
+    with _open(session_path) as session, judging(name, price) as show:
+        if price is not None:
+            session.set_price(name, price)  # for the leaderboard's cost column
         try:
             asyncio.run(judge(session, show))
         except KeyboardInterrupt:
@@ -422,7 +450,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         sys.exit(130)
     if stopped is not None:
         raise stopped
-    cost = stats.cost(price_in, price_out)
+    cost = stats.cost(price)
     seconds = time.monotonic() - stats.started
     _say(
         f"Judge '{name}': {counted(stats.judged, 'chunk')} judged in {seconds:.1f} s"
@@ -432,7 +460,9 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
            if stats.requests > stats.judged + stats.errors else "")
         + (f", {counted(stats.gave_up, 'chunk')} left for the next run" if stats.gave_up else "")
         + (f", {counted(stats.no_answer, 'chunk')} without a {against}" if stats.no_answer else "")
-        + f". Tokens: {stats.tokens_in:,} in, {stats.tokens_out:,} out"
+        + f". Tokens: {stats.tokens_in:,} in"
+        + (f" ({stats.tokens_cached:,} from the provider's cache)" if stats.tokens_cached else "")
+        + f", {stats.tokens_out:,} out"
         + (f", ${cost:.4f}" if cost is not None else "") + "." + gone)
     groups = stats.failures.groups()
     for group in groups[:3]:
@@ -453,6 +483,77 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         _say(f"Warning: {warning}", err=True)
     if stats.gave_up:
         sys.exit(1)
+
+
+def _judge_prompt(session: Session, name: str, prompt_id: str, prompt_file: str | None,
+                  against: str | None, example_count: int | None, annotator: str | None,
+                  seed: int) -> JudgePrompt:
+    """The prompt a judge run uses: a style or a file, with examples drawn from the session
+    (for a judge already run, the examples it was shown: a rerun resumes)."""
+    from annotator.judge.styles import make_prompt
+    from annotator.judge.template import TemplatePrompt
+    from annotator.judge.types import Against
+
+    side: Against | None = ("reference" if against == "reference" else "response"
+                            if against == "response" else None)
+    if prompt_file is not None:
+        from annotator.judge import prompt_file as files
+
+        if prompt_id != "builtin":
+            raise click.UsageError("Give --prompt or --prompt-file, not both.")
+        try:
+            prompt: JudgePrompt = files.load(prompt_file, side)
+        except files.PromptFileError as error:
+            _say(f"Error: {error}", err=True)
+            sys.exit(2)  # nothing was stored
+    else:
+        prompt = make_prompt(prompt_id, side or "reference")
+    if example_count:
+        if not isinstance(prompt, TemplatePrompt):
+            raise click.UsageError(f"--examples works with template prompts; the {prompt_id} "
+                                   "prompt is kept exactly as its library sends it.")
+        from annotator.examples import draw_examples, stored_examples
+
+        shown = stored_examples(session, name)
+        prompt = prompt.with_examples(shown if shown is not None and len(shown) == example_count
+                                      else draw_examples(session, example_count, seed,
+                                                         prompt.against, annotator))
+    return prompt
+
+
+def _judge_name(model: str, prompt_id: str, prompt_file: str | None,
+                example_count: int | None) -> str:
+    """The default judge name: model and prompt, and how many examples it was shown."""
+    style = Path(prompt_file).stem if prompt_file is not None else prompt_id
+    return f"{model}-{style}" + (f"-ex{example_count}" if example_count else "")
+
+
+def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, options: RunOptions,
+                   price: Price | None, rpm: float | None, tpm: float | None) -> None:
+    """Print what a run would send and cost; send nothing, write nothing."""
+    from annotator.judge.plan import dry_run
+
+    with _open(session_path, create=False) as session:
+        plan = dry_run(session, name, settings, options, price, rpm, tpm)
+    minutes = ("" if plan.seconds is None else f"{plan.seconds:.0f} s" if plan.seconds < 120
+               else f"{plan.seconds / 60:,.1f} min")
+    rows = [
+        ("judge", name),
+        ("calls", f"{plan.calls:,} for {counted(plan.chunks, 'chunk')}"
+         + (f" ({plan.skipped:,} already judged)" if plan.skipped else "")
+         + (f" ({plan.no_answer:,} without the answer the prompt needs)"
+            if plan.no_answer else "")),
+        ("prompt tokens", f"{plan.prompt_tokens:,} (counted by {plan.counted_by})"),
+        ("completion tokens", f"{plan.completion_tokens:,} expected ({plan.completion_basis}); "
+         f"at most {plan.max_completion_tokens:,}"),
+        ("cost", f"${plan.cost:,.4f}" if plan.cost is not None else
+         "give --price-in and --price-out to see it"),
+        ("time", f"at least {minutes} ({plan.time_basis})" if minutes else plan.time_basis),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, text in rows:
+        _say(f"{key.ljust(width)}  {text}")
+    _say("Nothing was sent (--dry-run).")
 
 
 def _api_key(base_url: str | None) -> str:
@@ -621,21 +722,93 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     _write_document(fmt, output, leaderboard_document(board))
 
 
-def _prices(given: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    """--price JUDGE=IN,OUT options as judge -> (USD in, USD out) per million tokens."""
+def _prices(given: tuple[str, ...]) -> dict[str, Price]:
+    """--price JUDGE=IN,OUT[,CACHED] options as judge -> Price (USD per million tokens)."""
+    from annotator.models import Price
+
     out = {}
-    for text in given:
-        name, _, pair = text.rpartition("=")
+    for item in given:
+        name, _, numbers = item.rpartition("=")
         try:
-            price_in, price_out = (float(p) for p in pair.split(","))
+            values = [float(p) for p in numbers.split(",")]
+            if len(values) not in (2, 3):
+                raise ValueError
         except ValueError:
-            raise click.BadParameter(f"'{text}' is not JUDGE=IN,OUT, e.g. gpt-4o-mini=0.15,0.6",
-                                     param_hint="--price") from None
+            raise click.BadParameter(f"'{item}' is not JUDGE=IN,OUT[,CACHED] (USD per million "
+                                     "prompt, completion and cached prompt tokens, e.g. "
+                                     "gpt-4o-mini=0.15,0.6,0.075)", param_hint="--price") from None
         if not name:
-            raise click.BadParameter(f"'{text}' names no judge; write JUDGE=IN,OUT",
+            raise click.BadParameter(f"'{item}' names no judge; write JUDGE=IN,OUT[,CACHED]",
                                      param_hint="--price")
-        out[name] = (price_in, price_out)
+        out[name] = Price(*values)
     return out
+
+
+@cli.group("prompts", invoke_without_command=True)
+@click.pass_context
+def prompts_command(ctx: click.Context) -> None:
+    """List the builtin prompt styles; 'show' one as a prompt file, 'check' a file of yours.
+
+    \b
+    Example:
+      annotator prompts show builtin > mine.toml
+      annotator prompts check mine.toml
+      annotator judge review.db --model gpt-4o-mini --prompt-file mine.toml
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from annotator.judge.styles import STYLE_WORDS
+
+    for style in PROMPTS:
+        _say(f"{style.ljust(10)} {STYLE_WORDS[style]}")
+    _say("Write your own with 'annotator prompts show builtin > mine.toml' and judge with "
+         "--prompt-file mine.toml.")
+
+
+@prompts_command.command("show")
+@click.argument("style", type=click.Choice(list(PROMPTS)))
+@click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
+              show_default=True)
+def prompts_show(style: str, against: str) -> None:
+    """Print a builtin style as a prompt file, to edit and judge with --prompt-file."""
+    from annotator.judge.prompt_file import dump
+    from annotator.judge.styles import make_prompt
+    from annotator.judge.template import TemplatePrompt
+
+    prompt = make_prompt(style, "reference" if against == "reference" else "response")
+    if not isinstance(prompt, TemplatePrompt):
+        raise click.UsageError(f"The {style} prompt is its library's own, sent exactly as the "
+                               "library sends it; it has no template to show. Start from "
+                               "'annotator prompts show builtin'.")
+    click.echo(dump(prompt), nl=False)
+
+
+@prompts_command.command("check")
+@click.argument("path", type=click.Path(dir_okay=False))
+def prompts_check(path: str) -> None:
+    """Check a prompt file and print the request it makes for an example chunk."""
+    import json
+
+    from annotator.judge.prompt_file import PromptFileError, load
+
+    try:
+        prompt = load(path)
+    except PromptFileError as error:
+        _say(f"Error: {error}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    question, answer = "What is the minimum balance?", "10,000 in urban branches."
+    messages = (prompt.list_messages(question, answer, [(1, "Minimum balance is 10,000."),
+                                                         (2, "KYC every 8 years.")])
+                if prompt.listwise else
+                prompt.messages(question, answer, "Minimum balance is 10,000."))
+    _say(f"{path}: a {prompt.style} prompt against the {prompt.against}, reply "
+         f"{prompt.reply.describe()}, {counted(len(prompt.examples), 'example')}. Its request "
+         "for an example golden:")
+    for message in messages:
+        _say(f"--- {message['role']}")
+        _say(visible(message["content"]))
+    _say("--- reply schema")
+    _say(json.dumps(prompt.schema_for([1, 2]) if prompt.listwise else prompt.schema, indent=1))
 
 
 @cli.command("split")

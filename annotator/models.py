@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
@@ -107,6 +107,21 @@ class Golden:
     chunks: tuple[Chunk, ...]
 
 
+class Price(NamedTuple):
+    """USD per million tokens: prompt tokens, completion tokens, and prompt tokens a provider's
+    cache served (None: billed as other prompt tokens)."""
+
+    input: float
+    output: float
+    cached: float | None = None
+
+    def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
+        """USD for these tokens (cached ones are part of tokens_in, as providers count them)."""
+        cached = min(tokens_cached, tokens_in) if self.cached is not None else 0
+        return ((tokens_in - cached) * self.input + cached * (self.cached or 0.0)
+                + tokens_out * self.output) / 1e6
+
+
 @dataclass(frozen=True, slots=True)
 class Judge:
     """A named model + prompt + parameters combination."""
@@ -117,6 +132,8 @@ class Judge:
     prompt_id: str
     prompt_sha256: str | None
     parameters: dict[str, Any]
+    prompt_text: str | None = None
+    """A template prompt's canonical text (judge/template.py), to read back what was asked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from annotator.text import shortened, visible
 
 if TYPE_CHECKING:
     from annotator.judge.runner import RunStats
+    from annotator.models import Price
 
 
 @contextmanager
@@ -39,8 +40,7 @@ def counter(description: str, *, unit: str, total: int | None = None
 
 
 @contextmanager
-def judging(name: str, price_in: float | None, price_out: float | None
-            ) -> Iterator[Callable[[RunStats], None]]:
+def judging(name: str, price: Price | None) -> Iterator[Callable[[RunStats], None]]:
     """A judging progress bar: chunks done of total, rate, errors, tokens and cost."""
     console = Console(stderr=True)
     progress = Progress(
@@ -53,7 +53,7 @@ def judging(name: str, price_in: float | None, price_out: float | None
 
         def show(stats: RunStats) -> None:
             elapsed = max(time.monotonic() - stats.started, 1e-9)
-            cost = stats.cost(price_in, price_out)
+            cost = stats.cost(price)
             latest = stats.failures.latest
             line = (f"{stats.done / elapsed:5.1f}/s  errors {stats.errors}  tokens "
                     f"{stats.tokens_in + stats.tokens_out:,}"

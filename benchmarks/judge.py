@@ -2,8 +2,11 @@
 
 At concurrency 8, 32 and 128: wall time against the ideal (chunks x latency / concurrency) and
 CPU time per call; then the same chunks through RAGAS's own ContextPrecision (chunks of a
-golden in sequence, as RAGAS does; goldens 32 at a time) when ragas is installed.
-Budget: within 15% of the ideal at concurrency 32.
+golden in sequence, as RAGAS does; goldens 32 at a time) when ragas is installed. Then the
+listwise style against the pointwise builtin on the sample sessions: calls and prompt tokens
+per 1,000 chunks, as the test server counts them (OpenAI's o200k_base encoding).
+Budgets: within 15% of the ideal at concurrency 32; listwise at most 40% of the pointwise
+prompt tokens on every sample session.
 Run: python benchmarks/judge.py [--goldens 200] [--latency 0.1]
 """
 
@@ -25,14 +28,15 @@ from generate import generate
 
 from annotator.formats import read_goldens
 from annotator.judge.client import make_client
-from annotator.judge.prompts import builtin
+from annotator.judge.prompts import builtin, listwise
 from annotator.judge.runner import RunOptions, RunStats, run_judge
-from annotator.judge.types import JudgeSettings
+from annotator.judge.types import JudgePrompt, JudgeSettings
 from annotator.store.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 
 BUDGET_OVER_IDEAL = 0.15
+BUDGET_LISTWISE_TOKENS = 0.40
 T = TypeVar("T")
 
 
@@ -50,9 +54,12 @@ def test_server(latency: float) -> Iterator[str]:
         server.wait(timeout=10)
 
 
-async def ours(session: Session, base_url: str, name: str, concurrency: int) -> RunStats:
-    """Judge every chunk with the builtin prompt."""
-    settings = JudgeSettings(model="bench", prompt=builtin(), logprobs=True)
+async def ours(session: Session, base_url: str, name: str, concurrency: int,
+               prompt: JudgePrompt | None = None) -> RunStats:
+    """Judge every chunk with the builtin prompt (or the one given)."""
+    prompt = prompt or builtin()
+    settings = JudgeSettings(model="bench", prompt=prompt, logprobs=True,
+                             window=20 if prompt.listwise else None)
     async with make_client(base_url, "sk-bench", concurrency=concurrency) as client:
         return await run_judge(session, name, settings, client,
                                RunOptions(concurrency=concurrency, max_retries=0), RunStats())
@@ -87,6 +94,27 @@ def timed(coroutine: Coroutine[Any, Any, T]) -> tuple[T, float, float]:
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
+def styles(base_url: str, tmp: Path) -> None:
+    """Listwise against pointwise on each sample session: calls and prompt tokens."""
+    print("listwise (one call a golden, windows of 20) against the pointwise builtin:")
+    for sample in sorted((ROOT / "sample_sessions").glob("*.jsonl")):
+        with Session(tmp / f"{sample.stem}.db") as session:
+            session.import_goldens(read_goldens(sample), path=str(sample))
+            figures = {}
+            for name, prompt in (("builtin", builtin()), ("listwise", listwise())):
+                stats = asyncio.run(ours(session, base_url, name, 8, prompt))
+                summary = session.call_summary(name)
+                chunks = stats.judged
+                figures[name] = (1000 * stats.requests / chunks,
+                                 1000 * summary["tokens_in"] / chunks)
+            ratio = figures["listwise"][1] / figures["builtin"][1]
+            verdict = "OK" if ratio <= BUDGET_LISTWISE_TOKENS else "OVER"
+            print(f"  {sample.stem:14s} calls per 1,000 chunks {figures['builtin'][0]:6.0f} -> "
+                  f"{figures['listwise'][0]:4.0f}; prompt tokens per 1,000 chunks "
+                  f"{figures['builtin'][1]:8,.0f} -> {figures['listwise'][1]:7,.0f} "
+                  f"({ratio:.0%}; budget <= {BUDGET_LISTWISE_TOKENS:.0%})  {verdict}")
+
+
 def main() -> None:
     """Measure and print the figures beside the budget."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -96,6 +124,8 @@ def main() -> None:
     chunks = args.goldens * 10
     print(f"judge benchmark: {chunks:,} chunks, the test server answering in "
           f"{args.latency * 1000:.0f} ms")
+    with tempfile.TemporaryDirectory() as tmp, test_server(0.0) as fast:
+        styles(fast, Path(tmp))
     with tempfile.TemporaryDirectory() as tmp, test_server(args.latency) as base_url:
         source = Path(tmp) / "goldens.jsonl"
         generate(source, args.goldens, 10)

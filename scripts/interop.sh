@@ -81,6 +81,11 @@ judge_row "llama-cpp-python 0.3.36" "$URL" tiny.gguf --no-logprobs
 judge_row "llama-cpp-python 0.3.36" "$URL" tiny.gguf --concurrency 1
 start_llama_cpp_python True
 judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf
+# One request a golden, and a team's own prompt file with a graded reply (0-3, useful at 2).
+judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt listwise --max-tokens 2048
+"$ANNOTATOR" prompts show builtin | sed 's/^kind = "binary"$/kind = "graded"\nscale = 3\nthreshold = 2/' \
+  > "$WORK/graded.toml"
+judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt-file "$WORK/graded.toml"
 
 if "$WORK/venv/bin/python" -c "import litellm" 2>/dev/null; then
   PROXY_PORT=$((PORT + 1))

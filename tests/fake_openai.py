@@ -23,8 +23,28 @@ from typing import Any
 RAGAS_CONTEXT = re.compile(r'"context": "((?:[^"\\]|\\.)*)"')
 
 
+def listed_chunks(body: dict[str, Any]) -> list[tuple[int, str]] | None:
+    """(rank, text) of each chunk a listwise request asks about (the builtin listwise fields,
+    or a prompt file's "[rank] text" blocks), or None for a request about one chunk."""
+    user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
+    fields, _, question = user.partition("\n\nFor each of the")
+    if question:
+        try:
+            return [(int(c["rank"]), str(c["text"])) for c in json.loads(fields)["chunks"]]
+        except (ValueError, KeyError, TypeError):
+            return None
+    blocks = re.findall(r"^\[(\d+)\] (.*)$", user, re.MULTILINE)
+    if blocks and "verdicts" in json.dumps(body.get("response_format") or {}) + user:
+        return [(int(rank), text) for rank, text in blocks]
+    return None
+
+
 def chunk_of(body: dict[str, Any]) -> str:
-    """The chunk text a request asks about (builtin or RAGAS prompt)."""
+    """The chunk text a request asks about (builtin or RAGAS prompt; a listwise request: its
+    first chunk's)."""
+    listed = listed_chunks(body)
+    if listed:
+        return listed[0][1]
     user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
     fields, _, question = user.partition("\n\nWas this chunk")
     if question:  # the builtin prompt: its fields as one JSON object
@@ -33,7 +53,30 @@ def chunk_of(body: dict[str, Any]) -> str:
         except (ValueError, KeyError):  # the release before, benchmarked beside this one
             return fields.rpartition("Chunk:\n")[2]
     matches = RAGAS_CONTEXT.findall(user)
-    return json.loads(f'"{matches[-1]}"') if matches else user
+    if matches:
+        return str(json.loads(f'"{matches[-1]}"'))
+    chunk = re.search(r"^Chunk: (.*)$", user, re.MULTILINE)  # the tests' own prompt files
+    return chunk.group(1) if chunk else user
+
+
+def _encoder() -> Any:
+    import warnings
+
+    with warnings.catch_warnings():  # its data loader uses a deprecated importlib call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai  # type: ignore[import-untyped]
+
+        return bpe_openai.get_encoding("o200k_base")
+
+
+ENCODING = _encoder()
+
+
+def count_prompt(messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens as OpenAI counts a chat request (o200k_base: 3 a message, plus its role
+    and content, plus 3 priming the reply)."""
+    return 3 + sum(3 + len(ENCODING.encode(m["role"])) + len(ENCODING.encode(m["content"] or ""))
+                   for m in messages)
 
 
 BROKEN_BODIES: dict[str, tuple[bytes, str]] = {
@@ -65,6 +108,15 @@ BROKEN_REPLIES: dict[str, Callable[[dict[str, Any]], None]] = {
     "choice_not_object": _set(("choices",), ["useful"]),
 }
 """200 chat completions broken in one place, by behaviour name."""
+
+
+def _reply_key(body: dict[str, Any]) -> tuple[str, int]:
+    """("verdict", 1), or ("grade", top grade) when the request's schema asks for a grade."""
+    text = json.dumps(body.get("response_format") or {})
+    found = re.search(r'"grade": \{"type": "integer", "enum": \[([\d, ]+)\]', text)
+    if found:
+        return "grade", max(int(g) for g in found.group(1).split(","))
+    return "verdict", 1
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -104,6 +156,9 @@ class FakeOpenAI:
         """Behaviour -> probability, drawn for every request beyond its chunk's plan (the rest
         "ok"), from a seeded generator: a reproducible mix of faults."""
         self._chaos_rng = random.Random(0)
+        self.prefix_cache = False
+        """Report cached prompt tokens (usage.prompt_tokens_details) as a prefix cache would."""
+        self._prefixes: set[str] = set()
         self.served: list[tuple[str, str]] = []
         """(chunk, behaviour) of every request, in the order they came."""
         self._serial_lock = threading.Lock()
@@ -211,8 +266,13 @@ class FakeOpenAI:
                 if behaviour == "slow":
                     time.sleep(server.slow_seconds)
                 verdict = (1 if "useful" in chunk else 0) ^ (behaviour == "flip")
-                content = json.dumps({"reason": f"Checked: {chunk[:30]}", "verdict": verdict})
+                key, scale = _reply_key(body)
+                score = verdict * scale if key == "grade" else verdict
+                content = json.dumps({"reason": f"Checked: {chunk[:30]}", key: score})
                 finish = "stop"
+                listed = listed_chunks(body)
+                if listed is not None:
+                    content = server.listwise_reply(listed, behaviour, key, scale)
                 if behaviour == "malformed":
                     content = '{"reason": "oops", verdict: 1'
                 elif behaviour == "verdict2":
@@ -243,20 +303,42 @@ class FakeOpenAI:
 
         return Handler
 
+    def listwise_reply(self, listed: list[tuple[int, str]], behaviour: str, key: str,
+                       scale: int) -> str:
+        """One verdict per chunk ("short_list": one missing; "repeat_rank": the first rank
+        twice; "flip": every verdict the other way)."""
+        items = []
+        for rank, text in listed:
+            verdict = (1 if "useful" in text else 0) ^ (behaviour == "flip")
+            items.append({"rank": rank, "reason": f"Checked: {text[:30]}",
+                          key: verdict * scale if key == "grade" else verdict})
+        if behaviour == "short_list":
+            items = items[:-1]
+        elif behaviour == "repeat_rank" and len(items) > 1:
+            items[1]["rank"] = items[0]["rank"]
+        return json.dumps({"verdicts": items})
+
     def completion(self, body: dict[str, Any], content: str, finish: str,
                    verdict: int) -> dict[str, Any]:
         """A chat.completion object, with logprobs on the verdict token when asked."""
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
                                   "message": {"role": "assistant", "content": content}}
         if body.get("logprobs"):
-            p = self.confidence if verdict == 1 else 1 - self.confidence
-            tokens = []
+            _, scale = _reply_key(body)
+            tokens: list[dict[str, Any]] = []
             for piece in re.findall(r"\d|[^\d]+", content):
                 entry: dict[str, Any] = {"token": piece, "logprob": -0.01, "bytes": None,
                                          "top_logprobs": []}
-                if piece in "01" and len(piece) == 1:
+                after_key = bool(tokens) and tokens[-1]["token"].endswith(
+                    ('"verdict": ', '"grade": '))
+                if len(piece) == 1 and piece.isdigit() and after_key:
+                    # The verdict (or grade) token: confident in what it says, the rest on the
+                    # other side of the line.
+                    useful = int(piece) > 0
+                    p = self.confidence if useful else 1 - self.confidence
+                    high = piece if useful else str(scale)
                     entry["top_logprobs"] = [
-                        {"token": "1", "logprob": math.log(p), "bytes": None},
+                        {"token": high, "logprob": math.log(p), "bytes": None},
                         {"token": "0", "logprob": math.log(1 - p), "bytes": None}]
                 tokens.append(entry)
             if self.fenced:
@@ -264,11 +346,21 @@ class FakeOpenAI:
                            "top_logprobs": []}, *tokens,
                           {"token": "\n```", "logprob": -0.01, "bytes": None, "top_logprobs": []}]
             choice["logprobs"] = {"content": tokens, "refusal": None}
-        words = sum(len(m["content"]) for m in body["messages"]) // 4
+        words = count_prompt(body["messages"])
+        usage: dict[str, Any] = {"prompt_tokens": words,
+                                 "completion_tokens": len(ENCODING.encode(content)),
+                                 "total_tokens": words + len(ENCODING.encode(content))}
+        if self.prefix_cache:
+            # A provider's prefix cache: everything before the last message is served from
+            # the cache once a request with the same prefix has been seen.
+            prefix = json.dumps(body["messages"][:-1])
+            with self._lock:
+                seen = prefix in self._prefixes
+                self._prefixes.add(prefix)
+            usage["prompt_tokens_details"] = {
+                "cached_tokens": count_prompt(body["messages"][:-1]) - 3 if seen else 0}
         return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-                "model": body["model"], "choices": [choice],
-                "usage": {"prompt_tokens": words, "completion_tokens": len(content) // 4,
-                          "total_tokens": words + len(content) // 4}}
+                "model": body["model"], "choices": [choice], "usage": usage}
 
 
 if __name__ == "__main__":

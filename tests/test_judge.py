@@ -28,6 +28,7 @@ from annotator.judge.failures import Failures
 from annotator.judge.prompts import builtin, parse_reply
 from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
 from annotator.judge.types import CallResult, JudgeSettings
+from annotator.models import Price
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
@@ -258,8 +259,8 @@ def test_refused_structured_output_and_logprobs_fall_back(tmp_path: Path) -> Non
 
 
 def test_parse_reply() -> None:
-    assert parse_reply('{"reason": "r", "verdict": 1}') == (1, "r")
-    assert parse_reply('```json\n{"verdict": 0, "reason": "x"}\n```') == (0, "x")
+    assert parse_reply('{"reason": "r", "verdict": 1}') == (1, "r", None)
+    assert parse_reply('```json\n{"verdict": 0, "reason": "x"}\n```') == (0, "x", None)
     for bad, message in [('{"verdict": "1"}', 'verdict is "1"'), ('{"verdict": true}', "true"),
                          ('{"verdict": 2}', "not 0 or 1"), ('{"reason": "r"}', "no 'verdict'"),
                          ("", "empty"), ("nope", "not valid JSON"), ("[1]", "no 'verdict'")]:
@@ -411,7 +412,7 @@ def test_the_leaderboard_counts_parse_failures_tokens_and_latency(tmp_path: Path
     assert figures["cost_per_1000_chunks"].value is None  # no price given
     assert "--price" in str(figures["cost_per_1000_chunks"].reason)
     assert figures["flip_rate"].value is None and "--repeat" in str(figures["flip_rate"].reason)
-    priced = build_leaderboard(session, resamples=0, prices={"test-judge": (2.0, 8.0)})
+    priced = build_leaderboard(session, resamples=0, prices={"test-judge": Price(2.0, 8.0)})
     assert priced.judges[0].calls.figures["cost_per_1000_chunks"].value == pytest.approx(
         (summary["tokens_in"] * 2.0 + summary["tokens_out"] * 8.0) / 1e6 * 1000 / 8)
 
@@ -433,9 +434,12 @@ def test_repeat_judges_every_chunk_k_times_and_the_leaderboard_lists_the_flips(
     first = {c: v.verdict for c, v in session.verdicts("test-judge").items()}
     for chunk_id, verdict in first.items():
         session.decide("alice", chunk_id, verdict, "accept")
-    board = build_leaderboard(session, resamples=0)
-    [row] = board.judges
+    board = build_leaderboard(session, resamples=0, sort="judge")
+    row, vote = board.judges
     assert row.calls.figures["flip_rate"].value == pytest.approx(1 / 8)
+    # Three runs everywhere: the majority verdict is scored as a judge of its own, at 3x the cost.
+    assert vote.judge == "test-judge majority of 3" and vote.calls.style.startswith("majority")
+    assert vote.chunks == row.chunks == 8 and vote.stats["percent"].value == 1.0
     chunk = next(c for g in goldens for c in g.chunks if c.text == texts[4])
     assert row.calls.unstable == [(chunk.golden_id, chunk.rank, [first[chunk.id], 1 - first[chunk.id],
                                                                  first[chunk.id]])]

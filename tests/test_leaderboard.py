@@ -89,7 +89,7 @@ def test_the_judges_command_in_every_format(tmp_path: Path, fmt: str) -> None:
         assert data["judges"][0]["call_why_undefined"]["tokens_per_1000_chunks"].startswith(
             "imported")
     if fmt == "csv":
-        assert text.splitlines()[0].startswith("judge,cohen_kappa,cohen_kappa_low")
+        assert text.splitlines()[0].startswith("judge,prompt,examples,cohen_kappa,cohen_kappa_low")
         assert len(text.splitlines()) == 3
 
 

@@ -12,6 +12,7 @@ from annotator.cli import cli
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
 from annotator.merge import merge_sessions
+from annotator.models import Price
 from annotator.store.session import Session
 from tests.conftest import banking_file, dump, golden, write_lines
 
@@ -129,11 +130,11 @@ def test_the_random_sample_and_prices_travel_and_different_samples_are_refused(
         with Session(path) as s:
             s.set_random_sample(5, 3, draw_sample(s.golden_ids(), 5, 3))
     with Session(a) as s:
-        s.set_price("sample-judge", 0.15, 0.6)
+        s.set_price("sample-judge", Price(0.15, 0.6, 0.075))
     merge_sessions([a, b], tmp_path / "t.db")
     with Session(tmp_path / "t.db") as t, Session(a) as s:
         assert t.random_sample() == s.random_sample()
-        assert t.price("sample-judge") == (0.15, 0.6)
+        assert t.price("sample-judge") == Price(0.15, 0.6, 0.075)
     c = person(tmp_path, "c", "carol", 3)
     with Session(c) as s:
         s.set_random_sample(5, 4, draw_sample(s.golden_ids(), 5, 4))

@@ -30,6 +30,7 @@ import openai
 from openai import AsyncOpenAI
 
 from annotator.judge.limiter import RateLimiter
+from annotator.judge.template import BINARY, Reply, TemplatePrompt
 from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt
 from annotator.models import canonical_json
 from annotator.verdict import is_verdict
@@ -153,13 +154,13 @@ def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> s
 
 
 async def ask(client: AsyncOpenAI, settings: JudgeSettings, messages: list[dict[str, str]],
-              timeout: float) -> CallResult:
-    """Ask the judge about one chunk, whatever the prompt; never raises for what the endpoint or
-    the model does."""
+              timeout: float, ranks: Sequence[int] | None = None) -> CallResult:
+    """Ask the judge about one chunk (or, listwise, the chunks at ``ranks``), whatever the
+    prompt; never raises for what the endpoint or the model does."""
     if _sends_itself(type(settings.prompt)):
         prompt = cast(LibraryPrompt, settings.prompt)
         return await _library_call(client, settings, prompt, messages, timeout)
-    return await judge_chunk(client, settings, messages, timeout)
+    return await judge_chunk(client, settings, messages, timeout, ranks)
 
 
 @functools.cache
@@ -169,17 +170,29 @@ def _sends_itself(prompt_type: type) -> bool:
     return issubclass(prompt_type, LibraryPrompt)
 
 
-async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
-                      messages: list[dict[str, str]], timeout: float) -> CallResult:
-    """One chat completion with the prompt's messages and response format."""
-    body: dict[str, Any] = {"model": settings.model, "messages": messages, **settings.parameters()}
-    mode, logprobs = settings.response_format, settings.logprobs
-    if (fmt := response_format(mode, settings.prompt.schema)) is not None:
+def request_body(settings: JudgeSettings, messages: list[dict[str, str]],
+                 ranks: Sequence[int] | None = None) -> dict[str, Any]:
+    """The chat completion request exactly as sent (and as a batch or a dry run writes it)."""
+    body: dict[str, Any] = {"model": settings.model, "messages": messages,
+                            "temperature": settings.temperature,
+                            "max_tokens": settings.max_tokens}
+    schema = (settings.prompt.schema if ranks is None
+              else cast(TemplatePrompt, settings.prompt).schema_for(ranks))
+    if (fmt := response_format(settings.response_format, schema)) is not None:
         body["response_format"] = fmt
-    if logprobs:
+    if settings.logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 5
-    result = await _send(client, settings, body, timeout)
+    return body
+
+
+async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
+                      messages: list[dict[str, str]], timeout: float,
+                      ranks: Sequence[int] | None = None) -> CallResult:
+    """One chat completion with the prompt's messages and response format."""
+    mode, logprobs = settings.response_format, settings.logprobs
+    body = request_body(settings, messages, ranks)
+    result = await _send(client, settings, body, timeout, ranks)
     result.sent_format, result.sent_logprobs = mode, logprobs
     return result
 
@@ -219,7 +232,7 @@ async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: Li
 
 
 async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, Any],
-                timeout: float) -> CallResult:
+                timeout: float, ranks: Sequence[int] | None = None) -> CallResult:
     """POST one request and read its reply into a CallResult."""
     start = time.perf_counter()
     try:
@@ -244,27 +257,55 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
         return CallResult(error=completion, raw_reply=text[:RAW_REPLY_CHARS], latency_ms=latency,
                           cause="body")
     result = CallResult(latency_ms=latency, tokens_in=completion.tokens_in,
-                        tokens_out=completion.tokens_out)
+                        tokens_out=completion.tokens_out, tokens_cached=completion.tokens_cached)
     content = completion.content
     result.raw_reply = content
     if completion.finish_reason == "length":
         result.error = "the reply was cut off at the token limit (raise max_tokens)"
         result.cause = "cut_off"
         return result
+    reply = settings.prompt.reply
+    if ranks is not None:
+        return _read_list(result, cast(TemplatePrompt, settings.prompt), content, ranks,
+                          completion, bool(body.get("logprobs")))
     parsed = settings.prompt.read(content)
     if isinstance(parsed, str):
         result.error, result.cause = parsed, "reply"
         return result
-    result.verdict, result.reason = parsed
+    result.verdict, result.reason, result.grade = parsed
     if body.get("logprobs"):
         if not completion.logprobs:
             result.confidence_note = "the reply carried no logprobs"
         else:
-            found = p_relevant(completion.logprobs, result.verdict)
+            found = p_relevant(completion.logprobs, result.verdict, reply)
             if isinstance(found, str):
                 result.confidence_note = found
             else:
                 result.p_relevant = found
+    return result
+
+
+def _read_list(result: CallResult, prompt: TemplatePrompt, content: str | None,
+               ranks: Sequence[int], completion: Completion, logprobs: bool) -> CallResult:
+    """A listwise reply read whole: one verdict per rank with its P(relevant), or an error."""
+    listed = prompt.read_list(content, ranks)
+    if isinstance(listed, str):
+        result.error, result.cause = listed, "reply"
+        return result
+    found: list[float | str] = (
+        p_relevant_each(completion.logprobs, [v for v, *_ in listed], prompt.reply)
+        if logprobs and completion.logprobs else [])
+    if logprobs:
+        notes = [p for p in found if isinstance(p, str)]
+        result.confidence_note = ("the reply carried no logprobs" if not completion.logprobs
+                                  else notes[0] if notes else None
+                                  if len(found) == len(listed)
+                                  else "the verdict's token was not found in the logprobs")
+    chances = [p if isinstance(p, float) else None for p in found]
+    chances += [None] * (len(listed) - len(chances))
+    result.listed = [(v, reason, grade, p)
+                     for (v, reason, grade), p in zip(listed, chances, strict=True)]
+    result.verdict = listed[0][0]  # a listwise call succeeded: its verdicts are in listed
     return result
 
 
@@ -290,6 +331,7 @@ class Completion:
     tokens_in: int | None
     tokens_out: int | None
     logprobs: list[Token]
+    tokens_cached: int | None = None
 
 
 def read_completion(text: str) -> Completion | str:
@@ -316,10 +358,12 @@ def read_completion(text: str) -> Completion | str:
     usage = usage if isinstance(usage, dict) else {}
     logprobs = choice.get("logprobs")
     finish = choice.get("finish_reason")
+    details = usage.get("prompt_tokens_details")
     return Completion(content if isinstance(content, str) else None,
                       finish if isinstance(finish, str) else None,
                       _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
-                      _tokens(logprobs.get("content") if isinstance(logprobs, dict) else None))
+                      _tokens(logprobs.get("content") if isinstance(logprobs, dict) else None),
+                      _count(details.get("cached_tokens")) if isinstance(details, dict) else None)
 
 
 def _json_kind(value: Any) -> str:
@@ -358,36 +402,51 @@ def _logprob(value: Any) -> float:
         else -math.inf
 
 
-VERDICT_KEY = re.compile(r'(?<!\\)"verdict"\s*:\s*')
-"""The reply's verdict key up to its value (an escaped quote inside the reason is not it)."""
+KEYS = {key: re.compile(rf'(?<!\\)"{key}"\s*:\s*') for key in ("verdict", "grade")}
+"""The reply's verdict (or grade) key up to its value (an escaped quote inside a reason is not
+it)."""
 
 
-def p_relevant(tokens: list[Any], verdict: int) -> float | str:
-    """P(verdict = 1) from the verdict digit's own token, renormalised over '0' and '1'; or a
-    sentence saying why there is none.
+def p_relevant(tokens: list[Any], verdict: int, reply: Reply = BINARY) -> float | str:
+    """P(verdict = 1) from the verdict digit's own token, renormalised over the reply's digits
+    (0 and 1, or the grades); or a sentence saying why there is none.
 
     The digit is found in the token stream itself (the tokens' text rebuilt), never by an
     offset into the reply's content: a server that strips a ```json fence from the content
     keeps it in the tokens, and an offset would land on another token.
     """
+    found = p_relevant_each(tokens, [verdict], reply)
+    return found[0] if found else "the verdict's token was not found in the logprobs"
+
+
+def p_relevant_each(tokens: list[Any], verdicts: Sequence[int], reply: Reply = BINARY
+                    ) -> list[float | str]:
+    """P(relevant) (or why none) for each verdict key of the reply in order, as p_relevant."""
     text = "".join(token.token for token in tokens)
-    match = VERDICT_KEY.search(text)
-    if match is None or match.end() >= len(text) or text[match.end()] not in "01":
-        return "the verdict's token was not found in the logprobs"
-    digit = match.end()
-    if int(text[digit]) != verdict:
-        return "the logprobs' verdict token disagrees with the reply's verdict"
     ends = list(itertools.accumulate(len(token.token) for token in tokens))
-    token = tokens[bisect.bisect_right(ends, digit)]  # the token whose text holds the digit
-    mass = {"0": 0.0, "1": 0.0}
-    for alternative in token.top_logprobs or [token]:
-        label = alternative.token.strip().strip('"').rstrip(",}").strip()
-        if label in mass:
-            mass[label] += math.exp(alternative.logprob)
-    total = mass["0"] + mass["1"]
-    if total == 0:
-        return "the verdict token's alternatives hold neither 0 nor 1"
-    return mass["1"] / total
+    digits = [str(d) for d in range(reply.scale + 1)]
+    out: list[float | str] = []
+    for match, verdict in zip(KEYS[reply.key].finditer(text), verdicts, strict=False):
+        digit = match.end()
+        if digit >= len(text) or text[digit] not in digits:
+            out.append("the verdict's token was not found in the logprobs")
+            continue
+        said = int(text[digit])
+        if int(said >= reply.threshold) != verdict:
+            out.append("the logprobs' verdict token disagrees with the reply's verdict")
+            continue
+        token = tokens[bisect.bisect_right(ends, digit)]  # the token whose text holds the digit
+        mass = dict.fromkeys(digits, 0.0)
+        for alternative in token.top_logprobs or [token]:
+            label = alternative.token.strip().strip('"').rstrip(",}").strip()
+            if label in mass:
+                mass[label] += math.exp(alternative.logprob)
+        total = sum(mass.values())
+        if total == 0:
+            out.append("the verdict token's alternatives hold neither 0 nor 1")
+            continue
+        out.append(sum(m for d, m in mass.items() if int(d) >= reply.threshold) / total)
+    return out
 
 
 def status_error(error: openai.APIStatusError, settings: JudgeSettings,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from annotator.errors import AnnotatorError
 from annotator.judge.prompts import parse_reply
+from annotator.judge.template import BINARY
 from annotator.judge.types import Against, Reading
 
 if TYPE_CHECKING:
@@ -61,7 +62,11 @@ class RagasPrompt:
             question="", context="", answer=""))
         return hashlib.sha256(f"ragas {self.version}\n{empty}".encode()).hexdigest()
 
-    def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]:
+    listwise = False
+    reply = BINARY
+
+    def messages(self, question: str, answer: str, context: str, rank: int = 1
+                 ) -> list[dict[str, str]]:
         """RAGAS's prompt for one chunk (instructor adds its own system message when sending)."""
         text = self._prompt.to_string(self._util.ContextPrecisionInput(
             question=question, context=context, answer=answer))

@@ -13,6 +13,7 @@ time): repetition 1 is the verdict in force, and the others measure how often it
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import random
 import socket
@@ -21,14 +22,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from openai import AsyncOpenAI
 
 from annotator.errors import AnnotatorError, NotSaved, SessionError
 from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
 from annotator.judge.failures import Failures, Group
+from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import CallResult, JudgeSettings
-from annotator.models import Judge
+from annotator.models import Judge, Price
 from annotator.store.session import Session
 from annotator.text import shortened
 
@@ -68,6 +71,8 @@ class RunStats:
     """Failed calls, retried or not."""
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0
+    """Prompt tokens the provider's cache served (part of tokens_in)."""
     requests: int = 0
     """HTTP requests sent (more than calls where a library retries inside one call)."""
     started: float = field(default_factory=time.monotonic)
@@ -92,17 +97,18 @@ class RunStats:
         """Chunks finished either way."""
         return self.judged + self.gave_up
 
-    def cost(self, price_in: float | None, price_out: float | None) -> float | None:
-        """USD spent, from prices per million tokens; None without prices."""
-        if price_in is None or price_out is None:
-            return None
-        return (self.tokens_in * price_in + self.tokens_out * price_out) / 1e6
+    def cost(self, price: Price | None) -> float | None:
+        """USD spent at these prices; None without prices."""
+        return None if price is None else price.cost(self.tokens_in, self.tokens_out,
+                                                     self.tokens_cached)
 
 
 def judge_definition(name: str, settings: JudgeSettings) -> Judge:
     """The judge as stored in the session: everything that defines its requests."""
-    return Judge(name, settings.model, settings.base_url, settings.prompt.id,
-                 settings.prompt.template_sha256, settings.parameters())
+    prompt = settings.prompt
+    text = prompt.canonical_text if isinstance(prompt, TemplatePrompt) else None
+    return Judge(name, settings.model, settings.base_url, prompt.id, prompt.template_sha256,
+                 settings.parameters(), text)
 
 
 async def run_judge(
@@ -125,7 +131,9 @@ async def run_judge(
     lease.take()  # before anything is written: a refused run changes nothing
     try:
         new_judge = name not in {j.name for j in session.judges()}
-        session.define_judge(judge_definition(name, settings))
+        prompt = settings.prompt
+        session.define_judge(judge_definition(name, settings), prompt.session_examples
+                             if isinstance(prompt, TemplatePrompt) else ())
         try:
             return await _judge_all(session, name, settings, client, options, stats,
                                     on_progress, secrets, lease)
@@ -138,22 +146,66 @@ async def run_judge(
         lease.release()
 
 
-async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
-                     options: RunOptions, stats: RunStats,
-                     on_progress: Callable[[RunStats], None] | None,
-                     secrets: tuple[str, ...], lease: Lease) -> RunStats:
-    _resume_transport(session, name, settings)
-    stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
-    done = session.judged_requests(name)
-    # The work holds references to the texts, not rendered prompts: those are rebuilt when a
-    # chunk's turn comes, so a large session costs no second copy of every chunk in memory.
-    # Every verdict in force (repetition 1) comes before any repetition; with --limit the
-    # goldens are read a page at a time only until the limit is met.
-    first: list[tuple[int, str, str, str, str | None, int]] = []
-    later: list[tuple[int, str, str, str, str | None, int]] = []
+@dataclass(slots=True)
+class Task:
+    """One unit of work: a chunk (pointwise), or a golden's chunks (listwise), in one repetition."""
+
+    chunk_ids: list[int]
+    question: str
+    answer: str
+    parts: list[tuple[int, str]]
+    """(rank, text) of each chunk, in rank order."""
+    repetition: int
+    sha: str | None = None
+    """The request's identity, once computed (a chunk never called needs none to be pending)."""
+
+
+def windows(count: int, size: int | None) -> list[range]:
+    """The overlapping windows (positions into a golden's chunks) a listwise judge asks about:
+    one window when the golden fits, else windows of ``size`` overlapping by a quarter of it
+    (at least one chunk), the last one ending at the last chunk."""
+    if size is None or count <= size:
+        return [range(count)]
+    step = max(1, size - max(1, size // 4))
+    starts = [*list(range(0, count - size, step)), count - size]
+    return [range(start, start + size) for start in starts]
+
+
+def task_messages(settings: JudgeSettings, task: Task) -> list[list[dict[str, str]]]:
+    """The messages of each request a task makes (one, or one per listwise window)."""
+    prompt = settings.prompt
+    if not prompt.listwise:
+        rank, text = task.parts[0]
+        return [prompt.messages(task.question, task.answer, text, rank)]
+    listing = cast(TemplatePrompt, prompt)
+    return [listing.list_messages(task.question, task.answer, [task.parts[i] for i in window])
+            for window in windows(len(task.parts), settings.window)]
+
+
+def task_sha256(settings: JudgeSettings, task: Task) -> str:
+    """A task's identity: its request's hash, or (listwise) the hash of its windows' hashes."""
+    shas = [request_sha256(settings, m) for m in task_messages(settings, task)]
+    if len(shas) == 1:
+        return shas[0]
+    return hashlib.sha256(" ".join(shas).encode()).hexdigest()
+
+
+def collect_tasks(session: Session, settings: JudgeSettings, options: RunOptions,
+                  stats: RunStats, done: dict[tuple[int, int], set[str]] | None = None
+                  ) -> list[Task]:
+    """Every task not yet done by this exact request, verdicts in force (repetition 1) before
+    any repetition; with --limit the goldens are read a page at a time only until it is met.
+
+    The tasks hold references to the texts, not rendered prompts: those are rebuilt when a
+    task's turn comes, so a large session costs no second copy of every chunk in memory.
+    """
+    done = done if done is not None else {}
+    listwise = settings.prompt.listwise
+    first: list[Task] = []
+    later: list[Task] = []
     golden_ids = session.golden_ids()
     for start in range(0, len(golden_ids), GOLDENS_PER_PAGE):
-        if options.limit is not None and len(first) >= options.limit:
+        if options.limit is not None and _chunks(first) >= options.limit:
             break
         for golden in session.goldens(golden_ids[start:start + GOLDENS_PER_PAGE]):
             answer = (golden.reference if settings.prompt.against == "reference"
@@ -161,55 +213,80 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             if answer is None:
                 stats.no_answer += len(golden.chunks)
                 continue
-            for chunk in golden.chunks:
-                sha: str | None = None  # a chunk never called needs no hash to be pending
+            groups = ([list(golden.chunks)] if listwise and golden.chunks
+                      else [[chunk] for chunk in golden.chunks])
+            for group in groups:
+                ids = [chunk.id for chunk in group]
+                parts = [(chunk.rank, chunk.text) for chunk in group]
+                sha: str | None = None
                 for repetition in range(1, options.repeat + 1):
-                    asked = done.get((chunk.id, repetition))
-                    if asked and sha is None:
-                        sha = request_sha256(settings, settings.prompt.messages(
-                            golden.user_input, answer, chunk.text))
-                    if asked and sha in asked:
-                        stats.skipped += 1
-                    else:
-                        (first if repetition == 1 else later).append(
-                            (chunk.id, golden.user_input, answer, chunk.text, sha, repetition))
-    work = first + sorted(later, key=lambda item: item[5])
+                    task = Task(ids, golden.user_input, answer, parts, repetition, sha)
+                    asked = [done.get((i, repetition)) for i in ids]
+                    if all(asked):
+                        task.sha = sha = sha or task_sha256(settings, task)
+                        if all(sha in a for a in asked if a is not None):
+                            stats.skipped += len(ids)
+                            continue
+                    (first if repetition == 1 else later).append(task)
+    work = first + sorted(later, key=lambda task: task.repetition)
     if options.limit is not None:
-        work = work[: options.limit]
-    stats.total = len(work)
+        kept, count = [], 0
+        for task in work:
+            if count >= options.limit:
+                break
+            kept.append(task)
+            count += len(task.chunk_ids)
+        work = kept
+    stats.total = _chunks(work)
+    return work
+
+
+def _chunks(tasks: list[Task]) -> int:
+    return sum(len(task.chunk_ids) for task in tasks)
+
+
+async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+                     options: RunOptions, stats: RunStats,
+                     on_progress: Callable[[RunStats], None] | None,
+                     secrets: tuple[str, ...], lease: Lease) -> RunStats:
+    _resume_transport(session, name, settings)
+    stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
+    work = collect_tasks(session, settings, options, stats, session.judged_requests(name))
     if stats.no_answer and not work and not stats.skipped:
         raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
                            "use --against " + ("response" if settings.prompt.against ==
                                                "reference" else "reference") + ".")
-    queue: asyncio.Queue[tuple[int, str, str, str, str | None, int]] = asyncio.Queue()
+    queue: asyncio.Queue[Task] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
-    del work, first, later
+    del work
 
-    async def judge_one(chunk_id: int, question: str, answer: str, text: str, sha: str | None,
-                        repetition: int) -> None:
-        messages = settings.prompt.messages(question, answer, text)
-        sha = sha or request_sha256(settings, messages)
+    async def store(calls: list[dict[str, object]]) -> None:
+        while True:  # the reply is kept while another command holds the file
+            try:
+                session.record_calls(name, calls)
+                lease.renew()
+                return
+            except NotSaved as refused:
+                if not refused.busy:
+                    raise  # a full disk or a read-only file: waiting will not help
+                await asyncio.sleep(1.0)
+
+    async def call(messages: list[dict[str, str]], ranks: list[int] | None,
+                   failed: Callable[[CallResult], list[dict[str, object]]]) -> CallResult:
+        """Ask until a verdict, a hopeless failure or the last retry; every failure stored."""
         attempt = 0
         while True:
-            result = await ask(client, settings, messages, options.timeout)
+            result = await ask(client, settings, messages, options.timeout, ranks)
             _redact(result, secrets)  # before anything stores, counts or prints the reply
-            while True:  # the reply is kept while another command holds the file
-                try:
-                    _store(session, name, chunk_id, sha, repetition, result)
-                    lease.renew()
-                    break
-                except NotSaved as refused:
-                    if not refused.busy:
-                        raise  # a full disk or a read-only file: waiting will not help
-                    await asyncio.sleep(1.0)
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
+            stats.tokens_cached += result.tokens_cached or 0
             stats.requests += result.requests
             if result.verdict is not None:
-                stats.judged += 1
                 stats.failures.succeeded()
-                return
+                return result
+            await store(failed(result))
             stats.errors += 1
             stats.failures.add(result)
             if on_progress is not None:
@@ -219,7 +296,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             if (hopeless := stats.failures.hopeless(stats.judged)) is not None:
                 stopped.append(hopeless)
             if stopped or not result.retryable or attempt == options.max_retries:
-                break
+                return result
             if result.retry_after is not None:
                 wait = min(result.retry_after, options.max_wait)
                 stats.waiting = wait
@@ -230,10 +307,48 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             await asyncio.sleep(wait)
             stats.waiting = None
             attempt += 1
-        stats.gave_up += 1
+
+    async def judge_one(task: Task) -> None:
+        sha = task.sha or task_sha256(settings, task)
+        if not settings.prompt.listwise:
+            chunk_id = task.chunk_ids[0]
+
+            def failed(result: CallResult) -> list[dict[str, object]]:
+                return [_row(chunk_id, sha, task.repetition, result)]
+
+            result = await call(task_messages(settings, task)[0], None, failed)
+            if result.verdict is None:
+                stats.gave_up += 1
+                return
+            await store([_row(chunk_id, sha, task.repetition, result)])
+            stats.judged += 1
+            return
+        results: list[tuple[range, CallResult]] = []
+        spans = windows(len(task.parts), settings.window)
+        for span, messages in zip(spans, task_messages(settings, task), strict=True):
+            ids = [task.chunk_ids[i] for i in span]
+
+            def failed_window(result: CallResult, ids: list[int] = ids
+                              ) -> list[dict[str, object]]:
+                return _split(ids, sha, task.repetition, result)
+
+            result = await call(messages, [task.parts[i][0] for i in span], failed_window)
+            if result.verdict is None:
+                # Never a partial golden: the windows that did answer are kept as failed calls
+                # (their tokens were spent) and the whole golden is asked again next run.
+                for done_span, done in results:
+                    done.verdict, done.error = None, ("another window of this golden failed; "
+                                                      "the golden is judged again next run")
+                    await store(_split([task.chunk_ids[i] for i in done_span], sha,
+                                       task.repetition, done))
+                stats.gave_up += len(task.chunk_ids)
+                return
+            results.append((span, result))
+        await store(_merged(task, sha, results))
+        stats.judged += len(task.chunk_ids)
 
     stopped: list[Group] = []  # a hopeless failure: no worker takes more work
-    workers = max(1, min(options.concurrency, stats.total))
+    workers = max(1, min(options.concurrency, queue.qsize()))
     probe = _ConcurrencyProbe(workers)
 
     async def worker(first: bool) -> None:
@@ -241,7 +356,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             await probe.opened.wait()
         while not queue.empty() and not stopped:
             started = time.monotonic()
-            await judge_one(*queue.get_nowait())
+            await judge_one(queue.get_nowait())
             probe.finished(time.monotonic() - started, stats)
             if on_progress is not None:
                 on_progress(stats)
@@ -252,6 +367,69 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
         raise JudgeStopped(stopped[0], stats)
     stats.warnings.extend(degenerate(session, name))
     return stats
+
+
+def _row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
+    """One chunk's call as stored (see Session.record_calls)."""
+    return {
+        "chunk_id": chunk_id, "verdict": result.verdict, "reason": result.reason,
+        "p_relevant": result.p_relevant, "grade": result.grade,
+        "error": None if result.verdict is not None else result.error or "no verdict",
+        "raw_reply": result.raw_reply, "confidence_note": result.confidence_note,
+        "tokens_in": result.tokens_in, "tokens_out": result.tokens_out,
+        "tokens_cached": result.tokens_cached, "latency_ms": result.latency_ms,
+        "request_sha256": sha, "repetition": repetition, "requests": result.requests}
+
+
+def _shares(total: int | None, count: int) -> list[int | None]:
+    """A call's token count split evenly over its chunks (the remainder to the first ones), so
+    the chunks' counts add up to the call's."""
+    if total is None:
+        return [None] * count
+    each, extra = divmod(total, count)
+    return [each + (i < extra) for i in range(count)]
+
+
+def _split(ids: list[int], sha: str, repetition: int, result: CallResult
+           ) -> list[dict[str, object]]:
+    """A failed listwise call stored against each of its chunks, its cost split among them."""
+    rows = []
+    for i, (tin, tout, tcached) in enumerate(zip(
+            _shares(result.tokens_in, len(ids)), _shares(result.tokens_out, len(ids)),
+            _shares(result.tokens_cached, len(ids)), strict=True)):
+        row = _row(ids[i], sha, repetition, result)
+        row.update(tokens_in=tin, tokens_out=tout, tokens_cached=tcached,
+                   requests=result.requests if i == 0 else 0,
+                   latency_ms=None if result.latency_ms is None
+                   else round(result.latency_ms / len(ids), 1))
+        rows.append(row)
+    return rows
+
+
+def _merged(task: Task, sha: str, results: list[tuple[range, CallResult]]
+            ) -> list[dict[str, object]]:
+    """Each chunk's verdict from the first window that held it, marked unstable where a later
+    window said otherwise; each window's tokens split over its chunks."""
+    rows: dict[int, dict[str, object]] = {}
+    for span, result in results:
+        listed = result.listed or []
+        costs = _split([task.chunk_ids[i] for i in span], sha, task.repetition, result)
+        for position, (verdict, reason, grade, chance), cost in zip(span, listed, costs,
+                                                                    strict=True):
+            chunk_id = task.chunk_ids[position]
+            row = rows.get(chunk_id)
+            if row is None:
+                rows[chunk_id] = {**cost, "verdict": verdict, "reason": reason, "grade": grade,
+                                  "p_relevant": chance, "error": None, "unstable": 0,
+                                  "confidence_note": None if chance is not None
+                                  else result.confidence_note}
+                continue
+            for key in ("tokens_in", "tokens_out", "tokens_cached", "requests"):
+                if cost[key] is not None:
+                    row[key] = int(row[key] or 0) + int(cost[key])  # type: ignore[call-overload]
+            if verdict != row["verdict"]:
+                row["unstable"] = 1
+    return [rows[chunk_id] for chunk_id in task.chunk_ids]
 
 
 GOLDENS_PER_PAGE = 500
@@ -440,14 +618,6 @@ def _redact(result: CallResult, secrets: tuple[str, ...]) -> None:
             text = getattr(result, name)
             if text and secret in text:
                 setattr(result, name, text.replace(secret, "***"))
-
-
-def _store(session: Session, name: str, chunk_id: int, sha: str, repetition: int,
-           result: CallResult) -> None:
-    error, raw = result.error, result.raw_reply
-    session.record_call(
-        name, chunk_id, verdict=result.verdict, reason=result.reason,
-        p_relevant=result.p_relevant, error=None if result.verdict is not None else error or
-        "no verdict", raw_reply=raw, confidence_note=result.confidence_note,
-        tokens_in=result.tokens_in, tokens_out=result.tokens_out, latency_ms=result.latency_ms,
-        request_sha256=sha, repetition=repetition, requests=result.requests)
+        if result.listed:
+            result.listed = [(v, reason.replace(secret, "***") if reason else reason, grade, p)
+                             for v, reason, grade, p in result.listed]

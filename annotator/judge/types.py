@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from annotator.judge.template import Reply
+
 Against = Literal["reference", "response"]
 """What a chunk is judged against: the golden's reference answer or the system's response."""
 
@@ -34,8 +36,9 @@ Cause = Literal["http", "connection", "timeout", "cut_off", "body", "reply", "li
 at the token limit, a 200 whose body is no chat completion, a reply that holds no usable
 verdict, the prompt's own library."""
 
-Reading = tuple[int, str | None] | str
-"""A reply read by a prompt: (verdict, reason), or a sentence saying why it is not usable."""
+Reading = tuple[int, str | None, int | None] | str
+"""A reply read by a prompt: (verdict, reason, grade), or a sentence saying why it is not usable
+(grade: the graded score a threshold made into the verdict; None for a binary reply)."""
 
 
 class JudgePrompt(Protocol):
@@ -60,7 +63,18 @@ class JudgePrompt(Protocol):
         """(temperature, max_tokens) the style must be run with, or None for the command's."""
         ...
 
-    def messages(self, question: str, answer: str, context: str) -> list[dict[str, str]]: ...
+    @property
+    def listwise(self) -> bool:
+        """Whether one request judges many chunks (then it is a TemplatePrompt)."""
+        ...
+
+    @property
+    def reply(self) -> Reply:
+        """The reply it asks for: which key holds the verdict, and its grades."""
+        ...
+
+    def messages(self, question: str, answer: str, context: str, rank: int = 1
+                 ) -> list[dict[str, str]]: ...
 
     def read(self, content: str | None) -> Reading:
         """(verdict, reason) from the reply's text, or why it is not usable."""
@@ -86,6 +100,8 @@ class JudgeSettings:
     base_url: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
+    window: int | None = None
+    """Listwise: the most chunks one request judges (longer goldens go in overlapping windows)."""
     logprobs: bool = True
     response_format: str = "json_schema"
     """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
@@ -93,7 +109,10 @@ class JudgeSettings:
 
     def parameters(self) -> dict[str, Any]:
         """The sampling parameters stored with the judge."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.prompt.listwise:
+            out["window"] = self.window
+        return out
 
 
 @dataclass(slots=True)
@@ -105,8 +124,13 @@ class CallResult:
     p_relevant: float | None = None
     error: str | None = None
     raw_reply: str | None = None
+    grade: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    tokens_cached: int | None = None
+    """Prompt tokens the provider served from its prefix cache (usage.prompt_tokens_details)."""
+    listed: list[tuple[int, str | None, int | None, float | None]] | None = None
+    """Listwise: (verdict, reason, grade, P(relevant)) per chunk of the request, in rank order."""
     latency_ms: float | None = None
     requests: int = 1
     """HTTP requests this call sent (RAGAS's instructor may retry inside one call)."""

@@ -65,7 +65,9 @@ from annotator.stats.ranks import kendall_tau_b
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.stats.stat import Stat, ratio
 from annotator.store.session import Session
+from annotator.text import counted
 from annotator.truth import team_truth
+from annotator.unseen import unseen
 
 DEFAULT_GROUP_BY = "retriever"
 FAST_ACCEPT_MS = 1500.0
@@ -111,7 +113,11 @@ def build_report(
     """The agreement report for one judge against the given annotators (default: everyone), or
     with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on)."""
     judge = choose_judge(session, judge)
+    scope = unseen(session, [judge], "test")  # a judge shown examples: the test split only
     frame = session.chunk_frame()
+    if scope.golden_ids is not None:
+        keep = set(scope.golden_ids)
+        frame, _ = frame.only(np.asarray([g in keep for g in frame.golden_ids], dtype=bool))
     said = session.judge_columns(judge, frame)
     cp_judge = context_precision_by_golden(said.verdict, frame.sizes)
     golden_ids = frame.golden_ids
@@ -172,6 +178,12 @@ def build_report(
         confidence_gaps=session.confidence_gaps(judge),
     )
     report.headline.extend(headline(report))
+    if scope.golden_ids is not None:
+        left = session.count_goldens() - len(scope.golden_ids)
+        report.headline.insert(min(1, len(report.headline)), (
+            f"Scored on the test split only: {counted(left, 'golden')} left out, since judge "
+            f"'{judge}' was shown chunks of dev goldens as examples and a judge is never scored "
+            "on what it learned from."))
     return report
 
 

@@ -34,8 +34,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("kendall", "cp", None),
 )
 
-SORT_KEYS: tuple[str, ...] = (*(c.key for c in COLUMNS if c.better is not None), "judge")
-"""What --sort accepts: every sortable column, or the judge's name."""
+CALL_SORTS: dict[str, Literal["higher", "lower"]] = {
+    "cost_per_1000_chunks": "lower", "kappa_per_dollar": "higher"}
+"""The figures of a judge's calls --sort accepts, and which way is better."""
+
+SORT_KEYS: tuple[str, ...] = (*(c.key for c in COLUMNS if c.better is not None), *CALL_SORTS,
+                              "judge")
+"""What --sort accepts: every sortable column or cost figure, or the judge's name."""
 
 
 def keys(table: str) -> list[str]:

@@ -324,14 +324,30 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
         ["Over each judge's goldens complete under its verdicts and the truth." if own else
          f"Over the {counted(board.goldens, 'golden')} complete under every label set."]))
     blocks.append(Grid(
-        "judges_calls", "Cost, failures and stability",
-        ["judge", "calls", "parse failures", "flip rate between runs", "tokens per 1,000 chunks",
-         "USD per 1,000 chunks", "median latency ms"],
-        [[row.judge, str(row.calls.calls), cell(f["parse_failure_rate"]), cell(f["flip_rate"]),
-          cell(f["tokens_per_1000_chunks"], 0), cell(f["cost_per_1000_chunks"], 4),
+        "judges_calls", "Prompt, cost, failures and stability",
+        ["judge", "prompt", "examples", "calls", "parse failures", "flip rate between runs",
+         "tokens per 1,000 chunks", "cached share", "USD per 1,000 chunks", "kappa per USD",
+         "median latency ms"],
+        [[row.judge, row.calls.style, str(row.calls.examples), str(row.calls.calls),
+          cell(f["parse_failure_rate"]), cell(f["flip_rate"]),
+          cell(f["tokens_per_1000_chunks"], 0), cell(f["cached_share"]),
+          cell(f["cost_per_1000_chunks"], 4), cell(f["kappa_per_dollar"], 1),
           cell(f["median_latency_ms"], 0)]
          for row in board.judges for f in [row.calls.figures]],
-        ["Over every call each judge made in this session."]))
+        ["Over every call each judge made in this session. USD per 1,000 chunks counts the "
+         "prompt tokens a provider's cache served at the cached price (--price JUDGE=IN,OUT,"
+         "CACHED); kappa per USD is Cohen's kappa over USD per 1,000 chunks."]))
+    if len(board.judges) > 1:
+        names = [row.judge for row in board.judges]
+        kappa = {(a.first, a.second): a for a in board.agreement}
+        kappa.update({(a.second, a.first): a for a in board.agreement})
+        blocks.append(Grid(
+            "judge_agreement", "Judges against each other: Cohen's kappa",
+            ["judge", *names],
+            [[a, *("-" if a == b else value(kappa[a, b].kappa, 3, short=True)
+                   for b in names)] for a in names],
+            ["On the chunks both judges judged, people's labels aside: two judges with a "
+             "high kappa between them tend to fail on the same chunks."]))
     unstable = [(row.judge, *chunk) for row in board.judges for chunk in row.calls.unstable]
     if unstable:
         blocks.append(Grid(

@@ -9,6 +9,7 @@ only when it beats every other one significantly.
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ import numpy as np
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
 from annotator.memory import give_back
-from annotator.report.columns import COLUMNS, SORT_KEYS
+from annotator.models import Judge, Price
+from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
 from annotator.stats.bootstrap import (
@@ -48,9 +50,13 @@ from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import Truth
 from annotator.truth import truth as find_truth
+from annotator.unseen import unseen
 
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
-                "cost_per_1000_chunks", "median_latency_ms")
+                "cached_share", "cost_per_1000_chunks", "kappa_per_dollar", "median_latency_ms")
+
+MAJORITY_AFTER = 3
+"""Runs of a judge from which its majority verdict gets a row of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,10 @@ class CallSummary:
     figures: dict[str, Stat]
     unstable: list[tuple[str, int, list[int]]]
     """(golden id, rank, verdict of each run) of every chunk whose verdict flipped."""
+    style: str = ""
+    """The prompt: its style, how it replies, how a golden is sent."""
+    examples: int = 0
+    """Demonstrations in its prompt (from the session and from its prompt file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +116,7 @@ class JudgePair:
         return self.first if self.first_only_right > self.second_only_right else self.second
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Leaderboard:
     """Every judge of a session scored against the same truth."""
 
@@ -128,6 +138,20 @@ class Leaderboard:
     chunks the two share."""
     left_out: list[str] = field(default_factory=list)
     """Judges left out by default because they hold no verdict."""
+    excluded: int = 0
+    """Goldens of the split left out because a judge saw them as examples."""
+    agreement: list[JudgeAgreement] = field(default_factory=list)
+    """Cohen's kappa between each pair of judges on the chunks both judged."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAgreement:
+    """Two judges against each other (no person involved): do they fail alike?"""
+
+    first: str
+    second: str
+    kappa: Stat
+    chunks: int
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -144,7 +168,7 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 def build_leaderboard(session: Session, *, annotator: str | None = None,
                       judges: Sequence[str] | None = None, split: str | None = None,
-                      prices: dict[str, tuple[float, float]] | None = None,
+                      prices: dict[str, Price] | None = None,
                       resamples: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
                       progress: Callable[[int], None] | None = None) -> Leaderboard:
     """Score every judge (or the given ones) against one person's labels or the team's gold.
@@ -156,20 +180,25 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     judged = session.judges_judged()
     names = judges_named(judged, judges or [])
     left_out = [] if judges else [name for name, n in judged.items() if not n]
+    splits = session.splits()
+    split = split or ("test" if splits else "all")
+    if split != "all" and not splits:
+        raise SessionError("The session has no dev/test split yet: make one with "
+                           "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
+    seen = unseen(session, names, split)  # never a judge on goldens it saw as examples
     frame = session.chunk_frame()
+    if split != "all" or seen.golden_ids is not None:
+        keep = (set(seen.golden_ids) if seen.golden_ids is not None else
+                {g for g, s in splits.items() if s == split})
+        frame, _ = frame.only(np.asarray([g in keep for g in frame.golden_ids], dtype=bool))
     truth = find_truth(session, annotator, frame)
     labels = truth.verdict
     said = {name: session.judge_columns(name, frame).verdict for name in names}
-    splits = session.splits()
-    split = split or ("test" if splits else "all")
-    if split != "all":
-        if not splits:
-            raise SessionError("The session has no dev/test split yet: make one with "
-                               "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
-        frame, kept = frame.only(np.asarray([splits.get(g) == split for g in frame.golden_ids],
-                                            dtype=bool))
-        labels = labels[kept]
-        said = {name: verdicts[kept] for name, verdicts in said.items()}
+    defined = {judge.name: judge for judge in session.judges()}
+    majority = _majorities(session, frame, said, names)
+    said.update({m.name: m.verdict for m in majority.values()})
+    names = [*names, *majority]
+    agreement = _judge_agreement(said, names)
     labelled = labels != MISSING
     shared = _scored_on(labelled, said, names)
     # With no chunk judged by every judge, each judge is scored on its own chunks and each pair
@@ -215,16 +244,26 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         }
         stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
                  if column.table == "chunks" else per_golden[column.key] for column in COLUMNS}
-        rows.append(JudgeRow(name, stats, _calls(session, name, (prices or {}).get(name),
-                                                 frame), *rows_on[name]))
+        vote = majority.get(name)
+        judge = vote.judge if vote is not None else name
+        calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
+                       vote.runs if vote is not None else 1)
+        cost, kappa = calls.figures["cost_per_1000_chunks"].value, stats["cohen_kappa"].value
+        calls.figures["kappa_per_dollar"] = (
+            Stat(kappa / cost) if cost and kappa is not None else Stat.undefined(
+                "needs a cost and a kappa" if not cost or kappa is None else ""))
+        rows.append(JudgeRow(name, stats, calls, *rows_on[name]))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort))
     best = _best(names, pairs)
     board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
-                        rows, pairs, best, [], pairwise, left_out)
+                        rows, pairs, best, [], pairwise, left_out, agreement=agreement)
     board.headline.extend(_headline(board))
+    if seen.note is not None:
+        board.headline.insert(1, seen.note)
+        board.excluded = seen.excluded
     return board
 
 
@@ -242,23 +281,88 @@ def _complete(on: np.ndarray, frame: ChunkFrame) -> np.ndarray:
     return np.asarray(frame.per_golden(on.astype(float)) == frame.sizes)
 
 
-def _calls(session: Session, judge: str, price: tuple[float, float] | None,
-           frame: ChunkFrame) -> CallSummary:
+@dataclass(frozen=True, slots=True)
+class _Majority:
+    """The majority verdict of a judge's runs, scored as a judge of its own."""
+
+    name: str
+    judge: str
+    runs: int
+    verdict: np.ndarray
+
+
+def _majorities(session: Session, frame: ChunkFrame, said: dict[str, np.ndarray],
+                names: list[str]) -> dict[str, _Majority]:
+    """A majority row for each judge run at least MAJORITY_AFTER times on every chunk it judged
+    (ties of an even count keep the first run's verdict)."""
+    out = {}
+    for name in names:
+        runs = session.repetitions(name)
+        if not runs:
+            continue
+        k = min(len(by_run) for by_run in runs.values())
+        judged = int((said[name] != MISSING).sum())
+        if k < MAJORITY_AFTER or len(runs) < judged:
+            continue
+        chunk_ids = np.asarray(list(runs), dtype=np.int64)
+        ones = np.asarray([sum(by_run[r] for r in range(1, k + 1)) for by_run in runs.values()])
+        first = np.asarray([by_run[1] for by_run in runs.values()])
+        vote = np.where(2 * ones > k, 1, np.where(2 * ones < k, 0, first)).astype(np.int8)
+        column = frame.aligned(frame.slots(chunk_ids), vote, MISSING, np.int8)
+        label = f"{name} majority of {k}"
+        out[label] = _Majority(label, name, k, column)
+    return out
+
+
+def _judge_agreement(said: dict[str, np.ndarray], names: list[str]) -> list[JudgeAgreement]:
+    """Cohen's kappa of every pair of judges on the chunks both judged."""
+    out = []
+    for a, b in combinations(names, 2):
+        both = (said[a] != MISSING) & (said[b] != MISSING)
+        c = Confusion.of_arrays(said[a][both], said[b][both])
+        out.append(JudgeAgreement(a, b, CHUNK_STATISTICS["cohen_kappa"][0](c), int(both.sum())))
+    return out
+
+
+def describe_prompt(judge: Judge | None) -> tuple[str, int]:
+    """(the judge's prompt in a few words, how many examples it shows: from its prompt file
+    and from the session)."""
+    if judge is None or judge.prompt_id == "imported":
+        return "imported", 0
+    definition = json.loads(judge.prompt_text) if judge.prompt_text else {}
+    style = definition.get("style", "pointwise")
+    words = [judge.prompt_id.removeprefix("file:") + (".toml" if judge.prompt_id.startswith(
+        "file:") else "")]
+    if judge.prompt_id.startswith("file:") or style == "listwise":
+        words.append(style + (f", windows of {judge.parameters['window']}"
+                              if style == "listwise" and judge.parameters.get("window") else ""))
+    reply = definition.get("reply", {})
+    if reply.get("kind") == "graded":
+        words.append(f"graded 0-{reply['scale']}, useful at {reply['threshold']}+")
+    return " ".join(words[:1]) + (f" ({'; '.join(words[1:])})" if words[1:] else ""), len(
+        definition.get("examples", []))
+
+
+def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
+           defined: Judge | None = None, voters: int = 1) -> CallSummary:
+    """What a judge's calls cost, per chunk judged once; a majority of ``voters`` runs costs that
+    many times as much."""
     summary = session.call_summary(judge)
-    chunks = summary["calls"] - summary["failed"]
+    chunks = (summary["calls"] - summary["failed"]) / voters
     replies = summary["replies"] or 0
     latencies = summary["latencies_ms"]
     tokens = summary["tokens_in"] + summary["tokens_out"]
     price = price or session.price(judge)
     no_tokens = "imported: no tokens were recorded for these verdicts"
     if price is None:
-        cost = Stat.undefined(f"no price given: pass --price '{judge}=IN,OUT' (USD per million "
-                              "tokens) or give --price-in and --price-out to 'annotator judge'")
+        cost = Stat.undefined(f"no price given: pass --price '{judge}=IN,OUT[,CACHED]' (USD per "
+                              "million tokens) or give --price-in and --price-out to 'annotator "
+                              "judge'")
     elif not chunks or not tokens:
         cost = Stat.undefined(no_tokens)
     else:
-        cost = Stat((summary["tokens_in"] * price[0] + summary["tokens_out"] * price[1])
-                    / 1e6 * 1000 / chunks)
+        cost = Stat(price.cost(summary["tokens_in"], summary["tokens_out"],
+                               summary["tokens_cached"]) * 1000 / chunks)
     runs = session.repetitions(judge)
     slots = frame.slots(np.asarray(list(runs), dtype=np.int64)).tolist()
     place = {c: (frame.golden_ids[frame.cluster[at]], int(frame.rank[at]))
@@ -273,11 +377,16 @@ def _calls(session: Session, judge: str, price: tuple[float, float] | None,
             f"judged once: run 'annotator judge --name {judge} --repeat 3' to measure"),
         "tokens_per_1000_chunks": Stat(1000 * tokens / chunks) if chunks and tokens else
         Stat.undefined(no_tokens),
+        "cached_share": Stat(summary["tokens_cached"] / summary["tokens_in"])
+        if summary["tokens_in"] else Stat.undefined(no_tokens),
         "cost_per_1000_chunks": cost,
         "median_latency_ms": Stat(statistics.median(latencies)) if latencies else
         Stat.undefined("imported: no latency was recorded for these verdicts"),
     }
-    return CallSummary(summary["calls"], summary["failed"], figures, unstable)
+    style, examples = describe_prompt(defined)
+    if voters > 1:
+        style = f"majority of {voters} runs of {judge}"
+    return CallSummary(summary["calls"], summary["failed"], figures, unstable, style, examples)
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,10 +465,11 @@ def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
         return lambda row: row.judge
     if sort not in SORT_KEYS:
         raise SessionError(f"Cannot sort by '{sort}'; choose one of {', '.join(SORT_KEYS)}.")
-    sign = 1.0 if next(c for c in COLUMNS if c.key == sort).better == "lower" else -1.0
+    better = CALL_SORTS.get(sort) or next(c for c in COLUMNS if c.key == sort).better
+    sign = 1.0 if better == "lower" else -1.0
 
     def key(row: JudgeRow) -> tuple[bool, float, str]:
-        value = row.stats[sort].value
+        value = (row.calls.figures if sort in CALL_SORTS else row.stats)[sort].value
         return value is None, sign * (value or 0.0), row.judge
 
     return key

@@ -167,13 +167,17 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         "headline": board.headline,
         "pairwise": board.pairwise,
         "left_out": board.left_out,
+        "excluded_goldens": board.excluded,
         "judges": [{"judge": row.judge, "chunks": row.chunks, "goldens": row.goldens,
                     **stats_dict(row.stats),
+                    "prompt": row.calls.style, "examples": row.calls.examples,
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
                     **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
                     "unstable_chunks": [{"golden_id": g, "rank": rank, "verdicts": said}
                                         for g, rank, said in row.calls.unstable]}
                    for row in board.judges],
+        "judge_agreement": [{"first": a.first, "second": a.second, "chunks": a.chunks,
+                             **stats_dict({"cohen_kappa": a.kappa})} for a in board.agreement],
         "pairs": [{"first": p.first, "second": p.second, "chunks": p.chunks,
                    "first_only_right": p.first_only_right,
                    "second_only_right": p.second_only_right, "better": p.better,
@@ -187,11 +191,17 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     from annotator.report.leaderboard import CALL_FIGURES
 
     keys = list(board.judges[0].stats) if board.judges else []
+    names = [row.judge for row in board.judges]
+    kappa = {(a.first, a.second): a.kappa.value for a in board.agreement}
+    kappa.update({(a.second, a.first): a.kappa.value for a in board.agreement})
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["judge", *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
-                     "calls", "failed_calls", *CALL_FIGURES])
+    writer.writerow(["judge", "prompt", "examples",
+                     *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
+                     "calls", "failed_calls", *CALL_FIGURES,
+                     *(csv_cell(f"kappa_with_{name}") for name in names)])
     for row in board.judges:
-        cells: list[object] = [csv_cell(row.judge)]
+        cells: list[object] = [csv_cell(row.judge), csv_cell(row.calls.style),
+                               row.calls.examples]
         for k in keys:
             stat = row.stats[k]
             low, high = stat.interval or ("", "")
@@ -199,4 +209,6 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
         calls = row.calls
         cells += [calls.calls, calls.failed] + [
             "" if (v := calls.figures[k].value) is None else v for k in CALL_FIGURES]
+        cells += ["" if other == row.judge or (v := kappa.get((row.judge, other))) is None
+                  else v for other in names]
         writer.writerow(cells)

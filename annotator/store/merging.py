@@ -23,7 +23,7 @@ MERGED_TABLES = ("goldens", "chunks", "judges", "verdicts", "labels", "gold_labe
 
 _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply", "tokens_in",
                     "tokens_out", "latency_ms", "request_sha256", "repetition", "confidence_note",
-                    "requests")
+                    "requests", "grade", "tokens_cached", "unstable")
 """A call's columns besides its chunk and its time: two calls alike in all of them are one."""
 _LABEL_COLUMNS = ("verdict", "blind_verdict", "shown_verdict", "judge", "action", "note",
                   "decision_ms", "created_at", "updated_at")
@@ -79,6 +79,7 @@ class _Merge:
         self.goldens()
         self.chunks()
         self.judges()
+        self.examples()
         self.verdicts()
         self.labels()
         self.gold()
@@ -146,7 +147,7 @@ class _Merge:
     def judges(self) -> None:
         """One definition per judge name; an imported placeholder gives way to a real one; two
         real ones with different settings stop the merge."""
-        settings = "json_array(model, base_url, prompt_id, prompt_sha256, parameters)"
+        settings = "json_array(model, base_url, prompt_id, prompt_sha256, parameters, prompt_text)"
         self.conn.execute(f"CREATE TEMP TABLE all_judges AS "
                           f"{self.every('judges', f'*, {settings} AS setup')}")
         clash = self.one("""SELECT a.name, min(a.src, b.src), max(a.src, b.src) FROM all_judges a
@@ -160,11 +161,21 @@ class _Merge:
                 f"{self.names[first]}; rename one of them before merging.")
         self.conn.execute(
             """INSERT INTO judges(name, model, base_url, prompt_id, prompt_sha256, parameters,
-                                  created_at)
-               SELECT name, model, base_url, prompt_id, prompt_sha256, parameters, created_at
+                                  prompt_text, created_at)
+               SELECT name, model, base_url, prompt_id, prompt_sha256, parameters, prompt_text,
+                      created_at
                FROM (SELECT *, row_number() OVER (PARTITION BY name ORDER BY
                                prompt_id = 'imported', created_at, setup) AS choice
                      FROM all_judges) WHERE choice = 1 ORDER BY name""")
+
+    def examples(self) -> None:
+        """The chunks each judge learned from: a judge's examples are part of its settings (its
+        prompt's hash), so every file with that judge holds the same ones."""
+        self.conn.execute(
+            f"""INSERT OR IGNORE INTO judge_examples(judge, position, golden_id, rank, verdict)
+                SELECT judge, position, golden_id, rank, verdict FROM (
+                  {self.every('judge_examples', 'judge, position, golden_id, rank, verdict')})
+                ORDER BY judge, position""")
 
     def verdicts(self) -> None:
         """Every distinct judge call once (the same import in two files is one call, at its

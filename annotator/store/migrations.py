@@ -167,3 +167,26 @@ def m003_call_details(db: Database) -> None:
     many HTTP requests it sent (a library may retry inside one call)."""
     db.execute("ALTER TABLE verdicts ADD COLUMN confidence_note TEXT")
     db.execute("ALTER TABLE verdicts ADD COLUMN requests INTEGER")
+
+
+@migrations()
+def m004_judge_designs(db: Database) -> None:
+    """Prompt files, graded replies, listwise windows, cached tokens and the examples a judge
+    learned from (which it is never scored on)."""
+    db.execute("ALTER TABLE judges ADD COLUMN prompt_text TEXT")
+    db.execute("ALTER TABLE verdicts ADD COLUMN grade INTEGER")
+    db.execute("ALTER TABLE verdicts ADD COLUMN tokens_cached INTEGER")
+    # Listwise: 1 where overlapping windows gave the chunk different verdicts.
+    db.execute("ALTER TABLE verdicts ADD COLUMN unstable INTEGER CHECK (unstable IN (0, 1))")
+    # A chunk is named by (golden id, rank), as across a merge, not by this file's chunk id.
+    db.execute(
+        """
+        CREATE TABLE judge_examples (
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            golden_id TEXT NOT NULL,
+            rank INTEGER NOT NULL,
+            verdict INTEGER NOT NULL CHECK (verdict IN (0, 1)),
+            PRIMARY KEY (judge, position)
+        )"""
+    )

@@ -37,6 +37,7 @@ from annotator.models import (
     JudgeVerdict,
     Label,
     MergeFacts,
+    Price,
     ReviewTotals,
     StoredVerdict,
     Undone,
@@ -695,10 +696,11 @@ class Session:
 
     # -- judges and verdicts --------------------------------------------------------------------
 
-    def define_judge(self, judge: Judge) -> None:
-        """Store a judge's definition, or check it matches the one stored under its name."""
+    def define_judge(self, judge: Judge, examples: Sequence[tuple[str, int, int]] = ()) -> None:
+        """Store a judge's definition, or check it matches the one stored under its name;
+        ``examples``: (golden id, rank, verdict) of each session chunk its prompt shows."""
         with self._write():
-            self._define_judge(judge)
+            self._define_judge(judge, examples)
 
     def judges_judged(self) -> dict[str, bool]:
         """Judge name -> whether it holds any verdict (one index probe a judge: what choosing a
@@ -754,7 +756,7 @@ class Session:
         self.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
                              [f"transport:{judge}", f"price:{judge}"])
 
-    def _define_judge(self, judge: Judge) -> None:
+    def _define_judge(self, judge: Judge, examples: Sequence[tuple[str, int, int]] = ()) -> None:
         existing = self._rows("SELECT * FROM judges WHERE name = ?", [judge.name])
         if existing:
             stored = existing[0]
@@ -764,11 +766,14 @@ class Session:
                       stored["prompt_sha256"], json.loads(stored["parameters"]))
             if judge.prompt_id != "imported" and mine != theirs:
                 if mine[:3] == theirs[:3] and mine[4:] == theirs[4:]:  # only the template
+                    what = (f"the prompt file behind '{judge.prompt_id}' has changed since"
+                            if judge.prompt_id.startswith("file:") else
+                            f"it was run with an earlier version of the '{judge.prompt_id}' "
+                            "prompt (or other examples) than")
                     raise SessionError(
-                        f"The judge '{judge.name}' was run with an earlier version of the "
-                        f"'{judge.prompt_id}' prompt; its verdicts stay under that name. Give "
-                        f"this run another --name (e.g. {judge.name}-2) to judge with the "
-                        "current prompt.")
+                        f"The judge '{judge.name}' is not run again: {what} its verdicts were "
+                        f"stored, and they stay under that name. Give this run another --name "
+                        f"(e.g. {judge.name}-2): an edited prompt is a different judge.")
                 raise SessionError(
                     f"A judge named '{judge.name}' is already defined in this session with other "
                     f"settings (model {stored['model']!r}, prompt {stored['prompt_id']!r}, "
@@ -777,10 +782,23 @@ class Session:
             return
         self.conn.execute(
             "INSERT INTO judges(name, model, base_url, prompt_id, prompt_sha256, parameters, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "prompt_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (judge.name, judge.model, judge.base_url, judge.prompt_id, judge.prompt_sha256,
-             json.dumps(judge.parameters, sort_keys=True), now()),
+             json.dumps(judge.parameters, sort_keys=True), judge.prompt_text, now()),
         )
+        self.conn.executemany(
+            "INSERT INTO judge_examples(judge, position, golden_id, rank, verdict) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(judge.name, i, *example) for i, example in enumerate(examples)])
+
+    def judge_examples(self) -> dict[str, list[tuple[str, int, int]]]:
+        """Judge name -> (golden id, rank, verdict) of each chunk it was shown as an example."""
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        for judge, golden_id, rank, verdict in self.conn.execute(
+                "SELECT judge, golden_id, rank, verdict FROM judge_examples "
+                "ORDER BY judge, position"):
+            out.setdefault(judge, []).append((golden_id, rank, verdict))
+        return out
 
     def record_call(self, judge: str, chunk_id: int, *, verdict: int | None,
                     reason: str | None = None, p_relevant: float | None = None,
@@ -788,21 +806,36 @@ class Session:
                     tokens_in: int | None = None, tokens_out: int | None = None,
                     latency_ms: float | None = None, request_sha256: str | None = None,
                     repetition: int = 1, confidence_note: str | None = None,
-                    requests: int | None = None) -> None:
+                    requests: int | None = None, grade: int | None = None,
+                    tokens_cached: int | None = None, unstable: bool | None = None) -> None:
         """Store one judge call the moment it ends: a verdict, or the error it met.
 
         ``confidence_note`` says why a verdict carries no P(relevant) although it was asked for;
-        ``requests`` is how many HTTP requests the call sent.
+        ``requests`` is how many HTTP requests the call sent; ``grade`` the graded score behind
+        the verdict; ``tokens_cached`` the prompt tokens the provider's cache served;
+        ``unstable`` that overlapping listwise windows disagreed on the chunk.
         """
+        self.record_calls(judge, [{
+            "chunk_id": chunk_id, "verdict": verdict, "reason": reason, "p_relevant": p_relevant,
+            "error": error, "raw_reply": raw_reply, "tokens_in": tokens_in, "tokens_out": tokens_out,
+            "latency_ms": latency_ms, "request_sha256": request_sha256, "repetition": repetition,
+            "confidence_note": confidence_note, "requests": requests, "grade": grade,
+            "tokens_cached": tokens_cached, "unstable": None if unstable is None else int(unstable)}])
+
+    def record_calls(self, judge: str, calls: Sequence[dict[str, Any]]) -> None:
+        """Store several calls in one transaction (a listwise request's verdicts: all or none);
+        each dict holds record_call's keywords and a chunk_id."""
+        columns = ("chunk_id", "verdict", "reason", "p_relevant", "error", "raw_reply",
+                   "tokens_in", "tokens_out", "latency_ms", "request_sha256", "repetition",
+                   "confidence_note", "requests", "grade", "tokens_cached", "unstable")
+        defaults = {"repetition": 1}
+        at = now()
         with self._write():
-            self.conn.execute(
-                "INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, error, raw_reply,"
-                " tokens_in, tokens_out, latency_ms, request_sha256, repetition, confidence_note,"
-                " requests, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (judge, chunk_id, verdict, reason, p_relevant, error, raw_reply, tokens_in,
-                 tokens_out, latency_ms, request_sha256, repetition, confidence_note, requests,
-                 now()),
-            )
+            self.conn.executemany(
+                f"INSERT INTO verdicts(judge, {', '.join(columns)}, created_at) "
+                f"VALUES ({', '.join('?' * (len(columns) + 2))})",
+                [(judge, *(call.get(c, defaults.get(c)) for c in columns), at)
+                 for call in calls])
 
     def take_lease(self, judge: str, holder: dict[str, Any], seconds: float,
                    alive: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
@@ -894,7 +927,9 @@ class Session:
                       sum(request_sha256 IS NOT NULL AND (raw_reply IS NOT NULL OR error IS NULL))
                         AS replies,
                       coalesce(sum(tokens_in), 0) AS tokens_in,
-                      coalesce(sum(tokens_out), 0) AS tokens_out
+                      coalesce(sum(tokens_out), 0) AS tokens_out,
+                      coalesce(sum(tokens_cached), 0) AS tokens_cached,
+                      count(DISTINCT CASE WHEN unstable = 1 THEN chunk_id END) AS unstable
                FROM verdicts WHERE judge = ?""", [judge])[0]
         latencies = [r[0] for r in self.conn.execute(
             "SELECT latency_ms FROM verdicts WHERE judge = ? AND latency_ms IS NOT NULL", [judge])]
@@ -905,15 +940,18 @@ class Session:
         return [dict(row) for row in
                 self._rows("SELECT * FROM verdicts WHERE judge = ? ORDER BY id", [judge])]
 
-    def set_price(self, judge: str, price_in: float, price_out: float) -> None:
-        """Remember a judge's price in USD per million prompt and completion tokens."""
+    def set_price(self, judge: str, price: Price) -> None:
+        """Remember a judge's price in USD per million prompt, completion and cached tokens."""
         with self._write():
-            self._set_setting(f"price:{judge}", [price_in, price_out])
+            self._set_setting(f"price:{judge}", list(price))
 
-    def price(self, judge: str) -> tuple[float, float] | None:
-        """A judge's remembered price (USD per million tokens in, out), if one was given."""
+    def price(self, judge: str) -> Price | None:
+        """A judge's remembered price (USD per million tokens in, out, cached), if given."""
         value = self._setting(f"price:{judge}")
-        return None if value is None else (float(value[0]), float(value[1]))
+        if value is None:
+            return None
+        cached = value[2] if len(value) > 2 else None  # files from before cached prices
+        return Price(float(value[0]), float(value[1]), None if cached is None else float(cached))
 
     def random_sample(self) -> dict[str, Any] | None:
         """The random sample of goldens drawn for unbiased estimates: {size, seed, golden_ids}."""
