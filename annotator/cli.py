@@ -19,8 +19,9 @@ from annotator.report.output import FORMATS
 from annotator.text import counted, visible
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
+    from annotator.judge.batch import Limits
     from annotator.judge.runner import RunOptions, RunStats
     from annotator.judge.types import JudgePrompt, JudgeSettings
     from annotator.models import Price
@@ -349,6 +350,18 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
               "windows overlapping by a quarter, whose verdicts on shared chunks must agree.")
 @click.option("--dry-run", is_flag=True, help="Print the calls, tokens, cost and time this run "
               "would take, and send nothing.")
+@click.option("--batch", "batch", is_flag=True, help="Send the requests through the provider's "
+              "Batch API (results within 24 h, at --batch-discount); follow with 'annotator "
+              "batches SESSION --wait'.")
+@click.option("--export-requests", type=click.Path(dir_okay=False),
+              help="Write the requests as a Batch API JSONL file for an offline engine (vllm "
+              "run-batch); store its results with 'annotator import-results'.")
+@click.option("--batch-discount", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="The share of the live price a batch costs.")
+@click.option("--batch-max-requests", type=click.IntRange(1), default=50_000, show_default=True,
+              help="Requests per batch (the provider's limit).")
+@click.option("--batch-max-mb", type=click.FloatRange(min=0, min_open=True), default=200,
+              show_default=True, help="Megabytes per batch file (the provider's limit).")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
 @click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
@@ -375,7 +388,9 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
                   prompt_id: str, prompt_file: str | None, against: str | None,
                   example_count: int | None, annotator: str | None, seed: int, window: int,
-                  dry_run: bool, concurrency: int, rpm: float | None,
+                  dry_run: bool, batch: bool, export_requests: str | None,
+                  batch_discount: float, batch_max_requests: int, batch_max_mb: float,
+                  concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, max_wait: float,
                   logprobs: bool, price_in: float | None, price_out: float | None,
                   price_cached: float | None, limit: int | None,
@@ -418,8 +433,22 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                          limit=limit, repeat=repeat, max_wait=max_wait)
     price = Price(price_in, price_out, price_cached) if (
         price_in is not None and price_out is not None) else None
+    from annotator.judge.batch import Limits
+
+    limits = Limits(batch_max_requests, int(batch_max_mb * 1_000_000))
+    offline = batch or export_requests is not None
+    if batch and export_requests is not None:
+        raise click.UsageError("Give --batch (the provider runs it) or --export-requests (you "
+                               "run it), not both.")
+    if offline and price is not None:
+        price = price.discounted(batch_discount)
     if dry_run:
-        _print_dry_run(session_path, name, settings, options, price, rpm, tpm)
+        _print_dry_run(session_path, name, settings, options, price, rpm, tpm,
+                       limits if batch else None)
+        return
+    if offline:
+        _judge_in_batches(session_path, name, settings, options, price, limits, base_url,
+                          export_requests)
         return
     key = _api_key(base_url)
     stats = RunStats()
@@ -528,8 +557,88 @@ def _judge_name(model: str, prompt_id: str, prompt_file: str | None,
     return f"{model}-{style}" + (f"-ex{example_count}" if example_count else "")
 
 
+def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
+                      options: RunOptions, price: Price | None, limits: Limits,
+                      base_url: str | None, export: str | None) -> None:
+    """--batch: write, upload and create the batches; --export-requests: write the file."""
+    import asyncio
+    import os
+    import tempfile
+
+    from annotator.judge.batch import submit, write_round
+    from annotator.judge.client import make_client
+    from annotator.judge.runner import RunStats, judge_definition
+
+    stats = RunStats()
+    key = None if export else _api_key(base_url)
+    with _open(session_path, create=False) as session:
+        new_judge = name not in {j.name for j in session.judges()}
+        prompt = settings.prompt
+        from annotator.judge.template import TemplatePrompt
+
+        session.define_judge(judge_definition(name, settings), prompt.session_examples
+                             if isinstance(prompt, TemplatePrompt) else ())
+        if price is not None:
+            session.set_price(name, price)
+        with tempfile.TemporaryDirectory(prefix="cp-annotator-batch-") as tmp:
+            # An export is written beside its target and renamed onto it once whole (a file of
+            # a million requests is never copied, and a failed export leaves no file).
+            target = (Path(export).with_name(f".{Path(export).name}.partial-{os.getpid()}")
+                      if export else None)
+            try:
+                current = write_round(session, name, settings, options, stats, Path(tmp),
+                                      limits, single=target)
+                if not current.requests:
+                    if new_judge:
+                        session.forget_unused_judge(name)
+                    _say(f"Nothing to send: {stats.skipped:,} chunks already judged"
+                         + (f", {current.busy:,} out in batches" if current.busy else "") + ".")
+                    return
+                if export:
+                    assert target is not None
+                    os.replace(target, export)
+                    session.record_batch({"id": f"export:{name}:{current.number}", "judge": name,
+                                          "round": current.number, "part": 1,
+                                          "input_file_id": None, "output_file_id": None,
+                                          "error_file_id": None, "state": "exported",
+                                          "requests": current.requests, "completed": 0,
+                                          "failed": 0})
+                    _say(f"Wrote {counted(current.requests, 'request')} for "
+                         f"{counted(current.chunks, 'chunk')} to {export}. Run them anywhere "
+                         f"(e.g. vllm run-batch -i {export} -o results.jsonl), then: annotator "
+                         f"import-results {session_path} results.jsonl")
+                    return
+
+                async def send() -> list[str]:
+                    assert key is not None
+                    async with make_client(base_url, key) as client:
+                        return await submit(client, session, name, current)
+
+                ids = asyncio.run(send())
+            except BaseException:
+                if target is not None:
+                    target.unlink(missing_ok=True)
+                # A file that did not become a batch is forgotten, so its chunks are asked again
+                # (one that did, with its id lost to a kill, is found again by 'batches').
+                for part in current_parts(session, name):
+                    session.forget_batch_part(name, *part)
+                if new_judge and not session.batches(name):
+                    session.forget_unused_judge(name)
+                raise
+    _say(f"Created {counted(len(ids), 'batch', 'batches')} for {counted(current.chunks, 'chunk')}"
+         f" ({counted(current.requests, 'request')}): {', '.join(ids)}. Follow them with "
+         f"'annotator batches {session_path} --wait' (the provider has up to 24 h); nothing is "
+         "lost if you stop and come back.")
+
+
+def current_parts(session: Session, name: str) -> list[tuple[int, int]]:
+    """(round, part) of the request files of a judge not yet known to be a batch."""
+    return [(r, p) for judge, r, p in session.unsubmitted_parts(name) if judge == name]
+
+
 def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, options: RunOptions,
-                   price: Price | None, rpm: float | None, tpm: float | None) -> None:
+                   price: Price | None, rpm: float | None, tpm: float | None,
+                   limits: Limits | None = None) -> None:
     """Print what a run would send and cost; send nothing, write nothing."""
     from annotator.judge.plan import dry_run
 
@@ -550,6 +659,14 @@ def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, option
          "give --price-in and --price-out to see it"),
         ("time", f"at least {minutes} ({plan.time_basis})" if minutes else plan.time_basis),
     ]
+    if limits is not None:
+        import math
+
+        files = max(math.ceil(plan.calls / limits.max_requests),
+                    math.ceil(plan.request_bytes / limits.max_bytes), 1 if plan.calls else 0)
+        rows[-1] = ("batches", f"{counted(files, 'batch', 'batches')} in as many files "
+                    f"({plan.request_bytes / 1e6:,.1f} MB of requests); results within 24 h; "
+                    "the cost above is at the batch price")
     width = max(len(k) for k, _ in rows)
     for key, text in rows:
         _say(f"{key.ljust(width)}  {text}")
@@ -742,6 +859,100 @@ def _prices(given: tuple[str, ...]) -> dict[str, Price]:
                                      param_hint="--price")
         out[name] = Price(*values)
     return out
+
+
+@cli.command("batches")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--judge", "-j", help="Only this judge's batches.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL",
+              help="The endpoint the batches were created at (default: $OPENAI_BASE_URL).")
+@click.option("--wait", is_flag=True, help="Poll until every batch has ended, storing results.")
+@click.option("--cancel", is_flag=True, help="Cancel every batch still running.")
+@click.option("--poll", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, help="Seconds between the first polls (growing to --poll-max).")
+@click.option("--poll-max", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="The longest wait between polls.")
+def batches_command(session_path: str, judge: str | None, base_url: str | None, wait: bool,
+                    cancel: bool, poll: float, poll_max: float) -> None:
+    """List a session's batches, store the results of those that ended, or wait for all.
+
+    Stop it at any point and run it again: each result is stored once, and requests that
+    failed or expired go into the next 'annotator judge --batch'.
+
+    \b
+    Example:
+      annotator batches review.db --wait
+    """
+    import asyncio
+
+    from annotator.judge.batch import Followed, describe, follow
+    from annotator.judge.batch import cancel as cancel_batches
+    from annotator.judge.client import make_client
+    from annotator.progress import batches_progress
+
+    with _open(session_path, create=False) as session:
+        if not session.batches(judge) and not session.unsubmitted_parts(judge):
+            _say("This session has no batches yet: create them with 'annotator judge SESSION "
+                 "--model M --batch'.")
+            return
+        out = [b for b in session.batches(judge) if not b["collected"]
+               and not b["id"].startswith("export:")]
+        key = _api_key(base_url) if out or session.unsubmitted_parts(judge) else ""
+
+        async def go(show: Callable[[Followed], None]) -> Followed:
+            async with make_client(base_url, key) as client:
+                if cancel:
+                    cancelled = await cancel_batches(client, session, judge)
+                    _say(f"Cancelling {counted(len(cancelled), 'batch', 'batches')}; what they "
+                         "finished is stored when they end.")
+                return await follow(client, session, judge, wait=wait, poll=poll,
+                                    poll_cap=poll_max, on_progress=show)
+
+        try:
+            with batches_progress() as show:
+                followed = asyncio.run(go(show)) if key else Followed([])
+        except KeyboardInterrupt:
+            _say("Stopped. Every result stored so far is kept; run the same command to go on.",
+                 err=True)
+            sys.exit(130)
+        for line in describe(session.batches(judge)):
+            _say(visible(line))
+        exported = [b for b in session.batches(judge) if b["state"] == "exported"]
+        if exported:
+            _say(f"{counted(len(exported), 'request file')} written for an offline engine: "
+                 "store its results with 'annotator import-results'.")
+        _say(f"{counted(followed.stored, 'call')} stored this time"
+             + ("" if not followed.running else
+                f"; {counted(len(followed.running), 'batch', 'batches')} still running "
+                "(--wait to follow them)") + ".")
+
+
+@cli.command("import-results")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("results", type=click.Path(dir_okay=False, exists=True))
+def import_results_command(session_path: str, results: str) -> None:
+    """Store a Batch API results file made anywhere (vllm run-batch, a Ray job, a provider's
+    output file) for requests written by 'annotator judge --export-requests'.
+
+    The file is stored whole or not at all: a line that is not JSON, or names no request of
+    this session, is a sentence naming the line, and nothing of the file is stored.
+    """
+    from annotator.judge.batch import store_results
+
+    path = Path(results)
+    with _open(session_path, create=False) as session:
+
+        def lines() -> Iterator[tuple[int, bytes]]:
+            with path.open("rb") as handle:
+                yield from ((n, line) for n, line in enumerate(handle, 1) if line.strip())
+
+        with session.transaction():
+            done = store_results(session, lines(), path)
+            for row in session.batches():
+                if row["id"].startswith("export:") and row["state"] == "exported":
+                    session.record_batch({**row, "state": "imported"})
+    _say(f"{counted(done.results, 'result')} read from {path}; {counted(done.calls, 'call')} "
+         "stored (results already stored are skipped).")
 
 
 @cli.group("prompts", invoke_without_command=True)

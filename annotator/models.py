@@ -115,6 +115,11 @@ class Price(NamedTuple):
     output: float
     cached: float | None = None
 
+    def discounted(self, share: float) -> Price:
+        """The price at a share of this one (a batch's, at 0.5)."""
+        return Price(self.input * share, self.output * share,
+                     None if self.cached is None else self.cached * share)
+
     def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
         """USD for these tokens (cached ones are part of tokens_in, as providers count them)."""
         cached = min(tokens_cached, tokens_in) if self.cached is not None else 0

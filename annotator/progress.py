@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from annotator.text import shortened, visible
 
 if TYPE_CHECKING:
+    from annotator.judge.batch import Followed
     from annotator.judge.runner import RunStats
     from annotator.models import Price
 
@@ -39,15 +40,21 @@ def counter(description: str, *, unit: str, total: int | None = None
         yield lambda done: progress.update(task, completed=done)
 
 
-@contextmanager
-def judging(name: str, price: Price | None) -> Iterator[Callable[[RunStats], None]]:
-    """A judging progress bar: chunks done of total, rate, errors, tokens and cost."""
+def _counting_bar() -> Progress:
+    """A bar of done out of total with a line of figures beside it, on stderr (off when
+    stderr is not a terminal)."""
     console = Console(stderr=True)
-    progress = Progress(
+    return Progress(
         TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[line]}", markup=False), TimeElapsedColumn(),
         console=console, transient=False, disable=not console.is_terminal,
     )
+
+
+@contextmanager
+def judging(name: str, price: Price | None) -> Iterator[Callable[[RunStats], None]]:
+    """A judging progress bar: chunks done of total, rate, errors, tokens and cost."""
+    progress = _counting_bar()
     with progress:
         task = progress.add_task(visible(f"Judging with {name}"), total=None, line="")
 
@@ -62,5 +69,20 @@ def judging(name: str, price: Price | None) -> Iterator[Callable[[RunStats], Non
                        if stats.waiting else "")
                     + (f"  last error: {visible(shortened(latest))}" if latest else ""))
             progress.update(task, total=stats.total or None, completed=stats.done, line=line)
+
+        yield show
+
+
+@contextmanager
+def batches_progress() -> Iterator[Callable[[Followed], None]]:
+    """A progress bar over the requests the provider finished, across the batches followed."""
+    progress = _counting_bar()
+    with progress:
+        task = progress.add_task("Batches", total=None, line="")
+
+        def show(followed: Followed) -> None:
+            running = len(followed.running)
+            progress.update(task, total=followed.total or None, completed=followed.done,
+                            line=f"{running} running, {followed.stored:,} calls stored")
 
         yield show

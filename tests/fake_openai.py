@@ -20,6 +20,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fake_batches import BatchAPI
+
 RAGAS_CONTEXT = re.compile(r'"context": "((?:[^"\\]|\\.)*)"')
 
 
@@ -165,7 +167,10 @@ class FakeOpenAI:
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
         ThreadingHTTPServer.request_queue_size = 1024  # many clients connect at once
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        handler = self._handler()
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
+        self.batch = BatchAPI(handler._answer)  # type: ignore[attr-defined]
+        """Files and batches (tests/fake_batches.py), answered as the chat endpoint answers."""
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -207,9 +212,20 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
 
+            def do_GET(self) -> None:
+                status, payload, kind = server.batch.get(self.path)
+                if isinstance(payload, bytes):
+                    return self._send_raw(status, payload, kind)
+                return self._send(status, payload)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length))
+                raw = self.rfile.read(length)
+                if not self.path.endswith("/chat/completions"):
+                    status, payload = server.batch.post(
+                        self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+                    return self._send(status, payload)
+                body = json.loads(raw)
                 with server._lock:
                     server.requests.append((time.monotonic(), body,
                                             {k.lower(): v for k, v in self.headers.items()}))

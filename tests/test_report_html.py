@@ -129,7 +129,8 @@ def test_the_html_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
     seen = open_in_chromium(out)
     assert [f["id"] for f in seen["figures"]] == ["chart-judges-kappa"]
     assert "<b>bold</b> judge" in seen["text"] and "judge-🦜" in seen["text"]
-    assert "Cost, failures and stability" in seen["text"]
+    assert "Prompt, cost, failures and stability" in seen["text"]
+    assert "Judges against each other" in seen["text"]
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json", "csv"])

@@ -251,10 +251,17 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
         return connection_error(client, error, elapsed_ms(start))
     except openai.APIStatusError as error:
         return status_error(error, settings, elapsed_ms(start))
-    latency = elapsed_ms(start)
-    completion = read_completion(text)
+    return read_result(settings, text, ranks, bool(body.get("logprobs")), elapsed_ms(start))
+
+
+def read_result(settings: JudgeSettings, text: str | Any, ranks: Sequence[int] | None,
+                logprobs: bool, latency: float | None = None) -> CallResult:
+    """A chat completion body (a live reply's text, or a line of a batch's output already
+    parsed) read into a CallResult; nothing in it makes this raise."""
+    completion = read_completion(text) if isinstance(text, str) else completion_of(text)
     if isinstance(completion, str):
-        return CallResult(error=completion, raw_reply=text[:RAW_REPLY_CHARS], latency_ms=latency,
+        raw = text if isinstance(text, str) else json.dumps(text)
+        return CallResult(error=completion, raw_reply=raw[:RAW_REPLY_CHARS], latency_ms=latency,
                           cause="body")
     result = CallResult(latency_ms=latency, tokens_in=completion.tokens_in,
                         tokens_out=completion.tokens_out, tokens_cached=completion.tokens_cached)
@@ -267,13 +274,13 @@ async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, An
     reply = settings.prompt.reply
     if ranks is not None:
         return _read_list(result, cast(TemplatePrompt, settings.prompt), content, ranks,
-                          completion, bool(body.get("logprobs")))
+                          completion, logprobs)
     parsed = settings.prompt.read(content)
     if isinstance(parsed, str):
         result.error, result.cause = parsed, "reply"
         return result
     result.verdict, result.reason, result.grade = parsed
-    if body.get("logprobs"):
+    if logprobs:
         if not completion.logprobs:
             result.confidence_note = "the reply carried no logprobs"
         else:
@@ -344,6 +351,11 @@ def read_completion(text: str) -> Completion | str:
             return "the server answered with an empty body, not a chat completion"
         kind = "an HTML page" if text.lstrip()[:1] == "<" else "text that is not JSON"
         return f"the server answered with {kind}, not a chat completion"
+    return completion_of(data)
+
+
+def completion_of(data: Any) -> Completion | str:
+    """A parsed chat completion read field by field (see read_completion)."""
     if not isinstance(data, dict):
         return f"the server answered with JSON that is not a chat completion ({_json_kind(data)})"
     choices = data.get("choices")

@@ -7,6 +7,7 @@ and the time worked out from the prices and the rate limits given.
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass
 
@@ -15,6 +16,9 @@ from annotator.judge.runner import RunOptions, RunStats, collect_tasks, task_mes
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
+
+REQUEST_OVERHEAD = 900
+"""Bytes of a batch line beside its messages: custom_id, model, sampling, the reply's schema."""
 
 REPLY_TOKENS_PER_CHUNK = 50
 """Completion tokens a verdict with a one-sentence reason takes, where the judge has no calls
@@ -36,6 +40,8 @@ class DryRun:
     max_completion_tokens: int
     """The most the replies may hold (max_tokens every call)."""
     counted_by: str
+    request_bytes: int
+    """About the bytes of a Batch API file holding these requests."""
     cost: float | None
     seconds: float | None
     time_basis: str
@@ -46,11 +52,12 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
     """The run ``annotator judge`` would make with these settings, sending nothing."""
     stats = RunStats()
     tasks = collect_tasks(session, settings, options, stats, session.judged_requests(name))
-    calls = prompt = 0
+    calls = prompt = size = 0
     for task in tasks:
         for messages in task_messages(settings, task):
             calls += 1
             prompt += tokens.prompt_tokens(messages)
+            size += len(json.dumps(messages, ensure_ascii=False).encode()) + REQUEST_OVERHEAD
     summary = session.call_summary(name) if name in {j.name for j in session.judges()} else None
     verdicts = (summary["calls"] - summary["failed"]) if summary else 0
     if summary and verdicts and summary["tokens_out"]:
@@ -72,6 +79,6 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
         limits.append((seconds, f"this judge's median call, {options.concurrency} at a time"))
     slowest = max(limits, default=None)
     return DryRun(calls, stats.total, stats.skipped, stats.no_answer, prompt, completion, basis,
-                  calls * settings.max_tokens, tokens.method(), cost,
+                  calls * settings.max_tokens, tokens.method(), size, cost,
                   slowest[0] if slowest else None,
                   slowest[1] if slowest else "no --rpm, --tpm or earlier calls to go by")

@@ -19,7 +19,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
@@ -182,31 +182,27 @@ def task_messages(settings: JudgeSettings, task: Task) -> list[list[dict[str, st
             for window in windows(len(task.parts), settings.window)]
 
 
-def task_sha256(settings: JudgeSettings, task: Task) -> str:
-    """A task's identity: its request's hash, or (listwise) the hash of its windows' hashes."""
-    shas = [request_sha256(settings, m) for m in task_messages(settings, task)]
+def task_sha256(settings: JudgeSettings, task: Task,
+                messages: list[list[dict[str, str]]] | None = None) -> str:
+    """A task's identity: its request's hash, or (listwise) the hash of its windows' hashes
+    (``messages``: the task's, when already rendered)."""
+    shas = [request_sha256(settings, m) for m in messages or task_messages(settings, task)]
     if len(shas) == 1:
         return shas[0]
     return hashlib.sha256(" ".join(shas).encode()).hexdigest()
 
 
-def collect_tasks(session: Session, settings: JudgeSettings, options: RunOptions,
-                  stats: RunStats, done: dict[tuple[int, int], set[str]] | None = None
-                  ) -> list[Task]:
-    """Every task not yet done by this exact request, verdicts in force (repetition 1) before
-    any repetition; with --limit the goldens are read a page at a time only until it is met.
-
-    The tasks hold references to the texts, not rendered prompts: those are rebuilt when a
-    task's turn comes, so a large session costs no second copy of every chunk in memory.
-    """
+def iter_tasks(session: Session, settings: JudgeSettings, options: RunOptions, stats: RunStats,
+               done: dict[tuple[int, int], set[str]] | None = None,
+               enough: Callable[[], bool] = lambda: False) -> Iterator[Task]:
+    """Every task not yet done by this exact request, the goldens read a page at a time (so a
+    million chunks never sit in memory at once), until ``enough`` says stop."""
     done = done if done is not None else {}
     listwise = settings.prompt.listwise
-    first: list[Task] = []
-    later: list[Task] = []
     golden_ids = session.golden_ids()
     for start in range(0, len(golden_ids), GOLDENS_PER_PAGE):
-        if options.limit is not None and _chunks(first) >= options.limit:
-            break
+        if enough():
+            return
         for golden in session.goldens(golden_ids[start:start + GOLDENS_PER_PAGE]):
             answer = (golden.reference if settings.prompt.against == "reference"
                       else golden.response)
@@ -227,7 +223,23 @@ def collect_tasks(session: Session, settings: JudgeSettings, options: RunOptions
                         if all(sha in a for a in asked if a is not None):
                             stats.skipped += len(ids)
                             continue
-                    (first if repetition == 1 else later).append(task)
+                    yield task
+
+
+def collect_tasks(session: Session, settings: JudgeSettings, options: RunOptions,
+                  stats: RunStats, done: dict[tuple[int, int], set[str]] | None = None
+                  ) -> list[Task]:
+    """Every task not yet done by this exact request, verdicts in force (repetition 1) before
+    any repetition; with --limit the goldens are read a page at a time only until it is met.
+
+    The tasks hold references to the texts, not rendered prompts: those are rebuilt when a
+    task's turn comes, so a large session costs no second copy of every chunk in memory.
+    """
+    first: list[Task] = []
+    later: list[Task] = []
+    for task in iter_tasks(session, settings, options, stats, done,
+                           lambda: options.limit is not None and _chunks(first) >= options.limit):
+        (first if task.repetition == 1 else later).append(task)
     work = first + sorted(later, key=lambda task: task.repetition)
     if options.limit is not None:
         kept, count = [], 0
@@ -314,13 +326,13 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             chunk_id = task.chunk_ids[0]
 
             def failed(result: CallResult) -> list[dict[str, object]]:
-                return [_row(chunk_id, sha, task.repetition, result)]
+                return [call_row(chunk_id, sha, task.repetition, result)]
 
             result = await call(task_messages(settings, task)[0], None, failed)
             if result.verdict is None:
                 stats.gave_up += 1
                 return
-            await store([_row(chunk_id, sha, task.repetition, result)])
+            await store([call_row(chunk_id, sha, task.repetition, result)])
             stats.judged += 1
             return
         results: list[tuple[range, CallResult]] = []
@@ -330,7 +342,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
 
             def failed_window(result: CallResult, ids: list[int] = ids
                               ) -> list[dict[str, object]]:
-                return _split(ids, sha, task.repetition, result)
+                return split_call(ids, sha, task.repetition, result)
 
             result = await call(messages, [task.parts[i][0] for i in span], failed_window)
             if result.verdict is None:
@@ -339,12 +351,12 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
                 for done_span, done in results:
                     done.verdict, done.error = None, ("another window of this golden failed; "
                                                       "the golden is judged again next run")
-                    await store(_split([task.chunk_ids[i] for i in done_span], sha,
+                    await store(split_call([task.chunk_ids[i] for i in done_span], sha,
                                        task.repetition, done))
                 stats.gave_up += len(task.chunk_ids)
                 return
             results.append((span, result))
-        await store(_merged(task, sha, results))
+        await store(merged_calls(task, sha, results))
         stats.judged += len(task.chunk_ids)
 
     stopped: list[Group] = []  # a hopeless failure: no worker takes more work
@@ -369,7 +381,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     return stats
 
 
-def _row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
+def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
     """One chunk's call as stored (see Session.record_calls)."""
     return {
         "chunk_id": chunk_id, "verdict": result.verdict, "reason": result.reason,
@@ -390,14 +402,14 @@ def _shares(total: int | None, count: int) -> list[int | None]:
     return [each + (i < extra) for i in range(count)]
 
 
-def _split(ids: list[int], sha: str, repetition: int, result: CallResult
+def split_call(ids: list[int], sha: str, repetition: int, result: CallResult
            ) -> list[dict[str, object]]:
     """A failed listwise call stored against each of its chunks, its cost split among them."""
     rows = []
     for i, (tin, tout, tcached) in enumerate(zip(
             _shares(result.tokens_in, len(ids)), _shares(result.tokens_out, len(ids)),
             _shares(result.tokens_cached, len(ids)), strict=True)):
-        row = _row(ids[i], sha, repetition, result)
+        row = call_row(ids[i], sha, repetition, result)
         row.update(tokens_in=tin, tokens_out=tout, tokens_cached=tcached,
                    requests=result.requests if i == 0 else 0,
                    latency_ms=None if result.latency_ms is None
@@ -406,14 +418,14 @@ def _split(ids: list[int], sha: str, repetition: int, result: CallResult
     return rows
 
 
-def _merged(task: Task, sha: str, results: list[tuple[range, CallResult]]
+def merged_calls(task: Task, sha: str, results: list[tuple[range, CallResult]]
             ) -> list[dict[str, object]]:
     """Each chunk's verdict from the first window that held it, marked unstable where a later
     window said otherwise; each window's tokens split over its chunks."""
     rows: dict[int, dict[str, object]] = {}
     for span, result in results:
         listed = result.listed or []
-        costs = _split([task.chunk_ids[i] for i in span], sha, task.repetition, result)
+        costs = split_call([task.chunk_ids[i] for i in span], sha, task.repetition, result)
         for position, (verdict, reason, grade, chance), cost in zip(span, listed, costs,
                                                                     strict=True):
             chunk_id = task.chunk_ids[position]

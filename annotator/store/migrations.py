@@ -190,3 +190,51 @@ def m004_judge_designs(db: Database) -> None:
             PRIMARY KEY (judge, position)
         )"""
     )
+
+
+@migrations()
+def m005_batches(db: Database) -> None:
+    """Batch judging: each batch a provider runs (or a request file written for an offline
+    engine), and each request in it, until its result is stored exactly once."""
+    db.execute(
+        """
+        CREATE TABLE batches (
+            id TEXT PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            round INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            input_file_id TEXT,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            state TEXT NOT NULL,
+            requests INTEGER NOT NULL,
+            completed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            collected INTEGER NOT NULL DEFAULT 0 CHECK (collected IN (0, 1)),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+    # One row per request line: the chunks its result is for, and where that result is.
+    db.execute(
+        """
+        CREATE TABLE batch_requests (
+            custom_id TEXT PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            round INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            task TEXT NOT NULL,
+            piece INTEGER NOT NULL,
+            pieces INTEGER NOT NULL,
+            chunk_ids TEXT NOT NULL,
+            ranks TEXT,
+            repetition INTEGER NOT NULL,
+            request_sha256 TEXT NOT NULL,
+            logprobs INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'answered', 'stored', 'failed')),
+            result TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX batch_requests_task ON batch_requests(task)")
+    db.execute("CREATE INDEX batch_requests_part ON batch_requests(judge, round, part)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import os
 import sqlite3
 import tempfile
@@ -71,6 +72,7 @@ class Session:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._wrote = False
+        self._depth = 0
         self.last_event_id = 0
         """The id of the event this connection wrote last (see ``review_totals``)."""
         if not create and not self.path.exists():
@@ -207,12 +209,19 @@ class Session:
         """
         conn = self.conn
         self._wrote = True
+        if self._depth:  # inside transaction(): one transaction for everything in it
+            yield
+            return
         try:
             conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         except sqlite3.OperationalError as error:
             raise self._not_saved(error) from None
         try:
-            yield
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
             conn.execute("COMMIT")
         except BaseException as error:
             if conn.in_transaction:
@@ -220,6 +229,11 @@ class Session:
             if isinstance(error, sqlite3.OperationalError) and _storage_failure(error):
                 raise self._not_saved(error) from None
             raise
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """Everything written inside is one transaction: all of it is stored, or none (an
+        import of a results file)."""
+        return self._write()
 
     def _not_saved(self, error: sqlite3.OperationalError) -> Exception:
         text = str(error).lower()
@@ -825,17 +839,22 @@ class Session:
     def record_calls(self, judge: str, calls: Sequence[dict[str, Any]]) -> None:
         """Store several calls in one transaction (a listwise request's verdicts: all or none);
         each dict holds record_call's keywords and a chunk_id."""
-        columns = ("chunk_id", "verdict", "reason", "p_relevant", "error", "raw_reply",
-                   "tokens_in", "tokens_out", "latency_ms", "request_sha256", "repetition",
-                   "confidence_note", "requests", "grade", "tokens_cached", "unstable")
-        defaults = {"repetition": 1}
-        at = now()
         with self._write():
-            self.conn.executemany(
-                f"INSERT INTO verdicts(judge, {', '.join(columns)}, created_at) "
-                f"VALUES ({', '.join('?' * (len(columns) + 2))})",
-                [(judge, *(call.get(c, defaults.get(c)) for c in columns), at)
-                 for call in calls])
+            self._insert_calls(judge, calls)
+
+    def _insert_calls(self, judge: str, calls: Sequence[dict[str, Any]]) -> None:
+        at = now()
+        defaults = {"repetition": 1}
+
+        def row(call: dict[str, Any]) -> tuple[Any, ...]:
+            try:
+                return (judge, *_CALL_VALUES(call), at)  # every key there: one C call
+            except KeyError:
+                return (judge, *(call.get(c, defaults.get(c)) for c in _CALL_COLUMNS), at)
+
+        self.conn.executemany(
+            f"INSERT INTO verdicts(judge, {', '.join(_CALL_COLUMNS)}, created_at) "
+            f"VALUES ({', '.join('?' * (len(_CALL_COLUMNS) + 2))})", [row(c) for c in calls])
 
     def take_lease(self, judge: str, holder: dict[str, Any], seconds: float,
                    alive: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
@@ -972,6 +991,154 @@ class Session:
                 return
             self._set_setting("random_sample", wanted)
             self._event("sample", payload={"size": size, "seed": seed})
+
+    # -- batches ------------------------------------------------------------------------------
+
+    def next_batch_round(self) -> int:
+        """The number of the session's next batch round (1 for its first; numbered across
+        judges, so every request's custom_id is the session's own)."""
+        return int(self._scalar("SELECT coalesce(max(round), 0) + 1 FROM batch_requests"))
+
+    def add_batch_requests(self, judge: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Store the requests of a round (custom_id, round, part, task, piece, pieces,
+        chunk_ids, ranks, repetition, request_sha256, logprobs), in one transaction."""
+        columns = ("custom_id", "round", "part", "task", "piece", "pieces", "chunk_ids", "ranks",
+                   "repetition", "request_sha256", "logprobs")
+        values = operator.itemgetter(*columns)
+        with self._write():
+            self.conn.executemany(
+                f"INSERT INTO batch_requests(judge, {', '.join(columns)}) "
+                f"VALUES (?, {', '.join('?' * len(columns))})",
+                ((judge, *values(row)) for row in rows))
+
+    def forget_batch_part(self, judge: str, round_: int, part: int) -> None:
+        """Drop the requests of a file that never became a batch (its tasks are judged again)."""
+        with self._write():
+            self.conn.execute("DELETE FROM batch_requests WHERE judge = ? AND round = ? AND "
+                              "part = ? AND state = 'pending'", [judge, round_, part])
+
+    def unsubmitted_parts(self, judge: str | None = None) -> list[tuple[str, int, int]]:
+        """(judge, round, part) of request files stored but not known to be a batch yet."""
+        return [tuple(row) for row in self.conn.execute(
+            """SELECT DISTINCT r.judge, r.round, r.part FROM batch_requests r
+               WHERE (? IS NULL OR r.judge = ?) AND r.state = 'pending' AND NOT EXISTS (
+                 SELECT 1 FROM batches b WHERE b.judge = r.judge AND b.round = r.round
+                 AND b.part = r.part) ORDER BY 1, 2, 3""", [judge, judge])]
+
+    def record_batch(self, batch: dict[str, Any]) -> None:
+        """Store a batch the provider created (or a request file exported), or its new state."""
+        with self._write():
+            self.conn.execute(
+                """INSERT INTO batches(id, judge, round, part, input_file_id, output_file_id,
+                                       error_file_id, state, requests, completed, failed,
+                                       created_at, updated_at)
+                   VALUES (:id, :judge, :round, :part, :input_file_id, :output_file_id,
+                           :error_file_id, :state, :requests, :completed, :failed, :at, :at)
+                   ON CONFLICT(id) DO UPDATE SET output_file_id = excluded.output_file_id,
+                     error_file_id = excluded.error_file_id, state = excluded.state,
+                     completed = excluded.completed, failed = excluded.failed,
+                     updated_at = excluded.updated_at""", {**batch, "at": now()})
+
+    def batches(self, judge: str | None = None) -> list[dict[str, Any]]:
+        """Every batch, oldest first (of one judge when given)."""
+        return [dict(row) for row in self._rows(
+            "SELECT * FROM batches WHERE ? IS NULL OR judge = ? ORDER BY created_at, id",
+            [judge, judge])]
+
+    def set_batch_collected(self, batch_id: str) -> None:
+        """Mark a batch's results as stored; requests without a result failed (judged again by
+        the next --batch run)."""
+        with self._write():
+            self.conn.execute("UPDATE batch_requests SET state = 'failed' WHERE state = 'pending'"
+                              " AND (judge, round, part) = (SELECT judge, round, part FROM "
+                              "batches WHERE id = ?)", [batch_id])
+            self.conn.execute("UPDATE batches SET collected = 1, updated_at = ? WHERE id = ?",
+                              [now(), batch_id])
+
+    def batch_busy(self, judge: str) -> set[tuple[int, int]]:
+        """(first chunk id, repetition) of each task with a request still out in a batch (not
+        ended, or ended and not yet collected): a new round leaves those alone."""
+        out = set()
+        for chunk_ids, repetition in self.conn.execute(
+                """SELECT r.chunk_ids, r.repetition FROM batch_requests r
+                   WHERE r.judge = ? AND r.state IN ('pending', 'answered')""", [judge]):
+            out.add((int(json.loads(chunk_ids)[0]), int(repetition)))
+        return out
+
+    def batch_request(self, custom_id: str) -> dict[str, Any] | None:
+        """One stored request by its custom_id, or None for one this session never made."""
+        rows = self._rows("SELECT * FROM batch_requests WHERE custom_id = ?", [custom_id])
+        return dict(rows[0]) if rows else None
+
+    def task_requests(self, task: str) -> list[dict[str, Any]]:
+        """Every request of a task (a listwise golden's windows), in order."""
+        return [dict(row) for row in self._rows(
+            "SELECT * FROM batch_requests WHERE task = ? ORDER BY piece", [task])]
+
+    def batch_requests_of(self, custom_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored requests among these custom_ids (those this session never made are
+        absent), in one query."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(custom_ids), 900):
+            part = list(custom_ids[start:start + 900])
+            out.update((row["custom_id"], dict(row)) for row in self._rows(
+                f"SELECT * FROM batch_requests WHERE custom_id IN ({','.join('?' * len(part))})",
+                part))
+        return out
+
+    def store_batch_results(self, judge: str, results: Sequence[
+            tuple[str, str | None, list[dict[str, Any]] | None]]) -> int:
+        """In one transaction, for each (custom_id, raw result or None, calls): store the calls
+        unless that request's result was already stored, and mark the request: answered, its
+        raw result kept, while other pieces of its task are out (no calls); failed when it never
+        ran (calls None); stored once its calls are in. Returns the calls stored. A verdict for
+        a chunk that already has one from the same request (a live run got there first) is not
+        stored twice."""
+        with self._write():
+            states: dict[str, tuple[str, int]] = {}
+            ids = [custom_id for custom_id, _, _ in results]
+            for start in range(0, len(ids), 900):
+                part = ids[start:start + 900]
+                states.update((c, (state, pieces)) for c, state, pieces in self.conn.execute(
+                    f"SELECT custom_id, state, pieces FROM batch_requests WHERE custom_id IN "
+                    f"({','.join('?' * len(part))})", part))
+            chunk_ids = sorted({c["chunk_id"] for _, _, calls in results for c in calls or ()})
+            judged: set[tuple[int, int, str]] = set()
+            for start in range(0, len(chunk_ids), 900):
+                part = chunk_ids[start:start + 900]
+                judged.update(self.conn.execute(
+                    f"SELECT chunk_id, repetition, request_sha256 FROM verdicts WHERE judge = ? "
+                    f"AND error IS NULL AND chunk_id IN ({','.join('?' * len(part))})",
+                    [judge, *part]))
+            fresh: list[dict[str, Any]] = []
+            failed: list[tuple[str]] = []
+            answered: list[tuple[str | None, str]] = []
+            done: list[tuple[str, str]] = []  # a task of one request: by its custom_id
+            whole: list[tuple[str, str]] = []
+            for custom_id, raw, calls in results:
+                state, pieces = states.get(custom_id, ("", 1))
+                if state == "stored":
+                    continue
+                if calls is None:
+                    failed.append((custom_id,))
+                elif not calls:
+                    answered.append((raw, custom_id))
+                else:
+                    fresh += [c for c in calls if c.get("error") is not None or (
+                        c["chunk_id"], c.get("repetition", 1), c["request_sha256"]) not in judged]
+                    (done if pieces == 1 else whole).append(
+                        ("stored" if any(c.get("error") is None for c in calls) else "failed",
+                         custom_id))
+            self._insert_calls(judge, fresh)
+            self.conn.executemany("UPDATE batch_requests SET state = 'failed' "
+                                  "WHERE custom_id = ?", failed)
+            self.conn.executemany("UPDATE batch_requests SET state = 'answered', result = ? "
+                                  "WHERE custom_id = ?", answered)
+            self.conn.executemany("UPDATE batch_requests SET state = ? WHERE custom_id = ?", done)
+            # Every piece of the task at once: a listwise golden's windows are stored together.
+            self.conn.executemany("UPDATE batch_requests SET state = ?, result = NULL WHERE task = "
+                                  "(SELECT task FROM batch_requests WHERE custom_id = ?)", whole)
+        return len(fresh)
 
     # -- splits and gold labels ------------------------------------------------------------------
 
@@ -1133,6 +1300,13 @@ class Session:
                 "SELECT DISTINCT annotator FROM labels ORDER BY annotator")],
             labels=int(self._scalar("SELECT count(*) FROM labels WHERE verdict IS NOT NULL")),
             conflicts=versions, gold_conflicts=gold_conflicts)
+
+
+_CALL_COLUMNS = ("chunk_id", "verdict", "reason", "p_relevant", "error", "raw_reply",
+                 "tokens_in", "tokens_out", "latency_ms", "request_sha256", "repetition",
+                 "confidence_note", "requests", "grade", "tokens_cached", "unstable")
+"""A stored call's columns besides its judge and its time (Session.record_calls)."""
+_CALL_VALUES = operator.itemgetter(*_CALL_COLUMNS)
 
 
 def _storage_failure(error: sqlite3.OperationalError) -> bool:

@@ -8,5 +8,6 @@ names against store/migrations.py.
 from __future__ import annotations
 
 MIGRATION_SET = "cp-annotator"
-NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs")
+NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs",
+         "m005_batches")
 """Every migration this version knows, in the order they run."""

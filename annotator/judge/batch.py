@@ -1,0 +1,490 @@
+"""Batch judging: the live run's requests as Batch API files, and their results stored as calls.
+
+A round renders every request the live run would send (the same bodies, so the same request
+hashes and resume rules), streams them to JSONL files split at the provider's limits, and stores
+each request (its custom_id, the chunks it is for) before anything is uploaded. The provider's
+batches (or an offline engine's results file) are then read back line by line: each result is
+stored exactly once, in the same transaction that marks its request stored, so a process killed
+at any point and run again loses nothing and stores nothing twice. Requests that failed or
+expired are judged again by the next round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from openai import AsyncOpenAI
+
+from annotator.errors import InputError, SessionError
+from annotator.judge.client import read_result, request_body
+from annotator.judge.runner import (
+    RunOptions,
+    RunStats,
+    Task,
+    call_row,
+    iter_tasks,
+    merged_calls,
+    split_call,
+    task_messages,
+    task_sha256,
+    windows,
+)
+from annotator.judge.template import TemplatePrompt
+from annotator.judge.types import CallResult, JudgeSettings
+from annotator.models import Judge
+from annotator.store.session import Session
+from annotator.text import counted
+
+ENDPOINT = "/v1/chat/completions"
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+"""The states after which a batch changes no more."""
+MAX_REQUESTS = 50_000
+MAX_MB = 200
+"""OpenAI's limits on one batch: requests, and megabytes of its input file."""
+STORE_EVERY = 2_000
+"""Results stored a transaction at a time (a kill loses at most the one in flight)."""
+
+
+@dataclass(slots=True)
+class Limits:
+    """Where a round's requests are split into files."""
+
+    max_requests: int = MAX_REQUESTS
+    max_bytes: int = MAX_MB * 1_000_000
+
+
+@dataclass(slots=True)
+class Part:
+    """One request file of a round."""
+
+    number: int
+    path: Path
+    requests: int = 0
+    bytes: int = 0
+
+
+@dataclass(slots=True)
+class Round:
+    """What writing a round's requests made."""
+
+    number: int
+    parts: list[Part] = field(default_factory=list)
+    chunks: int = 0
+    busy: int = 0
+    """Chunks left alone because a batch still holds their requests."""
+
+    @property
+    def requests(self) -> int:
+        """Requests in all its files."""
+        return sum(part.requests for part in self.parts)
+
+
+def write_round(session: Session, name: str, settings: JudgeSettings, options: RunOptions,
+                stats: RunStats, directory: Path, limits: Limits,
+                single: Path | None = None,
+                on_progress: Callable[[int], None] | None = None) -> Round:
+    """Write every request not yet judged (nor out in a batch) as Batch API JSONL, streamed,
+    and store each request; ``single``: one file at that path (an export), else files in
+    ``directory`` split at ``limits``."""
+    if not isinstance(settings.prompt, TemplatePrompt):
+        raise SessionError(f"The {settings.prompt.id} prompt is sent by its own library, call "
+                           "by call; batch judging needs a template prompt (builtin, listwise "
+                           "or a prompt file).")
+    number = session.next_batch_round()
+    current = Round(number)
+    _TAILS.clear()  # settings differ between rounds
+    busy = session.batch_busy(name)
+    rows: list[dict[str, Any]] = []
+    handle: IO[bytes] | None = None
+    part: Part | None = None
+
+    def rotate() -> None:
+        nonlocal handle, part
+        if handle is not None:
+            handle.close()
+        path = single or directory / f"{name}-round{number}-part{len(current.parts) + 1}.jsonl"
+        part = Part(len(current.parts) + 1, path)
+        current.parts.append(part)
+        handle = path.open("wb")
+
+    try:
+        for task in iter_tasks(session, settings, options, stats,
+                               session.judged_requests(name)):
+            if (task.chunk_ids[0], task.repetition) in busy:
+                current.busy += len(task.chunk_ids)
+                continue
+            for line, row in _task_lines(settings, task, number):
+                if part is None or (single is None and (
+                        part.requests >= limits.max_requests
+                        or (part.requests and part.bytes + len(line) > limits.max_bytes))):
+                    rotate()
+                assert handle is not None and part is not None
+                handle.write(line)
+                part.requests += 1
+                part.bytes += len(line)
+                row["part"] = part.number
+                rows.append(row)
+            current.chunks += len(task.chunk_ids)
+            if len(rows) >= STORE_EVERY:
+                session.add_batch_requests(name, rows)
+                rows = []
+                if on_progress is not None:
+                    on_progress(current.chunks)
+        session.add_batch_requests(name, rows)
+    finally:
+        if handle is not None:
+            handle.close()
+    stats.total = current.chunks
+    return current
+
+
+def _task_lines(settings: JudgeSettings, task: Task, number: int
+                ) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """Each request line of a task (one, or one per listwise window), with its stored row."""
+    listwise = settings.prompt.listwise
+    spans = windows(len(task.parts), settings.window) if listwise else [range(1)]
+    every = task_messages(settings, task)  # rendered once: for the hash and for the lines
+    sha = task.sha or task_sha256(settings, task, every)
+    key = f"r{number}-{task.chunk_ids[0]}-{task.repetition}"
+    for piece, (span, messages) in enumerate(zip(spans, every, strict=True)):
+        ranks = [task.parts[i][0] for i in span] if listwise else None
+        custom_id = f"{key}-{piece}"
+        line = _line(settings, custom_id, messages, ranks)
+        yield line, {"custom_id": custom_id, "round": number, "task": key, "piece": piece,
+                     "pieces": len(spans), "chunk_ids": _ints(task.chunk_ids[i] for i in span),
+                     "ranks": _ints(ranks) if ranks is not None else None,
+                     "repetition": task.repetition, "request_sha256": sha,
+                     "logprobs": int(settings.logprobs)}
+
+
+def _ints(values: Iterable[int]) -> str:
+    """A JSON list of whole numbers (json.dumps costs more, a million times over)."""
+    return "[" + ",".join(map(str, values)) + "]"
+
+
+_TAILS: dict[tuple[int, ...] | None, str] = {}
+
+
+def _line(settings: JudgeSettings, custom_id: str, messages: list[dict[str, str]],
+          ranks: list[int] | None) -> bytes:
+    """One request line: the live request's body (request_body) with its custom_id. All but the
+    messages is the same for every request of a round (or of a window's ranks), so it is
+    encoded once: at a million requests, encoding is most of the time."""
+    key = tuple(ranks) if ranks is not None else None
+    tail = _TAILS.get(key)
+    if tail is None:
+        body = request_body(settings, [], ranks)
+        del body["messages"]
+        tail = _TAILS[key] = _encode(body)[1:] + "}\n"
+    return ('{"custom_id": ' + _encode(custom_id) + ', "method": "POST", "url": "' + ENDPOINT
+            + '", "body": {"messages": ' + _encode(messages) + ", " + tail).encode()
+
+
+def metadata(session: Session, name: str, round_: int, part: int) -> dict[str, str]:
+    """What a batch carries to be found again if the process dies before storing its id."""
+    return {"cp_annotator_session": session.session_id, "cp_annotator_judge": name[:500],
+            "cp_annotator_round": str(round_), "cp_annotator_part": str(part)}
+
+
+async def submit(client: AsyncOpenAI, session: Session, name: str, current: Round) -> list[str]:
+    """Upload each file of a round and create its batch; store each as it is created."""
+    ids = []
+    for part in current.parts:
+        with part.path.open("rb") as handle:
+            uploaded = await client.files.create(file=(part.path.name, handle), purpose="batch")
+        batch = await client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h",
+            metadata=metadata(session, name, current.number, part.number))
+        session.record_batch(_row(batch, name, current.number, part.number, part.requests))
+        ids.append(batch.id)
+    return ids
+
+
+def _row(batch: Any, judge: str, round_: int, part: int, requests: int) -> dict[str, Any]:
+    counts = batch.request_counts
+    return {"id": batch.id, "judge": judge, "round": round_, "part": part,
+            "input_file_id": batch.input_file_id, "output_file_id": batch.output_file_id,
+            "error_file_id": batch.error_file_id, "state": batch.status,
+            "requests": counts.total if counts and counts.total else requests,
+            "completed": counts.completed if counts else 0,
+            "failed": counts.failed if counts else 0}
+
+
+async def recover(client: AsyncOpenAI, session: Session) -> int:
+    """Find the batch of every request file stored but never recorded as one (the process died
+    between creating it and storing its id); a file that never became a batch is forgotten, so
+    its chunks are judged by the next round. Returns how many batches were found."""
+    missing = session.unsubmitted_parts()
+    if not missing:
+        return 0
+    wanted = {(judge, r, p) for judge, r, p in missing}
+    found = 0
+    async for batch in client.batches.list(limit=100):
+        meta = batch.metadata or {}
+        if meta.get("cp_annotator_session") != session.session_id:
+            continue
+        key = (meta.get("cp_annotator_judge"), int(meta.get("cp_annotator_round", 0)),
+               int(meta.get("cp_annotator_part", 0)))
+        if key in wanted:
+            judge, r, p = key
+            assert judge is not None
+            session.record_batch(_row(batch, judge, r, p, 0))
+            wanted.discard(key)
+            found += 1
+    for judge, r, p in wanted:
+        session.forget_batch_part(judge, r, p)
+    return found
+
+
+@dataclass(slots=True)
+class Followed:
+    """Where the batches stand after a pass."""
+
+    batches: list[dict[str, Any]]
+    stored: int = 0
+    """Calls stored in this pass."""
+
+    @property
+    def total(self) -> int:
+        """Requests in the batches followed."""
+        return sum(b["requests"] for b in self.batches)
+
+    @property
+    def done(self) -> int:
+        """Requests the provider finished (either way)."""
+        return sum(b["completed"] + b["failed"] if b["state"] not in ENDED else b["requests"]
+                   for b in self.batches)
+
+    @property
+    def running(self) -> list[dict[str, Any]]:
+        """Batches not yet ended and collected."""
+        return [b for b in self.batches if not b["collected"]]
+
+
+async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None, *,
+                 wait: bool = False, poll: float = 10.0, poll_cap: float = 60.0,
+                 on_progress: Callable[[Followed], None] | None = None) -> Followed:
+    """Check every batch not yet collected; collect (store the results of) each that ended.
+    With ``wait``, poll until all are collected, the interval growing to ``poll_cap``."""
+    await recover(client, session)
+    stored = 0
+    interval = poll
+    while True:
+        for row in session.batches(judge):
+            if row["collected"] or row["id"].startswith("export:"):
+                continue
+            batch = await client.batches.retrieve(row["id"])
+            session.record_batch(_row(batch, row["judge"], row["round"], row["part"],
+                                      row["requests"]))
+            if batch.status in ENDED:
+                for file_id in (batch.output_file_id, batch.error_file_id):
+                    if file_id:
+                        with _downloaded(await _download(client, file_id)) as lines:
+                            stored += store_results(session, lines).calls
+                session.set_batch_collected(row["id"])
+        followed = Followed([b for b in session.batches(judge)
+                             if not b["id"].startswith("export:")], stored)
+        if on_progress is not None:
+            on_progress(followed)
+        if not wait or not followed.running:
+            return followed
+        await asyncio.sleep(interval)
+        interval = min(poll_cap, interval * 1.5)
+
+
+async def _download(client: AsyncOpenAI, file_id: str) -> Path:
+    """A file's content streamed to a temporary file (an output file may be hundreds of MB)."""
+    fd, name = tempfile.mkstemp(prefix="cp-annotator-batch-", suffix=".jsonl")
+    try:
+        with open(fd, "wb") as handle:
+            async with client.files.with_streaming_response.content(file_id) as response:
+                async for block in response.iter_bytes():
+                    handle.write(block)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)
+
+
+@contextmanager
+def _downloaded(path: Path) -> Iterator[Iterator[tuple[int, bytes]]]:
+    try:
+        with path.open("rb") as handle:
+            yield ((n, line) for n, line in enumerate(handle, 1) if line.strip())
+    finally:
+        path.unlink(missing_ok=True)
+
+
+async def cancel(client: AsyncOpenAI, session: Session, judge: str | None = None) -> list[str]:
+    """Cancel every batch still running; the ids cancelled."""
+    out = []
+    for row in session.batches(judge):
+        if row["state"] not in ENDED and not row["id"].startswith("export:"):
+            batch = await client.batches.cancel(row["id"])
+            session.record_batch(_row(batch, row["judge"], row["round"], row["part"],
+                                      row["requests"]))
+            out.append(row["id"])
+    return out
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def _settings(judge: Judge) -> JudgeSettings:
+    """What reading a judge's results needs: its prompt, rebuilt from its stored definition."""
+    if not judge.prompt_text:
+        raise SessionError(f"Judge '{judge.name}' has no stored prompt to read results with.")
+    prompt = TemplatePrompt.from_definition(judge.prompt_id, json.loads(judge.prompt_text))
+    return JudgeSettings(model=judge.model or "", prompt=prompt,
+                         window=judge.parameters.get("window"))
+
+
+def _checked(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    """One result line, or InputError naming the line and what is wrong with it."""
+    try:
+        obj = json.loads(raw)
+    except ValueError as error:
+        raise InputError(str(path), f"not a JSON object ({error})", line=number) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+        raise InputError(str(path), "a result line needs a custom_id", line=number,
+                         field="custom_id")
+    response = obj.get("response")
+    if not isinstance(response, dict) and not isinstance(obj.get("error"), dict):
+        raise InputError(str(path), "a result needs a 'response' object or an 'error'",
+                         line=number, field="response")
+    if isinstance(response, dict) and not isinstance(response.get("status_code"), int):
+        raise InputError(str(path), "the response needs a status_code", line=number,
+                         field="response.status_code")
+    return obj
+
+
+@dataclass(slots=True)
+class Stored:
+    """What storing a results file did."""
+
+    results: int = 0
+    calls: int = 0
+
+
+def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
+                  path: Path | None = None) -> Stored:
+    """Store each result line (the Batch API's output or error format) as calls, a few
+    thousand a transaction; results already stored are skipped.
+
+    With ``path`` (a file someone made), every line is checked as it is read: one that is not
+    JSON or names no request of this session raises InputError naming it; run inside
+    ``session.transaction()`` so that nothing of the file is stored then.
+    """
+    judges = {j.name: j for j in session.judges()}
+    settings: dict[str, JudgeSettings] = {}
+    done = Stored()
+    group: list[tuple[int, dict[str, Any]]] = []
+
+    def flush() -> int:
+        requests = session.batch_requests_of([obj["custom_id"] for _, obj in group])
+        by_judge: dict[str, list[tuple[str, str | None, list[dict[str, Any]] | None]]] = {}
+        count = 0
+        for number, obj in group:
+            request = requests.get(obj["custom_id"])
+            if request is None and path is not None:
+                raise InputError(str(path), f"custom_id {obj['custom_id']!r} is no request this "
+                                 "session made (was the file written by 'annotator judge "
+                                 "--export-requests' for this session?)", line=number,
+                                 field="custom_id")
+            if request is None or request["state"] == "stored":
+                continue
+            judge = request["judge"]
+            if judge not in settings:
+                settings[judge] = _settings(judges[judge])
+            if request["pieces"] > 1:  # its golden's other windows must be on disk first
+                count += session.store_batch_results(judge, by_judge.pop(judge, []))
+                count += session.store_batch_results(
+                    judge, [_calls(session, settings[judge], request, obj)])
+                continue
+            by_judge.setdefault(judge, []).append(_calls(session, settings[judge], request, obj))
+        for judge, results in by_judge.items():
+            count += session.store_batch_results(judge, results)
+        group.clear()
+        return count
+
+    for number, raw in lines:
+        group.append((number, _checked(path, number, raw) if path is not None
+                      else json.loads(raw)))
+        done.results += 1
+        if len(group) >= STORE_EVERY:
+            done.calls += flush()
+    done.calls += flush()
+    return done
+
+
+def _result(settings: JudgeSettings, request: dict[str, Any], obj: dict[str, Any]
+            ) -> CallResult | None:
+    """A result line as a call; None for a request the batch never ran (expired, cancelled)."""
+    response = obj.get("response")
+    ranks = json.loads(request["ranks"]) if request["ranks"] else None
+    if isinstance(response, dict):
+        status = response.get("status_code")
+        body = response.get("body")
+        if status == 200:
+            return read_result(settings, body, ranks, bool(request["logprobs"]))
+        message = (body.get("error", {}).get("message") if isinstance(body, dict)
+                   and isinstance(body.get("error"), dict) else str(body)[:300])
+        return CallResult(error=f"HTTP {status}: {message}", cause="http",
+                          status=status if isinstance(status, int) else None)
+    return None
+
+
+def _calls(session: Session, settings: JudgeSettings, request: dict[str, Any],
+           obj: dict[str, Any]) -> tuple[str, str | None, list[dict[str, Any]] | None]:
+    """(custom_id, the raw line to keep, the calls to store) for one result line: no calls
+    (an empty list) while other windows of its golden are out, None for a request that never
+    ran."""
+    custom_id, sha, repetition = obj["custom_id"], request["request_sha256"], request["repetition"]
+    ids = json.loads(request["chunk_ids"])
+    result = _result(settings, request, obj)
+    if result is None:  # never ran (expired, cancelled): no call; the next round asks again
+        return custom_id, None, None
+    if result.verdict is None:
+        return custom_id, None, split_call(ids, sha, repetition, result) if len(ids) > 1 else [
+            call_row(ids[0], sha, repetition, result)]
+    if not settings.prompt.listwise:
+        return custom_id, None, [call_row(ids[0], sha, repetition, result)]
+    raw = json.dumps(obj)
+    pieces = session.task_requests(request["task"])
+    if request["pieces"] > 1 and any(p["state"] != "answered" for p in pieces
+                                     if p["custom_id"] != custom_id):
+        return custom_id, raw, []  # kept until every window of the golden is in
+    order: list[int] = []
+    spans: list[tuple[range, CallResult]] = []
+    for piece in pieces:
+        line = obj if piece["custom_id"] == custom_id else json.loads(piece["result"])
+        piece_ids = json.loads(piece["chunk_ids"])
+        read = result if piece["custom_id"] == custom_id else _result(settings, piece, line)
+        assert read is not None
+        if read.verdict is None:
+            return custom_id, None, split_call(ids, sha, repetition, read)
+        start = order.index(piece_ids[0]) if piece_ids[0] in order else len(order)
+        order.extend(i for i in piece_ids if i not in order)
+        spans.append((range(start, start + len(piece_ids)), read))
+    task = Task(order, "", "", [(0, "")] * len(order), repetition, sha)
+    return custom_id, None, merged_calls(task, sha, spans)
+
+
+def describe(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per batch for 'annotator batches'."""
+    out = []
+    for row in rows:
+        where = "" if row["collected"] else ("; results not yet stored" if row["state"] in ENDED
+                                             else "")
+        out.append(f"{row['id']}  {row['judge']}  {row['state']}  "
+                   f"{row['completed']:,} done, {row['failed']:,} failed of "
+                   f"{counted(row['requests'], 'request')}{where}")
+    return out

@@ -1,0 +1,239 @@
+"""Batch judging through the real openai client against the test server's Batch API, and
+request files answered by an offline engine."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from annotator.formats import read_goldens
+from annotator.store.session import Session
+from tests.conftest import ROOT, write_lines
+from tests.fake_openai import FakeOpenAI
+from tests.offline_engine import run as offline_engine
+
+
+def make_session(tmp_path: Path, goldens: int = 10, chunks: int = 4, name: str = "s") -> Path:
+    rows = [{"id": f"g{i}", "user_input": f"Question {i}?", "reference": f"Answer {i}.",
+             "retrieved_contexts": [f"chunk {i}.{k} " + ("useful" if (i + k) % 2 else "noise")
+                                    for k in range(chunks)]}
+            for i in range(goldens)]
+    path = write_lines(tmp_path / f"{name}.jsonl", rows)
+    db = tmp_path / f"{name}.db"
+    with Session(db) as session:
+        session.import_goldens(read_goldens(path), path=str(path))
+    return db
+
+
+def invoke(server: FakeOpenAI, *args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), env={"OPENAI_API_KEY": "sk-test",
+                                                    "OPENAI_BASE_URL": server.base_url})
+
+
+def calls(db: Path, judge: str) -> list[tuple[int, int, int | None, str | None]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT chunk_id, repetition, verdict, error FROM verdicts WHERE "
+                            "judge = ? ORDER BY id", [judge]).fetchall()
+
+
+def verdicts(db: Path, judge: str) -> dict[int, int | None]:
+    return {c: v for c, _, v, e in calls(db, judge) if e is None}
+
+
+def test_a_batch_round_is_created_followed_and_stored_like_a_live_run(tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    with FakeOpenAI() as server:
+        live = invoke(server, "judge", str(db), "--model", "m", "--name", "live")
+        assert live.exit_code == 0, live.output
+        dry = invoke(server, "judge", str(db), "--model", "m", "--name", "b", "--batch",
+                     "--batch-max-requests", "15", "--price-in", "2", "--price-out", "8",
+                     "--dry-run")
+        assert dry.exit_code == 0 and "3 batches" in dry.output and server.batch.batches == {}
+        made = invoke(server, "judge", str(db), "--model", "m", "--name", "b", "--batch",
+                      "--batch-max-requests", "15", "--price-in", "2", "--price-out", "8")
+        assert made.exit_code == 0, made.output
+        assert "Created 3 batches for 40 chunks" in made.output
+        assert [len(b.lines) for b in server.batch.batches.values()] == [15, 15, 10]
+        bodies = [line["body"] for b in server.batch.batches.values() for line in b.lines]
+        live_bodies = [body for _, body, _ in server.requests]
+        # The same bodies as the live run sends: the same request hashes, the same resume rules.
+        key = functools.partial(json.dumps, sort_keys=True)
+        assert sorted(map(key, bodies)) == sorted(map(key, live_bodies))
+        once = invoke(server, "batches", str(db))
+        assert once.exit_code == 0 and "in_progress" in once.output and not verdicts(db, "b")
+        waited = invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        assert waited.exit_code == 0, waited.output
+        assert "40 calls stored" in waited.output
+        again = invoke(server, "judge", str(db), "--model", "m", "--name", "b", "--batch")
+        assert "Nothing to send" in again.output and len(server.batch.batches) == 3
+    assert verdicts(db, "b") == verdicts(db, "live") and len(calls(db, "b")) == 40
+    with Session(db) as session:
+        price = session.price("b")
+        assert price is not None and (price.input, price.output) == (1.0, 4.0)  # half price
+        assert session.call_summary("b")["tokens_in"] == session.call_summary("live")[
+            "tokens_in"]
+
+
+def test_failed_and_expired_requests_go_into_the_next_round(tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    with Session(db) as session:
+        texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        server.plan[texts[0]] = ["500"]  # one request fails inside a batch that completes
+        server.plan[texts[1]] = ["malformed"]
+        server.batch.end = "expired"  # and half of every batch expires
+        invoke(server, "judge", str(db), "--model", "m", "--batch", "--batch-max-requests", "10")
+        out = invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        assert out.exit_code == 0 and "expired" in out.output, out.output
+        first = verdicts(db, "m-builtin")
+        assert len(first) == 18  # 4 batches x 5 answered, minus the two that failed
+        errors = [e for _, _, _, e in calls(db, "m-builtin") if e]
+        assert any("HTTP 500" in e for e in errors) and any("JSON" in e for e in errors)
+        server.batch.end = "completed"
+        second = invoke(server, "judge", str(db), "--model", "m", "--batch")
+        assert "for 22 chunks" in second.output, second.output
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        answered = Counter(server.batch.answered)
+    assert len(verdicts(db, "m-builtin")) == 40
+    assert set(answered.values()) == {1}  # no request was ever sent twice
+    assert Counter(c for c, _, _, e in calls(db, "m-builtin") if e is None).most_common(1)[0][
+        1] == 1
+
+
+def test_a_batch_the_provider_refuses_fails_and_its_chunks_are_sent_again(
+        tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=5)
+    with FakeOpenAI() as server:
+        server.batch.max_requests = 10
+        invoke(server, "judge", str(db), "--model", "m", "--batch", "--batch-max-requests", "20")
+        out = invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        assert "failed" in out.output and not verdicts(db, "m-builtin")
+        retry = invoke(server, "judge", str(db), "--model", "m", "--batch",
+                       "--batch-max-requests", "10")
+        assert "Created 2 batches for 20 chunks" in retry.output, retry.output
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+    assert len(verdicts(db, "m-builtin")) == 20
+
+
+def test_cancel_keeps_what_finished(tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    with FakeOpenAI() as server:
+        server.batch.polls_per_state = 5
+        invoke(server, "judge", str(db), "--model", "m", "--batch")
+        out = invoke(server, "batches", str(db), "--cancel")
+        assert "Cancelling 1 batch" in out.output, out.output
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        [batch] = server.batch.batches.values()
+        assert batch.status == "cancelled"
+        assert len(verdicts(db, "m-builtin")) == 20  # half ran before the cancel took effect
+        again = invoke(server, "judge", str(db), "--model", "m", "--batch")
+        assert "for 20 chunks" in again.output
+
+
+def test_listwise_windows_and_repeats_through_a_batch_match_a_live_run(tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=4, chunks=9)
+    with FakeOpenAI() as server:
+        invoke(server, "judge", str(db), "--model", "m", "--prompt", "listwise", "--window", "4",
+               "--name", "live", "--repeat", "2")
+        made = invoke(server, "judge", str(db), "--model", "m", "--prompt", "listwise",
+                      "--window", "4", "--name", "b", "--repeat", "2", "--batch",
+                      "--batch-max-requests", "5")
+        assert made.exit_code == 0, made.output
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+    assert verdicts(db, "b") == verdicts(db, "live")
+    assert len(calls(db, "b")) == len(calls(db, "live")) == 72
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM verdicts WHERE judge = 'b' AND "
+                            "unstable = 0").fetchone()[0] == 72
+
+
+def test_killed_followers_lose_nothing_and_store_nothing_twice(tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=30, chunks=4)
+    rng = random.Random(7)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    with FakeOpenAI() as server:
+        server.batch.polls_per_state = 2
+        env["OPENAI_BASE_URL"] = server.base_url
+        server.plan.update({f"chunk {i}.1 " + ("useful" if (i + 1) % 2 else "noise"): ["500"]
+                            for i in range(0, 30, 7)})
+        for trial in range(20):
+            # Every fourth trial kills the command that creates a round; the others a follower.
+            command = (["judge", str(db), "--model", "m", "--batch", "--batch-max-requests", "8"]
+                       if trial % 4 == 0 else ["batches", str(db), "--wait", "--poll", "0.01"])
+            process = subprocess.Popen([sys.executable, "-m", "annotator", *command], cwd=ROOT,
+                                       env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(1.0, 4.0))  # importing openai alone takes 1.5 s here
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        server.plan.clear()
+        during = len(verdicts(db, "m-builtin"))
+        assert during > 0  # the killed commands did part of the work
+        for _ in range(3):  # then run to the end, as a person would
+            subprocess.run([sys.executable, "-m", "annotator", "judge", str(db), "--model", "m",
+                            "--batch", "--batch-max-requests", "8"], cwd=ROOT, env=env,
+                           check=True, capture_output=True)
+            subprocess.run([sys.executable, "-m", "annotator", "batches", str(db), "--wait",
+                            "--poll", "0.01"], cwd=ROOT, env=env, check=True,
+                           capture_output=True)
+        answered = Counter(server.batch.answered)
+    stored = Counter(c for c, _, _, e in calls(db, "m-builtin") if e is None)
+    assert len(stored) == 120 and set(stored.values()) == {1}  # every chunk judged once
+    assert set(answered.values()) == {1}
+    with sqlite3.connect(db) as conn:
+        states = dict(conn.execute("SELECT state, count(*) FROM batch_requests GROUP BY state"))
+    assert states.get("pending", 0) == 0 and states.get("answered", 0) == 0
+
+
+def test_an_offline_engines_results_import_to_the_live_verdicts(tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    with FakeOpenAI() as server:
+        invoke(server, "judge", str(db), "--model", "m", "--name", "live")
+        out = invoke(server, "judge", str(db), "--model", "m", "--name", "offline",
+                     "--export-requests", str(requests))
+        assert out.exit_code == 0 and "Wrote 40 requests" in out.output, out.output
+        assert not server.batch.batches  # nothing uploaded
+        assert offline_engine(str(requests), str(results), server) == 40
+    # A malformed line or a request this session never made: a sentence naming the line, and
+    # nothing stored (not even the good lines before it).
+    good = results.read_text().splitlines()
+    unknown = json.dumps({"custom_id": "r9-1-1-0", "response": {"status_code": 200,
+                                                                "body": {}}})
+    for bad, where in (([*good[:3], "{not json"], "line 4"),
+                       ([*good[:2], unknown], "line 3, field 'custom_id'")):
+        broken = tmp_path / "broken.jsonl"
+        broken.write_text("\n".join(bad) + "\n")
+        refused = CliRunner().invoke(cli, ["import-results", str(db), str(broken)])
+        assert refused.exit_code == 2 and where in refused.output, refused.output
+        assert not verdicts(db, "offline")
+    stored = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert stored.exit_code == 0 and "40 calls stored" in stored.output, stored.output
+    again = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert "0 calls stored" in again.output  # a second import stores nothing twice
+    assert verdicts(db, "offline") == verdicts(db, "live") and len(calls(db, "offline")) == 40
+
+
+@pytest.mark.parametrize("prompt", ["ragas"])
+def test_a_prompt_sent_by_its_own_library_cannot_be_batched(tmp_path: Path, prompt: str) -> None:
+    db = make_session(tmp_path, goldens=1)
+    with FakeOpenAI() as server:
+        out = invoke(server, "judge", str(db), "--model", "m", "--prompt", prompt, "--batch")
+        assert out.exit_code == 2 and "batch judging needs a template prompt" in out.output
+        assert not server.batch.files
+    with Session(db) as session:
+        assert [j.name for j in session.judges()] == ["sample-judge"] or not session.judges()
