@@ -81,6 +81,9 @@ def test_a_batch_round_is_created_followed_and_stored_like_a_live_run(tmp_path: 
         again = invoke(server, "judge", str(db), "--model", "m", "--name", "b", "--batch")
         assert "Nothing to send" in again.output and len(server.batch.batches) == 3
     assert verdicts(db, "b") == verdicts(db, "live") and len(calls(db, "b")) == 40
+    with sqlite3.connect(db) as conn:  # each call names the batch it came back in
+        assert {row[0] for row in conn.execute("SELECT batch_id FROM verdicts WHERE judge = "
+                                               "'b'")} == set(server.batch.batches)
     with Session(db) as session:
         price = session.price("b")
         assert price is not None and (price.input, price.output) == (1.0, 4.0)  # half price
@@ -226,6 +229,9 @@ def test_an_offline_engines_results_import_to_the_live_verdicts(tmp_path: Path) 
     again = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
     assert "0 calls stored" in again.output  # a second import stores nothing twice
     assert verdicts(db, "offline") == verdicts(db, "live") and len(calls(db, "offline")) == 40
+    with sqlite3.connect(db) as conn:
+        assert {row[0] for row in conn.execute("SELECT batch_id FROM verdicts WHERE judge = "
+                                               "'offline'")} == {"export:offline:1"}
 
 
 @pytest.mark.parametrize("prompt", ["ragas"])

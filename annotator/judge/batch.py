@@ -404,12 +404,14 @@ def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
             judge = request["judge"]
             if judge not in settings:
                 settings[judge] = _settings(judges[judge])
+            entry = _calls(session, settings[judge], request, obj)
+            for call in entry[2] or ():
+                call["batch_id"] = request["batch_id"]  # the batch (or exported file) it came in
             if request["pieces"] > 1:  # its golden's other windows must be on disk first
                 count += session.store_batch_results(judge, by_judge.pop(judge, []))
-                count += session.store_batch_results(
-                    judge, [_calls(session, settings[judge], request, obj)])
+                count += session.store_batch_results(judge, [entry])
                 continue
-            by_judge.setdefault(judge, []).append(_calls(session, settings[judge], request, obj))
+            by_judge.setdefault(judge, []).append(entry)
         for judge, results in by_judge.items():
             count += session.store_batch_results(judge, results)
         group.clear()

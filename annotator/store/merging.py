@@ -23,7 +23,7 @@ MERGED_TABLES = ("goldens", "chunks", "judges", "verdicts", "labels", "gold_labe
 
 _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply", "tokens_in",
                     "tokens_out", "latency_ms", "request_sha256", "repetition", "confidence_note",
-                    "requests", "grade", "tokens_cached", "unstable")
+                    "requests", "grade", "tokens_cached", "unstable", "batch_id")
 """A call's columns besides its chunk and its time: two calls alike in all of them are one."""
 _LABEL_COLUMNS = ("verdict", "blind_verdict", "shown_verdict", "judge", "action", "note",
                   "decision_ms", "created_at", "updated_at")

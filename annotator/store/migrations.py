@@ -237,4 +237,5 @@ def m005_batches(db: Database) -> None:
         )"""
     )
     db.execute("CREATE INDEX batch_requests_task ON batch_requests(task)")
+    db.execute("ALTER TABLE verdicts ADD COLUMN batch_id TEXT")  # the batch a call came back in
     db.execute("CREATE INDEX batch_requests_part ON batch_requests(judge, round, part)")

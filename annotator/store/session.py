@@ -1065,11 +1065,6 @@ class Session:
             out.add((int(json.loads(chunk_ids)[0]), int(repetition)))
         return out
 
-    def batch_request(self, custom_id: str) -> dict[str, Any] | None:
-        """One stored request by its custom_id, or None for one this session never made."""
-        rows = self._rows("SELECT * FROM batch_requests WHERE custom_id = ?", [custom_id])
-        return dict(rows[0]) if rows else None
-
     def task_requests(self, task: str) -> list[dict[str, Any]]:
         """Every request of a task (a listwise golden's windows), in order."""
         return [dict(row) for row in self._rows(
@@ -1082,8 +1077,9 @@ class Session:
         for start in range(0, len(custom_ids), 900):
             part = list(custom_ids[start:start + 900])
             out.update((row["custom_id"], dict(row)) for row in self._rows(
-                f"SELECT * FROM batch_requests WHERE custom_id IN ({','.join('?' * len(part))})",
-                part))
+                f"""SELECT r.*, b.id AS batch_id FROM batch_requests r LEFT JOIN batches b
+                    ON b.judge = r.judge AND b.round = r.round AND b.part = r.part
+                    WHERE r.custom_id IN ({','.join('?' * len(part))})""", part))
         return out
 
     def store_batch_results(self, judge: str, results: Sequence[
@@ -1304,7 +1300,7 @@ class Session:
 
 _CALL_COLUMNS = ("chunk_id", "verdict", "reason", "p_relevant", "error", "raw_reply",
                  "tokens_in", "tokens_out", "latency_ms", "request_sha256", "repetition",
-                 "confidence_note", "requests", "grade", "tokens_cached", "unstable")
+                 "confidence_note", "requests", "grade", "tokens_cached", "unstable", "batch_id")
 """A stored call's columns besides its judge and its time (Session.record_calls)."""
 _CALL_VALUES = operator.itemgetter(*_CALL_COLUMNS)
 
