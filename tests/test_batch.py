@@ -164,6 +164,23 @@ def test_listwise_windows_and_repeats_through_a_batch_match_a_live_run(tmp_path:
                             "unstable = 0").fetchone()[0] == 72
 
 
+def test_a_listwise_golden_with_a_window_that_never_ran_is_asked_again(tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=3, chunks=9)  # 3 windows of 4 per golden
+    listwise = ("--model", "m", "--prompt", "listwise", "--window", "4", "--batch")
+    with FakeOpenAI() as server:
+        server.batch.end = "expired"  # 4 of the 9 requests run: the second golden's first
+        invoke(server, "judge", str(db), *listwise)
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        first = verdicts(db, "m-listwise")
+        # Never a partial golden: only goldens whose every window ran have verdicts.
+        assert len(first) == 9
+        server.batch.end = "completed"
+        again = invoke(server, "judge", str(db), *listwise)
+        assert "for 18 chunks" in again.output, again.output
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+    assert len(verdicts(db, "m-listwise")) == 27
+
+
 def test_killed_followers_lose_nothing_and_store_nothing_twice(tmp_path: Path) -> None:
     db = make_session(tmp_path, goldens=30, chunks=4)
     rng = random.Random(7)

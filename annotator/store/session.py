@@ -1086,10 +1086,10 @@ class Session:
             tuple[str, str | None, list[dict[str, Any]] | None]]) -> int:
         """In one transaction, for each (custom_id, raw result or None, calls): store the calls
         unless that request's result was already stored, and mark the request: answered, its
-        raw result kept, while other pieces of its task are out (no calls); failed when it never
-        ran (calls None); stored once its calls are in. Returns the calls stored. A verdict for
-        a chunk that already has one from the same request (a live run got there first) is not
-        stored twice."""
+        raw result kept, while other pieces of its task are out (no calls); failed, with every
+        piece of its task, when it never ran (calls None); stored once its calls are in. Returns
+        the calls stored. A verdict for a chunk that already has one from the same request (a
+        live run got there first) is not stored twice."""
         with self._write():
             states: dict[str, tuple[str, int]] = {}
             ids = [custom_id for custom_id, _, _ in results]
@@ -1116,7 +1116,12 @@ class Session:
                 if state == "stored":
                     continue
                 if calls is None:
-                    failed.append((custom_id,))
+                    # A window that never ran fails its whole golden (never a partial one): the
+                    # windows kept waiting for it are let go, so the next round asks them all.
+                    if pieces == 1:
+                        failed.append((custom_id,))
+                    else:
+                        whole.append(("failed", custom_id))
                 elif not calls:
                     answered.append((raw, custom_id))
                 else:
