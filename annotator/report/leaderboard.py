@@ -116,7 +116,7 @@ class JudgePair:
         return self.first if self.first_only_right > self.second_only_right else self.second
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Leaderboard:
     """Every judge of a session scored against the same truth."""
 
@@ -259,11 +259,12 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     best = _best(names, pairs)
     board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
-                        rows, pairs, best, [], pairwise, left_out, agreement=agreement)
-    board.headline.extend(_headline(board))
+                        rows, pairs, best, [], pairwise, left_out,
+                        excluded=seen.excluded if seen.note is not None else 0,
+                        agreement=agreement)
+    board.headline.extend(_headline(board))  # the headline reads the board it heads
     if seen.note is not None:
         board.headline.insert(1, seen.note)
-        board.excluded = seen.excluded
     return board
 
 
@@ -331,16 +332,17 @@ def describe_prompt(judge: Judge | None) -> tuple[str, int]:
         return "imported", 0
     definition = json.loads(judge.prompt_text) if judge.prompt_text else {}
     style = definition.get("style", "pointwise")
-    words = [judge.prompt_id.removeprefix("file:") + (".toml" if judge.prompt_id.startswith(
-        "file:") else "")]
-    if judge.prompt_id.startswith("file:") or style == "listwise":
-        words.append(style + (f", windows of {judge.parameters['window']}"
-                              if style == "listwise" and judge.parameters.get("window") else ""))
+    from_file = judge.prompt_id.startswith("file:")
+    name = judge.prompt_id.removeprefix("file:") + (".toml" if from_file else "")
+    details = []
+    if from_file or style == "listwise":
+        window = judge.parameters.get("window") if style == "listwise" else None
+        details.append(style + (f", windows of {window}" if window else ""))
     reply = definition.get("reply", {})
     if reply.get("kind") == "graded":
-        words.append(f"graded 0-{reply['scale']}, useful at {reply['threshold']}+")
-    return " ".join(words[:1]) + (f" ({'; '.join(words[1:])})" if words[1:] else ""), len(
-        definition.get("examples", []))
+        details.append(f"graded 0-{reply['scale']}, useful at {reply['threshold']}+")
+    described = f"{name} ({'; '.join(details)})" if details else name
+    return described, len(definition.get("examples", []))
 
 
 def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
