@@ -295,7 +295,7 @@ class FakeOpenAI:
                     content = json.dumps({"reason": "very useful", "verdict": 2})
                 elif behaviour == "truncated":
                     content, finish = content[:12], "length"
-                reply = server.completion(body, content, finish, verdict)
+                reply = server.completion(body, content, finish)
                 if behaviour in BROKEN_REPLIES:
                     BROKEN_REPLIES[behaviour](reply)
                 if server.rewrite is not None:
@@ -334,8 +334,7 @@ class FakeOpenAI:
             items[1]["rank"] = items[0]["rank"]
         return json.dumps({"verdicts": items})
 
-    def completion(self, body: dict[str, Any], content: str, finish: str,
-                   verdict: int) -> dict[str, Any]:
+    def completion(self, body: dict[str, Any], content: str, finish: str) -> dict[str, Any]:
         """A chat.completion object, with logprobs on the verdict token when asked."""
         choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
                                   "message": {"role": "assistant", "content": content}}

@@ -199,7 +199,7 @@ def test_the_ragas_path_records_tokens_and_every_request(tmp_path: Path) -> None
         # instructor retries a reply it cannot validate inside one call: two requests, one verdict.
         server.plan[CHUNKS[0]] = ["malformed"]
         stats = ours(session, server, "reference")
-        usage = [server.completion(body, "", "stop", 0)["usage"]["prompt_tokens"]
+        usage = [server.completion(body, "", "stop")["usage"]["prompt_tokens"]
                  for _, body, _ in server.requests]
         sent = len(server.requests)
     calls = session.calls("ragas-reference")
