@@ -562,78 +562,42 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
                       base_url: str | None, export: str | None) -> None:
     """--batch: write, upload and create the batches; --export-requests: write the file."""
     import asyncio
-    import os
-    import tempfile
 
-    from annotator.judge.batch import submit, write_round
+    from annotator.judge.batch import Started, start_round
     from annotator.judge.client import make_client
-    from annotator.judge.runner import RunStats, judge_definition
+    from annotator.judge.runner import RunStats
+    from annotator.progress import counter
 
     stats = RunStats()
     key = None if export else _api_key(base_url)
-    with _open(session_path, create=False) as session:
-        new_judge = name not in {j.name for j in session.judges()}
-        prompt = settings.prompt
-        from annotator.judge.template import TemplatePrompt
+    with _open(session_path, create=False) as session, \
+            counter("Writing requests", unit="chunks") as advance:
 
-        session.define_judge(judge_definition(name, settings), prompt.session_examples
-                             if isinstance(prompt, TemplatePrompt) else ())
-        if price is not None:
-            session.set_price(name, price)
-        with tempfile.TemporaryDirectory(prefix="cp-annotator-batch-") as tmp:
-            # An export is written beside its target and renamed onto it once whole (a file of
-            # a million requests is never copied, and a failed export leaves no file).
-            target = (Path(export).with_name(f".{Path(export).name}.partial-{os.getpid()}")
-                      if export else None)
-            try:
-                current = write_round(session, name, settings, options, stats, Path(tmp),
-                                      limits, single=target)
-                if not current.requests:
-                    if new_judge:
-                        session.forget_unused_judge(name)
-                    _say(f"Nothing to send: {stats.skipped:,} chunks already judged"
-                         + (f", {current.busy:,} out in batches" if current.busy else "") + ".")
-                    return
-                if export:
-                    assert target is not None
-                    os.replace(target, export)
-                    session.record_batch({"id": f"export:{name}:{current.number}", "judge": name,
-                                          "round": current.number, "part": 1,
-                                          "input_file_id": None, "output_file_id": None,
-                                          "error_file_id": None, "state": "exported",
-                                          "requests": current.requests, "completed": 0,
-                                          "failed": 0})
-                    _say(f"Wrote {counted(current.requests, 'request')} for "
-                         f"{counted(current.chunks, 'chunk')} to {export}. Run them anywhere "
-                         f"(e.g. vllm run-batch -i {export} -o results.jsonl), then: annotator "
-                         f"import-results {session_path} results.jsonl")
-                    return
+        async def start() -> Started:
+            if export is not None:
+                return await start_round(session, name, settings, options, stats, limits,
+                                         price=price, export=Path(export), on_progress=advance)
+            assert key is not None
+            async with make_client(base_url, key) as client:
+                return await start_round(session, name, settings, options, stats, limits,
+                                         price=price, client=client, on_progress=advance)
 
-                async def send() -> list[str]:
-                    assert key is not None
-                    async with make_client(base_url, key) as client:
-                        return await submit(client, session, name, current)
-
-                ids = asyncio.run(send())
-            except BaseException:
-                if target is not None:
-                    target.unlink(missing_ok=True)
-                # A file that did not become a batch is forgotten, so its chunks are asked again
-                # (one that did, with its id lost to a kill, is found again by 'batches').
-                for part in current_parts(session, name):
-                    session.forget_batch_part(name, *part)
-                if new_judge and not session.batches(name):
-                    session.forget_unused_judge(name)
-                raise
-    _say(f"Created {counted(len(ids), 'batch', 'batches')} for {counted(current.chunks, 'chunk')}"
-         f" ({counted(current.requests, 'request')}): {', '.join(ids)}. Follow them with "
-         f"'annotator batches {session_path} --wait' (the provider has up to 24 h); nothing is "
-         "lost if you stop and come back.")
-
-
-def current_parts(session: Session, name: str) -> list[tuple[int, int]]:
-    """(round, part) of the request files of a judge not yet known to be a batch."""
-    return [(r, p) for judge, r, p in session.unsubmitted_parts(name) if judge == name]
+        started = asyncio.run(start())
+    current = started.round
+    if not current.requests:
+        _say(f"Nothing to send: {stats.skipped:,} chunks already judged"
+             + (f", {current.busy:,} out in batches" if current.busy else "") + ".")
+    elif export is not None:
+        _say(f"Wrote {counted(current.requests, 'request')} for "
+             f"{counted(current.chunks, 'chunk')} to {export}. Run them anywhere "
+             f"(e.g. vllm run-batch -i {export} -o results.jsonl), then: annotator "
+             f"import-results {session_path} results.jsonl")
+    else:
+        _say(f"Created {counted(len(started.batch_ids), 'batch', 'batches')} for "
+             f"{counted(current.chunks, 'chunk')} ({counted(current.requests, 'request')}): "
+             f"{', '.join(started.batch_ids)}. Follow them with 'annotator batches "
+             f"{session_path} --wait' (the provider has up to 24 h); nothing is lost if you "
+             "stop and come back.")
 
 
 def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, options: RunOptions,
@@ -643,7 +607,7 @@ def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, option
     from annotator.judge.plan import dry_run
 
     with _open(session_path, create=False) as session:
-        plan = dry_run(session, name, settings, options, price, rpm, tpm)
+        plan = dry_run(session, name, settings, options, price, rpm, tpm, limits)
     minutes = ("" if plan.seconds is None else f"{plan.seconds:.0f} s" if plan.seconds < 120
                else f"{plan.seconds / 60:,.1f} min")
     rows = [
@@ -657,16 +621,14 @@ def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, option
          f"at most {plan.max_completion_tokens:,}"),
         ("cost", f"${plan.cost:,.4f}" if plan.cost is not None else
          "give --price-in and --price-out to see it"),
-        ("time", f"at least {minutes} ({plan.time_basis})" if minutes else plan.time_basis),
     ]
-    if limits is not None:
-        import math
-
-        files = max(math.ceil(plan.calls / limits.max_requests),
-                    math.ceil(plan.request_bytes / limits.max_bytes), 1 if plan.calls else 0)
-        rows[-1] = ("batches", f"{counted(files, 'batch', 'batches')} in as many files "
-                    f"({plan.request_bytes / 1e6:,.1f} MB of requests); results within 24 h; "
-                    "the cost above is at the batch price")
+    if limits is None:
+        rows.append(("time", f"at least {minutes} ({plan.time_basis})" if minutes
+                     else plan.time_basis))
+    else:  # a batch's time is the provider's: what it is given is files, not a rate
+        rows.append(("batches", f"{counted(plan.files, 'batch', 'batches')} in as many files "
+                     f"({plan.request_bytes / 1e6:,.1f} MB of requests); results within 24 h; "
+                     "the cost above is at the batch price"))
     width = max(len(k) for k, _ in rows)
     for key, text in rows:
         _say(f"{key.ljust(width)}  {text}")

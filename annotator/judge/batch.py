@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -25,10 +26,12 @@ from openai import AsyncOpenAI
 from annotator.errors import InputError, SessionError
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
+    Lease,
     RunOptions,
     RunStats,
     Task,
     call_row,
+    define,
     iter_tasks,
     merged_calls,
     split_call,
@@ -38,7 +41,7 @@ from annotator.judge.runner import (
 )
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import CallResult, JudgeSettings
-from annotator.models import Judge
+from annotator.models import Judge, Price
 from annotator.store.session import Session
 from annotator.text import counted
 
@@ -59,6 +62,11 @@ class Limits:
 
     max_requests: int = MAX_REQUESTS
     max_bytes: int = MAX_MB * 1_000_000
+
+    def full(self, requests: int, size: int, line: int) -> bool:
+        """Whether a request line of ``line`` bytes must start a new file after one holding
+        ``requests`` requests in ``size`` bytes."""
+        return requests >= self.max_requests or (requests > 0 and size + line > self.max_bytes)
 
 
 @dataclass(slots=True)
@@ -100,7 +108,7 @@ def write_round(session: Session, name: str, settings: JudgeSettings, options: R
                            "or a prompt file).")
     number = session.next_batch_round()
     current = Round(number)
-    _TAILS.clear()  # settings differ between rounds
+    lines = RequestLines(settings, number)
     busy = session.batch_busy(name)
     rows: list[dict[str, Any]] = []
     handle: IO[bytes] | None = None
@@ -121,10 +129,8 @@ def write_round(session: Session, name: str, settings: JudgeSettings, options: R
             if (task.chunk_ids[0], task.repetition) in busy:
                 current.busy += len(task.chunk_ids)
                 continue
-            for line, row in _task_lines(settings, task, number):
-                if part is None or (single is None and (
-                        part.requests >= limits.max_requests
-                        or (part.requests and part.bytes + len(line) > limits.max_bytes))):
+            for line, row in lines.of(task):
+                if part is None or (single is None and limits.full(part.requests, part.bytes, len(line))):
                     rotate()
                 assert handle is not None and part is not None
                 handle.write(line)
@@ -146,46 +152,126 @@ def write_round(session: Session, name: str, settings: JudgeSettings, options: R
     return current
 
 
-def _task_lines(settings: JudgeSettings, task: Task, number: int
-                ) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    """Each request line of a task (one, or one per listwise window), with its stored row."""
-    listwise = settings.prompt.listwise
-    spans = windows(len(task.parts), settings.window) if listwise else [range(1)]
-    every = task_messages(settings, task)  # rendered once: for the hash and for the lines
-    sha = task.sha or task_sha256(settings, task, every)
-    key = f"r{number}-{task.chunk_ids[0]}-{task.repetition}"
-    for piece, (span, messages) in enumerate(zip(spans, every, strict=True)):
-        ranks = [task.parts[i][0] for i in span] if listwise else None
-        custom_id = f"{key}-{piece}"
-        line = _line(settings, custom_id, messages, ranks)
-        yield line, {"custom_id": custom_id, "round": number, "task": key, "piece": piece,
-                     "pieces": len(spans), "chunk_ids": _ints(task.chunk_ids[i] for i in span),
-                     "ranks": _ints(ranks) if ranks is not None else None,
-                     "repetition": task.repetition, "request_sha256": sha,
-                     "logprobs": int(settings.logprobs)}
+@dataclass(slots=True)
+class Started:
+    """What starting a round made: its request files, and the batches created from them (none
+    for an export, or when nothing was left to ask)."""
+
+    round: Round
+    batch_ids: list[str]
+
+
+async def start_round(session: Session, name: str, settings: JudgeSettings,
+                      options: RunOptions, stats: RunStats, limits: Limits, *,
+                      price: Price | None = None, client: AsyncOpenAI | None = None,
+                      export: Path | None = None,
+                      on_progress: Callable[[int], None] | None = None) -> Started:
+    """Define the judge, write a round of its requests, then create their batches through
+    ``client``, or (``export``) leave them in that one file for an engine run elsewhere.
+
+    On any failure, a file that never became a batch is forgotten, so its chunks are asked
+    by the next round (one that did, its id lost to a kill, is found again by ``recover``),
+    and a judge this call defined that holds nothing is removed again.
+    """
+    lease = Lease(session, name)
+    lease.take()  # as a live run: two creators of one judge would write the same requests
+    try:
+        new_judge = define(session, name, settings)
+        if price is not None:
+            session.set_price(name, price)
+
+        def progress(chunks: int) -> None:
+            lease.renew()  # writing a million requests outlasts a lease
+            if on_progress is not None:
+                on_progress(chunks)
+
+        with tempfile.TemporaryDirectory(prefix="cp-annotator-batch-") as tmp:
+            # An export is written beside its target and renamed onto it once whole (a file
+            # of a million requests is never copied, and a failed export leaves no file).
+            target = (export.with_name(f".{export.name}.partial-{os.getpid()}")
+                      if export is not None else None)
+            try:
+                current = write_round(session, name, settings, options, stats, Path(tmp),
+                                      limits, single=target, on_progress=progress)
+                if not current.requests:
+                    if new_judge:
+                        session.forget_unused_judge(name)
+                    return Started(current, [])
+                if export is not None:
+                    assert target is not None
+                    os.replace(target, export)
+                    session.record_batch({
+                        "id": f"export:{name}:{current.number}", "judge": name,
+                        "round": current.number, "part": 1, "input_file_id": None,
+                        "output_file_id": None, "error_file_id": None, "state": "exported",
+                        "requests": current.requests, "completed": 0, "failed": 0})
+                    return Started(current, [])
+                if client is None:
+                    raise ValueError("start_round needs a client or an export path")
+                return Started(current, await submit(client, session, name, current))
+            except BaseException:
+                if target is not None:
+                    target.unlink(missing_ok=True)
+                for _, round_, part in session.unsubmitted_parts(name):
+                    session.forget_batch_part(name, round_, part)
+                if new_judge and not session.batches(name):
+                    session.forget_unused_judge(name)
+                raise
+    finally:
+        lease.release()
+
+
+class RequestLines:
+    """The Batch API lines of one judge's requests in one round.
+
+    All of a line but its custom_id and messages is the same for every request (or every
+    window of the same ranks), so that part is encoded once per writer: at a million requests,
+    encoding is most of the time.
+    """
+
+    def __init__(self, settings: JudgeSettings, number: int) -> None:
+        self.settings = settings
+        self.number = number
+        self._tails: dict[tuple[int, ...] | None, str] = {}
+
+    def of(self, task: Task, every: list[list[dict[str, str]]] | None = None
+           ) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """Each request line of a task (one, or one per listwise window), with its stored row
+        (``every``: the task's messages, when already rendered)."""
+        settings = self.settings
+        listwise = settings.prompt.listwise
+        spans = windows(len(task.parts), settings.window) if listwise else [range(1)]
+        # Rendered once: for the hash and for the lines.
+        every = every if every is not None else task_messages(settings, task)
+        sha = task.sha or task_sha256(settings, task, every)
+        key = f"r{self.number}-{task.chunk_ids[0]}-{task.repetition}"
+        for piece, (span, messages) in enumerate(zip(spans, every, strict=True)):
+            ranks = [task.parts[i][0] for i in span] if listwise else None
+            custom_id = f"{key}-{piece}"
+            yield self._line(custom_id, messages, ranks), {
+                "custom_id": custom_id, "round": self.number, "task": key, "piece": piece,
+                "pieces": len(spans), "chunk_ids": _ints(task.chunk_ids[i] for i in span),
+                "ranks": _ints(ranks) if ranks is not None else None,
+                "repetition": task.repetition, "request_sha256": sha,
+                "logprobs": int(settings.logprobs)}
+
+    def _line(self, custom_id: str, messages: list[dict[str, str]], ranks: list[int] | None
+              ) -> bytes:
+        """One request line: the live request's body (request_body) with its custom_id."""
+        key = tuple(ranks) if ranks is not None else None
+        tail = self._tails.get(key)
+        if tail is None:
+            body = request_body(self.settings, [], ranks)
+            del body["messages"]
+            tail = self._tails[key] = _encode(body)[1:] + "}\n"
+        return ('{"custom_id": ' + _encode(custom_id) + ', "method": "POST", "url": "'
+                + ENDPOINT + '", "body": {"messages": ' + _encode(messages) + ", "
+                + tail).encode()
 
 
 def _ints(values: Iterable[int]) -> str:
     """A JSON list of whole numbers (json.dumps costs more, a million times over)."""
     return "[" + ",".join(map(str, values)) + "]"
-
-
-_TAILS: dict[tuple[int, ...] | None, str] = {}
-
-
-def _line(settings: JudgeSettings, custom_id: str, messages: list[dict[str, str]],
-          ranks: list[int] | None) -> bytes:
-    """One request line: the live request's body (request_body) with its custom_id. All but the
-    messages is the same for every request of a round (or of a window's ranks), so it is
-    encoded once: at a million requests, encoding is most of the time."""
-    key = tuple(ranks) if ranks is not None else None
-    tail = _TAILS.get(key)
-    if tail is None:
-        body = request_body(settings, [], ranks)
-        del body["messages"]
-        tail = _TAILS[key] = _encode(body)[1:] + "}\n"
-    return ('{"custom_id": ' + _encode(custom_id) + ', "method": "POST", "url": "' + ENDPOINT
-            + '", "body": {"messages": ' + _encode(messages) + ", " + tail).encode()
 
 
 def metadata(session: Session, name: str, round_: int, part: int) -> dict[str, str]:
@@ -455,8 +541,7 @@ def _calls(session: Session, settings: JudgeSettings, request: dict[str, Any],
     if result is None:  # never ran (expired, cancelled): no call; the next round asks again
         return custom_id, None, None
     if result.verdict is None:
-        return custom_id, None, split_call(ids, sha, repetition, result) if len(ids) > 1 else [
-            call_row(ids[0], sha, repetition, result)]
+        return custom_id, None, split_call(ids, sha, repetition, result)
     if not settings.prompt.listwise:
         return custom_id, None, [call_row(ids[0], sha, repetition, result)]
     raw = json.dumps(obj)

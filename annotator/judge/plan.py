@@ -7,18 +7,15 @@ and the time worked out from the prices and the rate limits given.
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 
 from annotator.judge import tokens
+from annotator.judge.batch import Limits, RequestLines
 from annotator.judge.runner import RunOptions, RunStats, collect_tasks, task_messages
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
-
-REQUEST_OVERHEAD = 900
-"""Bytes of a batch line beside its messages: custom_id, model, sampling, the reply's schema."""
 
 REPLY_TOKENS_PER_CHUNK = 50
 """Completion tokens a verdict with a one-sentence reason takes, where the judge has no calls
@@ -41,23 +38,41 @@ class DryRun:
     """The most the replies may hold (max_tokens every call)."""
     counted_by: str
     request_bytes: int
-    """About the bytes of a Batch API file holding these requests."""
+    """The bytes of the Batch API files holding these requests (batch runs only)."""
+    files: int
+    """How many files (so batches) they are split into (batch runs only)."""
     cost: float | None
     seconds: float | None
     time_basis: str
 
 
 def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOptions,
-            price: Price | None, rpm: float | None, tpm: float | None) -> DryRun:
-    """The run ``annotator judge`` would make with these settings, sending nothing."""
+            price: Price | None, rpm: float | None, tpm: float | None,
+            batch: Limits | None = None) -> DryRun:
+    """The run ``annotator judge`` would make with these settings, sending nothing; with
+    ``batch``, the request files a batch round would write (their exact lines, split where
+    those limits split them), leaving out what is still out in a batch."""
     stats = RunStats()
     tasks = collect_tasks(session, settings, options, stats, session.judged_requests(name))
-    calls = prompt = size = 0
+    busy = session.batch_busy(name) if batch is not None else set()
+    lines = RequestLines(settings, session.next_batch_round())
+    calls = prompt = size = files = in_file = file_size = 0
     for task in tasks:
-        for messages in task_messages(settings, task):
+        if (task.chunk_ids[0], task.repetition) in busy:
+            stats.total -= len(task.chunk_ids)
+            continue
+        every = task_messages(settings, task)
+        for messages in every:
             calls += 1
             prompt += tokens.prompt_tokens(messages)
-            size += len(json.dumps(messages, ensure_ascii=False).encode()) + REQUEST_OVERHEAD
+        if batch is None:
+            continue
+        for line, _ in lines.of(task, every):
+            if not files or batch.full(in_file, file_size, len(line)):
+                files, in_file, file_size = files + 1, 0, 0
+            in_file += 1
+            file_size += len(line)
+            size += len(line)
     summary = session.call_summary(name) if name in {j.name for j in session.judges()} else None
     verdicts = (summary["calls"] - summary["failed"]) if summary else 0
     if summary and verdicts and summary["tokens_out"]:
@@ -79,6 +94,6 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
         limits.append((seconds, f"this judge's median call, {options.concurrency} at a time"))
     slowest = max(limits, default=None)
     return DryRun(calls, stats.total, stats.skipped, stats.no_answer, prompt, completion, basis,
-                  calls * settings.max_tokens, tokens.method(), size, cost,
+                  calls * settings.max_tokens, tokens.method(), size, files, cost,
                   slowest[0] if slowest else None,
                   slowest[1] if slowest else "no --rpm, --tpm or earlier calls to go by")

@@ -130,10 +130,7 @@ async def run_judge(
     lease = Lease(session, name)
     lease.take()  # before anything is written: a refused run changes nothing
     try:
-        new_judge = name not in {j.name for j in session.judges()}
-        prompt = settings.prompt
-        session.define_judge(judge_definition(name, settings), prompt.session_examples
-                             if isinstance(prompt, TemplatePrompt) else ())
+        new_judge = define(session, name, settings)
         try:
             return await _judge_all(session, name, settings, client, options, stats,
                                     on_progress, secrets, lease)
@@ -144,6 +141,16 @@ async def run_judge(
                 stats.kept = not session.forget_unused_judge(name)
     finally:
         lease.release()
+
+
+def define(session: Session, name: str, settings: JudgeSettings) -> bool:
+    """Define the judge a run stores its calls under (or check it is the same request), with
+    its few-shot examples; True when this run made it."""
+    new_judge = name not in {j.name for j in session.judges()}
+    prompt = settings.prompt
+    session.define_judge(judge_definition(name, settings), prompt.session_examples
+                         if isinstance(prompt, TemplatePrompt) else ())
+    return new_judge
 
 
 @dataclass(slots=True)
@@ -321,14 +328,15 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             attempt += 1
 
     async def judge_one(task: Task) -> None:
-        sha = task.sha or task_sha256(settings, task)
+        rendered = task_messages(settings, task)
+        sha = task.sha or task_sha256(settings, task, rendered)
         if not settings.prompt.listwise:
             chunk_id = task.chunk_ids[0]
 
             def failed(result: CallResult) -> list[dict[str, object]]:
                 return [call_row(chunk_id, sha, task.repetition, result)]
 
-            result = await call(task_messages(settings, task)[0], None, failed)
+            result = await call(rendered[0], None, failed)
             if result.verdict is None:
                 stats.gave_up += 1
                 return
@@ -337,7 +345,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             return
         results: list[tuple[range, CallResult]] = []
         spans = windows(len(task.parts), settings.window)
-        for span, messages in zip(spans, task_messages(settings, task), strict=True):
+        for span, messages in zip(spans, rendered, strict=True):
             ids = [task.chunk_ids[i] for i in span]
 
             def failed_window(result: CallResult, ids: list[int] = ids
