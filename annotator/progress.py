@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from annotator.text import shortened, visible
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from annotator.judge.batch import Followed
     from annotator.judge.runner import RunStats
     from annotator.models import Price
@@ -25,6 +25,12 @@ def counter(description: str, *, unit: str, total: int | None = None
 
     The display only appears on a terminal and disappears when done, so logs stay clean.
     """
+    if not sys.stderr.isatty():  # nothing to draw: Rich's bars are not even loaded
+        yield lambda done: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}", markup=False),  # a path may hold brackets
@@ -43,6 +49,9 @@ def counter(description: str, *, unit: str, total: int | None = None
 def _counting_bar() -> Progress:
     """A bar of done out of total with a line of figures beside it, on stderr (off when
     stderr is not a terminal)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotator.errors import InputError
 from annotator.formats import read_goldens, write_csv, write_jsonl
@@ -97,6 +99,27 @@ def test_csv_round_trips_and_reads_like_jsonl(tmp_path: Path) -> None:
         import_file(b, path)
         assert export_text(b) == as_jsonl
         assert export_text(b, write_csv) == as_csv
+
+
+def test_a_fresh_import_is_loaded_whole_and_the_file_is_left_as_every_session(
+        tmp_path: Path) -> None:
+    import sqlite3
+
+    with Session(tmp_path / "a.db") as fresh:  # people, notes, judges: every kind of row
+        import_file(fresh, TEAM_BANKING)
+        assert fresh.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+        assert fresh.conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        # Loaded without row-by-row reference checks: every reference must hold all the same.
+        assert fresh.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert fresh.conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        loaded = export_text(fresh)
+    other = sqlite3.connect(tmp_path / "b.db")  # a file someone else has open: loaded as usual
+    with Session(tmp_path / "b.db") as shared:
+        other.execute("SELECT count(*) FROM goldens").fetchone()
+        import_file(shared, TEAM_BANKING)
+        assert export_text(shared) == loaded
+        assert shared.conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    other.close()
 
 
 def test_reimporting_the_same_file_changes_nothing(session: Session, session_path: Path) -> None:
@@ -464,3 +487,33 @@ def test_a_fresh_import_builds_the_indexes_after_the_load_and_a_failed_one_keeps
     with Session(tmp_path / "f.db") as session, pytest.raises(InputError):
         session.import_goldens(read_goldens(bad), path=str(bad))
     assert _indexes(tmp_path / "f.db") == schema
+
+
+_ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.floats(allow_nan=True),
+                       st.text(max_size=3), st.lists(st.integers(), max_size=1))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(
+    _ANY_VALUE,
+    st.fixed_dictionaries({"verdict": _ANY_VALUE}, optional={"reason": _ANY_VALUE,
+                                                             "p_relevant": _ANY_VALUE}),
+), min_size=1, max_size=4))
+def test_a_verdict_list_reads_the_same_whole_as_entry_by_entry(raw: list[Any]) -> None:
+    # The importer checks the usual verdict list as a whole (in C); it must accept, refuse
+    # and read exactly what the entry-by-entry checks do.
+    from annotator.formats import _judge_list, _judge_verdict
+
+    def fail(message: str, field: str | None = None) -> ValueError:
+        return ValueError(message)
+
+    def outcome(read: Any) -> Any:
+        try:
+            return read()
+        except ValueError as error:
+            return str(error)
+
+    whole = outcome(lambda: _judge_list(raw, len(raw), "judge_verdicts", fail, "g"))
+    one_by_one = outcome(lambda: [_judge_verdict(item, rank, "judge_verdicts", fail)
+                                  for rank, item in enumerate(raw, 1)])
+    assert whole == one_by_one

@@ -137,3 +137,16 @@ def test_opening_an_up_to_date_session_does_not_import_sqlite_utils(tmp_path: Pa
             "print('sqlite_utils' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_new_session_file_imports_neither_pandas_nor_numpy(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from annotator.store.session import Session; "
+            f"Session({str(tmp_path / 's.db')!r}).close(); "
+            "print('sqlite_utils' in sys.modules, 'pandas' in sys.modules, 'numpy' in sys.modules);"
+            " import pandas, numpy")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # Migrated without them, and both import as usual afterwards.
+    assert out.stdout.split() == ["True", "False", "False"]

@@ -9,18 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from annotator.judge.prompts import builtin, listwise
 from annotator.judge.types import Against, JudgePrompt
+
+# Each style is loaded when asked for: every command reads the names (--prompt's choices),
+# and the templates behind them cost more to load than most commands take.
+
+
+def _builtin(against: Against) -> JudgePrompt:
+    from annotator.judge.prompts import builtin
+
+    return builtin(against)
+
+
+def _listwise(against: Against) -> JudgePrompt:
+    from annotator.judge.prompts import listwise
+
+    return listwise(against)
 
 
 def _ragas(against: Against) -> JudgePrompt:
-    from annotator.judge.ragas_prompt import RagasPrompt  # loads ragas itself: only when asked
+    from annotator.judge.ragas_prompt import RagasPrompt  # loads ragas itself
 
     return RagasPrompt(against)
 
 
 PROMPTS: dict[str, Callable[[Against], JudgePrompt]] = {
-    "builtin": builtin, "listwise": listwise, "ragas": _ragas}
+    "builtin": _builtin, "listwise": _listwise, "ragas": _ragas}
 """Every prompt style, by the name --prompt takes."""
 
 

@@ -1,11 +1,12 @@
-"""Bulk loads into a new session: secondary indexes built once after the rows, not kept up row
-by row (the import into a fresh session, and the merge). Inside the caller's transaction, so a
-failed load puts them back with everything else."""
+"""Bulk loads into a new session (the import into a fresh session, and the merge): secondary
+indexes built once after the rows, not kept up row by row (inside the caller's transaction, so a
+failed load puts them back with everything else), and each page written once."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 
 def drop_indexes(conn: sqlite3.Connection, tables: Sequence[str]) -> list[str]:
@@ -23,3 +24,34 @@ def build_indexes(conn: sqlite3.Connection, statements: Sequence[str]) -> None:
     """Make the dropped indexes again."""
     for sql in statements:
         conn.execute(sql)
+
+
+@contextlib.contextmanager
+def fresh_load(conn: sqlite3.Connection, when: bool = True, *, own_rows: bool = False
+               ) -> Iterator[bool]:
+    """Run a bulk load into a session that holds no goldens yet (``when``) as a bare program
+    would; yields whether it could.
+
+    - A rollback journal instead of the write-ahead log: the log writes every page twice (into
+      the log, then into the file at the checkpoint), a third of a fresh import's CPU. Only when
+      no other connection has the file open (SQLite refuses the switch otherwise, and the load
+      runs in the log as usual). A load killed midway is rolled back from the journal by the
+      next open, as it would be from the log.
+    - ``own_rows``: foreign keys are not checked row by row, since every row the load writes
+      refers to rows the same load made (the importer's goldens, chunks and judges); a fifth of
+      the inserts' time. A merge copies other files' rows, and keeps the checks.
+
+    Both are set back when the load ends, however it ends.
+    """
+    switched = False
+    if when and not conn.in_transaction:
+        with contextlib.suppress(sqlite3.OperationalError):
+            switched = conn.execute("PRAGMA main.journal_mode = delete").fetchone()[0] == "delete"
+    try:
+        if switched and own_rows:
+            conn.execute("PRAGMA foreign_keys = OFF")
+        yield switched
+    finally:
+        if switched:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA main.journal_mode = wal")

@@ -5,11 +5,23 @@ Inspect a file with ``sqlite-utils migrate SESSION.db annotator/store/migrations
 
 from __future__ import annotations
 
+import sys
 import uuid
 
-from sqlite_utils import Database, Migrations
-
 from annotator.store.versions import MIGRATION_SET
+
+# sqlite-utils imports pandas and numpy when they are installed, to insert their values, which
+# the migrations never do: a third of a second on every new session file. They are kept out of
+# that one import (None in sys.modules makes an import fail as if the module were absent) and
+# import as usual afterwards.
+_HELD_OFF = [name for name in ("pandas", "numpy") if name not in sys.modules]
+for _name in _HELD_OFF:
+    sys.modules[_name] = None  # type: ignore[assignment]
+try:
+    from sqlite_utils import Database, Migrations
+finally:
+    for _name in _HELD_OFF:
+        del sys.modules[_name]
 
 migrations = Migrations(MIGRATION_SET)
 

@@ -22,9 +22,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from annotator.columns import ACTION_CODES, MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import NotSaved, SessionError
 from annotator.models import (
     GOLDENS_SUFFIXES,
@@ -43,13 +40,16 @@ from annotator.models import (
     StoredVerdict,
     Undone,
 )
-from annotator.store import merging, versions
+from annotator.store import bulk, merging, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
 from annotator.verdict import checked
 
 if TYPE_CHECKING:
+    import numpy as np
     from sqlite_utils import Database
+
+    from annotator.columns import ChunkFrame, JudgeColumns, LabelColumns
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
@@ -435,70 +435,25 @@ class Session:
     def chunk_frame(self, golden_ids: Sequence[str] | None = None) -> ChunkFrame:
         """Every chunk id with its golden's index and its rank, in import order then rank; or
         only those of the given goldens, in the order given."""
-        if golden_ids is not None:
-            order = {g: i for i, g in enumerate(golden_ids)}
-            found = sorted(self.conn.execute(
-                f"SELECT c.golden_id, c.id, c.rank FROM chunks c WHERE c.golden_id IN "
-                f"({','.join('?' * len(golden_ids))})", list(golden_ids)),
-                key=lambda row: (order[row[0]], row[2]))
-            present = sorted({row[0] for row in found}, key=order.__getitem__)
-            index = {g: i for i, g in enumerate(present)}
-            return ChunkFrame.of(present, np.asarray(
-                [(index[g], c, r) for g, c, r in found], dtype=np.int64).reshape(-1, 3))
-        golden_ids = self.golden_ids()
-        # Positions need not be 0..n-1 (a merge or a replaced golden leaves gaps): number them.
-        rows = np.fromiter(self.conn.execute(
-            "SELECT g.position, c.id, c.rank FROM goldens g JOIN chunks c ON c.golden_id = g.id "
-            "ORDER BY g.position, c.rank"), dtype=np.dtype((np.int64, 3)))
-        if len(rows):
-            starts = np.flatnonzero(np.diff(rows[:, 0], prepend=rows[0, 0] - 1))
-            rows[:, 0] = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(rows))))
-        return ChunkFrame.of(golden_ids, rows)
+        from annotator.store import arrays
 
-    def _frame_filter(self, frame: ChunkFrame, whole: bool) -> tuple[str, list[Any]]:
-        """SQL limiting a read to the frame's goldens (nothing for a whole-session frame)."""
-        if whole:
-            return "", []
-        return (f"AND chunk_id IN (SELECT c.id FROM chunks c WHERE c.golden_id IN "
-                f"({','.join('?' * len(frame.golden_ids))}))", list(frame.golden_ids))
+        return arrays.chunk_frame(self, golden_ids)
 
     def judge_columns(self, judge: str, frame: ChunkFrame, *, whole: bool = True
                       ) -> JudgeColumns:
         """The judge's verdicts in force (as ``verdicts``) aligned to the frame (``whole``:
         the frame holds every golden, so nothing is filtered)."""
-        where, params = self._frame_filter(frame, whole)
-        rows = np.fromiter(self.conn.execute(
-            f"""SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
-               WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
-            [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
-                                      ("id", np.int64)])
-        at = frame.slots(rows["chunk"])
-        return JudgeColumns(frame.aligned(at, rows["verdict"], MISSING, np.int8),
-                            frame.aligned(at, rows["p"], np.nan, float))
+        from annotator.store import arrays
+
+        return arrays.judge_columns(self, judge, frame, whole)
 
     def label_columns(self, annotator: str, frame: ChunkFrame, *, whole: bool = True
                       ) -> LabelColumns:
         """The annotator's labels (as ``labels``) aligned to the frame (``whole`` as in
         ``judge_columns``)."""
-        where, params = self._frame_filter(frame, whole)
-        codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
-        rows = np.fromiter(self.conn.execute(
-            f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
-                       coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
-                       coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
-                FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
-            [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("blind", np.int8),
-                                 ("shown", np.int8), ("action", np.int8), ("ms", float),
-                                 ("note", bool)])
-        order = frame.slots(rows["chunk"])
+        from annotator.store import arrays
 
-        def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
-            return frame.aligned(order, rows[name], fill, dtype)
-
-        return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
-                            place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
-                            place("ms", np.nan, float), place("note", False, bool),
-                            order[order != MISSING])
+        return arrays.label_columns(self, annotator, frame, whole)
 
     def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
         """Chunks and this person's decisions per golden, and their (label, verdict) pair
@@ -524,10 +479,9 @@ class Session:
 
     def gold_column(self, frame: ChunkFrame) -> np.ndarray:
         """The adjudicated gold label of each chunk of the frame (MISSING where none)."""
-        rows = np.fromiter(self.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
-                           dtype=np.dtype((np.int64, 2)))
-        return frame.aligned(frame.slots(rows[:, 0]), rows[:, 1].astype(np.int8), MISSING,
-                             np.int8)
+        from annotator.store import arrays
+
+        return arrays.gold_column(self, frame)
 
     @staticmethod
     def _golden_filter(golden_ids: Sequence[str] | None) -> tuple[str, list[str]]:
@@ -1219,7 +1173,7 @@ class Session:
         with other content it is an error unless ``replace``. Verdicts and labels already in
         the session are kept; a different one for the same chunk is an error unless ``replace``.
         """
-        with self._write():
+        with bulk.fresh_load(self.conn, not self.count_goldens(), own_rows=True), self._write():
             importer = Importer(self, path, replace, now())
             for count, record in enumerate(records, 1):
                 importer.add(record)
@@ -1278,7 +1232,7 @@ class Session:
         conn = self.conn
         merging.attach(conn, paths)
         try:
-            with self._write(immediate=False):
+            with bulk.fresh_load(conn), self._write(immediate=False):
                 gold_conflicts = merging.merge_into(conn, names)
         finally:
             merging.detach(conn, len(paths))

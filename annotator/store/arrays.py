@@ -1,0 +1,96 @@
+"""Whole-session reads as numpy arrays (annotator.columns): one query each, no object per row.
+
+Behind ``Session.chunk_frame``, ``judge_columns``, ``label_columns`` and ``gold_column``, and
+imported by them on first use: a command that only imports goldens, or opens the annotation
+screen, never loads numpy (a fifth of a second of start-up on this machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from annotator.columns import ACTION_CODES, MISSING, ChunkFrame, JudgeColumns, LabelColumns
+
+if TYPE_CHECKING:
+    from annotator.store.session import Session
+
+
+def chunk_frame(session: Session, golden_ids: Sequence[str] | None) -> ChunkFrame:
+    """See ``Session.chunk_frame``."""
+    conn = session.conn
+    if golden_ids is not None:
+        order = {g: i for i, g in enumerate(golden_ids)}
+        found = sorted(conn.execute(
+            f"SELECT c.golden_id, c.id, c.rank FROM chunks c WHERE c.golden_id IN "
+            f"({','.join('?' * len(golden_ids))})", list(golden_ids)),
+            key=lambda row: (order[row[0]], row[2]))
+        present = sorted({row[0] for row in found}, key=order.__getitem__)
+        index = {g: i for i, g in enumerate(present)}
+        return ChunkFrame.of(present, np.asarray(
+            [(index[g], c, r) for g, c, r in found], dtype=np.int64).reshape(-1, 3))
+    every = session.golden_ids()
+    # Positions need not be 0..n-1 (a merge or a replaced golden leaves gaps): number them.
+    rows = np.fromiter(conn.execute(
+        "SELECT g.position, c.id, c.rank FROM goldens g JOIN chunks c ON c.golden_id = g.id "
+        "ORDER BY g.position, c.rank"), dtype=np.dtype((np.int64, 3)))
+    if len(rows):
+        starts = np.flatnonzero(np.diff(rows[:, 0], prepend=rows[0, 0] - 1))
+        rows[:, 0] = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(rows))))
+    return ChunkFrame.of(every, rows)
+
+
+def _frame_filter(frame: ChunkFrame, whole: bool) -> tuple[str, list[Any]]:
+    """SQL limiting a read to the frame's goldens (nothing for a whole-session frame)."""
+    if whole:
+        return "", []
+    return (f"AND chunk_id IN (SELECT c.id FROM chunks c WHERE c.golden_id IN "
+            f"({','.join('?' * len(frame.golden_ids))}))", list(frame.golden_ids))
+
+
+def judge_columns(session: Session, judge: str, frame: ChunkFrame, whole: bool
+                  ) -> JudgeColumns:
+    """See ``Session.judge_columns``."""
+    where, params = _frame_filter(frame, whole)
+    rows = np.fromiter(session.conn.execute(
+        f"""SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
+           WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
+        [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
+                                  ("id", np.int64)])
+    at = frame.slots(rows["chunk"])
+    return JudgeColumns(frame.aligned(at, rows["verdict"], MISSING, np.int8),
+                        frame.aligned(at, rows["p"], np.nan, float))
+
+
+def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bool
+                  ) -> LabelColumns:
+    """See ``Session.label_columns``."""
+    where, params = _frame_filter(frame, whole)
+    codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
+    rows = np.fromiter(session.conn.execute(
+        f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
+                   coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
+                   coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
+            FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
+        [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
+                                      ("blind", np.int8), ("shown", np.int8),
+                                      ("action", np.int8), ("ms", float), ("note", bool)])
+    order = frame.slots(rows["chunk"])
+
+    def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
+        return frame.aligned(order, rows[name], fill, dtype)
+
+    return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
+                        place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
+                        place("ms", np.nan, float), place("note", False, bool),
+                        order[order != MISSING])
+
+
+def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:
+    """See ``Session.gold_column``."""
+    rows = np.fromiter(session.conn.execute("SELECT chunk_id, verdict FROM gold_labels"),
+                       dtype=np.dtype((np.int64, 2)))
+    return frame.aligned(frame.slots(rows[:, 0]), rows[:, 1].astype(np.int8), MISSING,
+                         np.int8)
