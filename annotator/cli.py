@@ -149,11 +149,14 @@ def _warn_alike(session: Session) -> None:
 @cli.command("export")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--format", "-f", "fmt",
-              type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation"]),
+              type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation", "qrels",
+                                 "run"]),
               default="jsonl", show_default=True,
               help="jsonl: the session JSONL (re-importable); csv: one row per golden with list "
               "columns as JSON; calibration: JSONL with the truth, every judge and the split; "
-              "ragas-annotation: RAGAS's MetricAnnotation JSON for its prompt optimisers.")
+              "ragas-annotation: RAGAS's MetricAnnotation JSON for its prompt optimisers; "
+              "qrels / run: TREC files for trec_eval and ir_measures (a golden is a query, its "
+              "chunks the documents).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
 @click.option("--annotator", "-a", help="calibration / ragas-annotation: whose labels are the "
@@ -162,8 +165,15 @@ def _warn_alike(session: Session) -> None:
 @click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
               show_default=True, help="ragas-annotation: RAGAS's with-reference or "
               "without-reference metric.")
+@click.option("--truth", default="human", show_default=True,
+              help="qrels: whose relevance: 'human' (the truth as for calibration, or "
+              "--annotator's labels), 'gold' (adjudicated labels only), or a judge's name.")
+@click.option("--group-by", default="retriever", show_default=True,
+              help="run: the metadata key naming each golden's system (the run tag).")
+@click.option("--system", help="run: only this system's goldens (one run per system).")
 def export_command(session_path: str, fmt: str, output: str | None, annotator: str | None,
-                   judge: str | None, against: str) -> None:
+                   judge: str | None, against: str, truth: str, group_by: str,
+                   system: str | None) -> None:
     """Export every golden with every judge's verdicts and every person's labels.
 
     The session JSONL round-trips: importing it into a new session and exporting again
@@ -175,11 +185,15 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
       annotator export review.db --format jsonl --output reviewed.jsonl
       annotator export team.db --format calibration --output calibration.jsonl
       annotator export team.db --format ragas-annotation --output annotated.json
+      annotator export team.db --format qrels --output qrels.txt
+      annotator export team.db --format run --system bm25 --output bm25.run
     """
     from annotator.formats import write_csv, write_jsonl
 
     with _open(session_path) as session:
-        if fmt == "calibration":
+        if fmt in ("qrels", "run"):
+            count = _write_trec(session, fmt, output, truth, annotator, group_by, system)
+        elif fmt == "calibration":
             from annotator.exports import write_calibration
 
             count = _write_output(output, lambda out: write_calibration(session, out, annotator))
@@ -195,8 +209,33 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             writer = write_csv if fmt == "csv" else write_jsonl
             count = _write_output(output, lambda out: writer(session.export_records(), out))
     if output is not None:
-        what = "chunk sample" if fmt == "ragas-annotation" else "golden"
+        what = ("chunk sample" if fmt == "ragas-annotation" else "line" if fmt in ("qrels", "run")
+                else "golden")
         _say(f"Wrote {counted(count, what)} to {output}.", err=True)
+
+
+def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
+                annotator: str | None, group_by: str, system: str | None) -> int:
+    """--format qrels or run (annotator/trec.py)."""
+    from annotator import trec
+
+    frame = session.chunk_frame()
+    if fmt == "run":
+        written: int = _write_output(output, lambda out: trec.write_run(session, frame, out,
+                                                                        group_by, system))
+        return written
+    if truth == "human":
+        from annotator.truth import truth as human_truth
+
+        verdict = human_truth(session, annotator, frame).verdict
+    elif truth == "gold":
+        verdict = session.gold_column(frame)
+    else:
+        from annotator.report.build import choose_judge
+
+        verdict = session.judge_columns(choose_judge(session, truth), frame).verdict
+    lines: int = _write_output(output, lambda out: trec.write_qrels(frame, verdict, out))
+    return lines
 
 
 

@@ -1,0 +1,83 @@
+"""TREC files from a session, for trec_eval and ir_measures: qrels (the truth on each chunk) and
+a run (each golden's chunks in their retrieved order).
+
+- A query is a golden and a document is one of its chunks, named by the golden's id and the
+  chunk's rank (``g17#3``): names that survive a merge, since a merge keeps ids and ranks.
+  TREC files are split on whitespace, so whitespace and ``%`` in an id are written as
+  ``%20``-style escapes (``urllib.parse.quote``); ``#`` too, so the name reads back unambiguously.
+- The qrels hold only a golden's own chunks, so a query's relevant documents are the relevant
+  chunks retrieved for it. Average precision is then RAGAS's context precision of the golden:
+  both divide by the number of relevant chunks in its list (pooling chunks of several systems
+  under one query would divide by the pool's, and change the figure).
+- A run names each golden's system (its metadata value under the grouping key) as the run tag;
+  ``system`` keeps one system's goldens, one run per system as trec_eval expects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO
+from urllib.parse import quote
+
+import numpy as np
+
+from annotator.columns import MISSING, ChunkFrame
+from annotator.errors import SessionError
+from annotator.store.session import Session
+
+NO_SYSTEM = "cp-annotator"
+"""The run tag of goldens whose metadata names no system."""
+
+
+def query_id(golden_id: str) -> str:
+    """A golden's id as a TREC query id (one token)."""
+    return quote(golden_id, safe="")
+
+
+def doc_id(golden_id: str, rank: int) -> str:
+    """A chunk's TREC document id: its golden's id and its rank."""
+    return f"{query_id(golden_id)}#{rank}"
+
+
+def _rows(frame: ChunkFrame) -> Iterator[tuple[str, int, int]]:
+    """(golden id, rank, row of the frame) of every chunk, golden by golden."""
+    ids = frame.golden_ids
+    for row, (cluster, rank) in enumerate(zip(frame.cluster.tolist(), frame.rank.tolist(),
+                                              strict=True)):
+        yield ids[cluster], rank, row
+
+
+def write_qrels(frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:
+    """Write ``qid 0 docid relevance`` for every chunk with a verdict in ``verdict`` (aligned to
+    the frame; chunks without one are left unjudged); return the lines written."""
+    count = 0
+    for golden_id, rank, row in _rows(frame):
+        said = int(verdict[row])
+        if said != MISSING:
+            out.write(f"{query_id(golden_id)} 0 {doc_id(golden_id, rank)} {said}\n")
+            count += 1
+    return count
+
+
+def write_run(session: Session, frame: ChunkFrame, out: IO[str], group_by: str,
+              system: str | None = None) -> int:
+    """Write ``qid Q0 docid rank score tag`` for every chunk, in retrieved order (the score
+    falls with the rank, so no tie reorders it), tagged with its golden's system; ``system``:
+    only that system's goldens. Returns the lines written."""
+    systems = {g: str(v) for g, v in session.metadata_values(group_by).items()}
+    if system is not None and system not in set(systems.values()):
+        known = ", ".join(sorted(set(systems.values()))) or "none"
+        raise SessionError(f"No golden has '{group_by}' = '{system}' (the systems are: "
+                           f"{known}); name one of them with --system, or choose the key with "
+                           "--group-by.")
+    count = 0
+    sizes = frame.sizes
+    for golden_id, rank, row in _rows(frame):
+        tag = systems.get(golden_id, NO_SYSTEM)
+        if system is not None and tag != system:
+            continue
+        score = int(sizes[frame.cluster[row]]) - rank + 1
+        out.write(f"{query_id(golden_id)} Q0 {doc_id(golden_id, rank)} {rank} {score} "
+                  f"{quote(tag, safe='')}\n")
+        count += 1
+    return count
