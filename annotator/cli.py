@@ -808,9 +808,12 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 @click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
               help="Bootstrap resamples over goldens, shared by every judge (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--group-by", default="retriever", show_default=True,
+              help="The metadata key naming each golden's system (retriever, reranker, top-k): "
+              "the systems' ranking columns ask whether a judge ranks them as people do.")
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
                    fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
-                   resamples: int, seed: int) -> None:
+                   resamples: int, seed: int, group_by: str) -> None:
     """Rank every judge in the session on the same human labels.
 
     The truth is one person's labels with --annotator; otherwise the team's: the adjudicated
@@ -834,7 +837,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     ) as advance:
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
-                                  seed=seed, sort=sort, progress=advance)
+                                  seed=seed, sort=sort, group_by=group_by, progress=advance)
     from annotator.report.output import leaderboard_document
 
     _write_document(fmt, output, leaderboard_document(board))

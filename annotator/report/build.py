@@ -61,9 +61,9 @@ from annotator.stats.chunk_agreement import (
 from annotator.stats.comparison import BlindSummary
 from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golden, passes
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
-from annotator.stats.ranks import kendall_tau_b
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.stats.stat import Stat, ratio
+from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import team_truth
@@ -386,12 +386,11 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
 
         pairs.append(SystemPair(a, b, est.stat(column(f"{a}-{b}", "difference_human"), diff("h")),
                                 est.stat(column(f"{a}-{b}", "difference_judge"), diff("j"))))
-    human = [means[n][0].value or 0.0 for n in names]
-    judge = [means[n][1].value or 0.0 for n in names]
-    reason = cp_agreement.constant_reason(human, judge)
-    kendall = (Stat.undefined(reason.replace("golden", "system")) if reason else
-               Stat(kendall_tau_b(human, judge)))
-    return SystemSection(key, systems, kendall, pairs)
+    def scores(side: str) -> Callable[[Sums], np.ndarray]:
+        return lambda s: np.stack([mean(name, side)(s) for name in names], axis=-1)
+
+    kendall, tau_ap = ranking_agreement(est, "", scores("h"), scores("j"), len(names))
+    return SystemSection(key, systems, kendall, pairs, tau_ap)
 
 
 def _coverage(frame: ChunkFrame, said: JudgeColumns, sides: list[_Compared], pairs: _ChunkPairs,

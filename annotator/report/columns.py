@@ -32,6 +32,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("mae", "cp", "lower"),  # a smaller mean |CP difference| is better
     Column("bias", "cp", None),
     Column("kendall", "cp", None),
+    Column("systems_tau_b", "cp"),  # would the judge rank the retrievers as people do?
+    Column("systems_tau_ap", "cp"),
 )
 
 CALL_SORTS: dict[str, Literal["higher", "lower"]] = {

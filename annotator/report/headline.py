@@ -95,6 +95,16 @@ def headline(report: Report) -> list[str]:
                          + "; ".join(f"{s.first} vs {s.second}" for s in swapped) + ").")
         else:
             lines.append(f"Both label sets rank the {report.systems.key} values the same way.")
+        systems = report.systems
+        if systems.best_human != systems.best_judge:
+            lines.append(f"The judge would pick a different best {systems.key}: "
+                         f"{systems.best_judge}, where people's labels pick "
+                         f"{systems.best_human}.")
+        for pair in systems.separated:
+            sees, misses = (("people's labels", "the judge's verdicts") if pair.significant_human
+                            else ("the judge's verdicts", "people's labels"))
+            lines.append(f"Only {sees} tell {pair.first} and {pair.second} apart (the 95% "
+                         f"interval of their difference excludes 0); {misses} do not.")
     for row in report.people.annotators:
         if row.warning:
             lines.append(f"{row.annotator}: {row.warning}")

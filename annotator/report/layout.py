@@ -166,7 +166,11 @@ def layout(report: Report) -> list[Block]:
             ["system", "goldens", "mean CP human", "mean CP judge", "rank human", "rank judge"],
             [[r.system, str(r.goldens), with_interval(r.mean_human), with_interval(r.mean_judge),
               str(r.rank_human), str(r.rank_judge)] for r in s.systems],
-            [f"Kendall tau-b between the two rankings: {value(s.kendall, 3)}."]))
+            [f"Kendall tau-b between the two rankings: {value(s.kendall, 3)}; tau_AP of the "
+             f"judge's ranking against people's (swaps near the top weigh more): "
+             f"{value(s.tau_ap, 3)}.",
+             f"Best {s.key}: {s.best_human} under people's labels, {s.best_judge} under the "
+             "judge's."]))
         blocks.append(Grid(
             "system_pairs", "System pairs (difference = first - second)",
             ["pair", "difference, human", "difference, judge", "same order", "significant (h/j)"],

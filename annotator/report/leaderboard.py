@@ -45,7 +45,8 @@ from annotator.stats.chunk_agreement import (
     kappa_values,
 )
 from annotator.stats.metrics import context_precision_by_golden
-from annotator.stats.stat import Stat
+from annotator.stats.stat import Stat, ratio
+from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import Truth
@@ -90,6 +91,9 @@ class JudgeRow:
     """Chunks it is scored on (the shared ones, or its own when no chunk is shared by all)."""
     goldens: int
     """Goldens complete under its labels and the truth, among those chunks."""
+    best_system: tuple[str, str] | None = None
+    """(the system people's labels rank first, the one this judge's verdicts rank first), on
+    its goldens; None without systems to rank."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,8 @@ class Leaderboard:
     """Goldens of the split left out because a judge saw them as examples."""
     agreement: list[JudgeAgreement] = field(default_factory=list)
     """Cohen's kappa between each pair of judges on the chunks both judged."""
+    group_by: str = "retriever"
+    """The metadata key naming each golden's system."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,12 +176,14 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                       judges: Sequence[str] | None = None, split: str | None = None,
                       prices: dict[str, Price] | None = None,
                       resamples: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
+                      group_by: str = "retriever",
                       progress: Callable[[int], None] | None = None) -> Leaderboard:
     """Score every judge (or the given ones) against one person's labels or the team's gold.
 
     ``split`` picks the goldens: 'test', 'dev' or 'all'; by default the test split when the
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
-    prices remembered from 'annotator judge'.
+    prices remembered from 'annotator judge'. ``group_by``: the metadata key naming each
+    golden's system, for the columns on ranking the systems.
     """
     judged = session.judges_judged()
     names = judges_named(judged, judges or [])
@@ -208,6 +216,9 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     rows_on: dict[str, tuple[int, int]] = {}
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     cp_truth = context_precision_by_golden(labels, frame.sizes)
+    system_of = session.metadata_values(group_by)
+    system = np.asarray([str(system_of.get(g, "(none)")) for g in frame.golden_ids])
+    systems = sorted(set(system.tolist())) if len(set(system_of.values())) > 1 else []
     for i, name in enumerate(names):
         on = _scored_on(labelled, said, [name]) if pairwise else shared
         add_confusion(sums, frame.cluster[on], labels[on], said[name][on], prefix=scope(i))
@@ -219,6 +230,10 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
                             ("ad", np.abs(d))):
             sums.add(column(col, i), at, values)
+        for k, one in enumerate(systems):  # each system's mean CP under both label sets
+            mine = system[at] == one
+            for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge)):
+                sums.add(column(f"sys_{col}", i, k), at[mine], values[mine])
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
         rows_on[name] = (int(on.sum()), len(at))
     pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
@@ -237,13 +252,29 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
 
         none = None if rows_on[name][1] else "no golden is complete under every label set"
         _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
+
+        def scores(side: str, i: int = i) -> Callable[[Sums], np.ndarray]:
+            return lambda s: np.stack([ratio(s[column(f"sys_{side}", i, k)],
+                                             s[column("sys_n", i, k)])
+                                       for k in range(len(systems))], axis=-1)
+
+        tau_b, tau_ap = ranking_agreement(est, name, scores("h"), scores("j"), len(systems))
+        picks = None
+        if systems:
+            means_h, means_j = scores("h")(est.totals), scores("j")(est.totals)
+            if not (np.isnan(means_h).all() or np.isnan(means_j).all()):
+                # The system each label set ranks first (the first by name on a tie).
+                picks = (systems[int(np.nanargmax(means_h))],
+                         systems[int(np.nanargmax(means_j))])
         per_golden = {
             "mae": est.stat(column("mae", name), golden(cp_agreement.mae), none),
             "bias": est.stat(column("bias", name), golden(cp_agreement.bias), none),
             "kendall": kendall,
+            "systems_tau_b": tau_b,
+            "systems_tau_ap": tau_ap,
         }
-        stats = {column.key: _chunk_stat(est, name, column.key, c, prefix)
-                 if column.table == "chunks" else per_golden[column.key] for column in COLUMNS}
+        stats = {entry.key: _chunk_stat(est, name, entry.key, c, prefix)
+                 if entry.table == "chunks" else per_golden[entry.key] for entry in COLUMNS}
         vote = majority.get(name)
         judge = vote.judge if vote is not None else name
         calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
@@ -252,7 +283,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         calls.figures["kappa_per_dollar"] = (
             Stat(kappa / cost) if cost and kappa is not None else Stat.undefined(
                 "needs a cost and a kappa" if not cost or kappa is None else ""))
-        rows.append(JudgeRow(name, stats, calls, *rows_on[name]))
+        rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort))
@@ -261,7 +292,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
                         rows, pairs, best, [], pairwise, left_out,
                         excluded=seen.excluded if seen.note is not None else 0,
-                        agreement=agreement)
+                        agreement=agreement, group_by=group_by)
     board.headline.extend(_headline(board))  # the headline reads the board it heads
     if seen.note is not None:
         board.headline.insert(1, seen.note)
@@ -503,6 +534,7 @@ def _headline(board: Leaderboard) -> list[str]:
     if not any(row.chunks for row in board.judges):
         lines.append("No chunk is labelled by the truth and judged yet.")
         return lines
+    lines.extend(_best_systems(board))
     if board.best is not None:
         lines.append(f"Best: '{board.best}', right significantly more often than every other "
                      "judge (cluster-adjusted McNemar, Holm-corrected, p < 0.05).")
@@ -519,3 +551,19 @@ def _headline(board: Leaderboard) -> list[str]:
                          f"{len(row.calls.unstable)} chunks (flip rate "
                          f"{row.calls.figures['flip_rate'].value:.1%}).")
     return lines
+
+
+def _best_systems(board: Leaderboard) -> list[str]:
+    """Which judges would pick the system people's labels rank first."""
+    ranked = [row for row in board.judges if row.best_system is not None]
+    if not ranked:
+        return []
+    wrong = [row for row in ranked if row.best_system and row.best_system[0] != row.best_system[1]]
+    ours = {row.best_system[0] for row in ranked if row.best_system}
+    best = ", ".join(sorted(ours))
+    if not wrong:
+        return [f"Every judge would pick the {board.group_by} people's labels rank first "
+                f"({best})."]
+    return ["Judges that would pick another best " + board.group_by + " than people's labels ("
+            + best + "): " + "; ".join(f"'{row.judge}' picks {row.best_system[1]}"
+                                       for row in wrong if row.best_system) + "."]

@@ -35,6 +35,8 @@ LABELS: dict[str, str] = {
     "pearson": "Pearson r",
     "spearman": "Spearman rho",
     "kendall": "Kendall tau-b",
+    "systems_tau_b": "systems' ranking, tau-b",
+    "systems_tau_ap": "systems' ranking, tau_AP",
     "ccc": "Lin's CCC",
     "share_big_difference": "share with |difference| > 0.1",
     "pass_rate_human": "pass rate, human labels",
@@ -203,13 +205,35 @@ class SystemSection:
 
     key: str
     systems: list[SystemRow]
+    """In the order people's labels rank them (best first)."""
     kendall: Stat
+    """Kendall's tau-b between the two rankings (undefined for two systems: see the pair)."""
     pairs: list[SystemPair]
+    tau_ap: Stat
+    """Yilmaz et al.'s tau_AP of the judge's ranking against people's: swaps near the top
+    cost more than swaps near the bottom."""
 
     @property
     def swapped(self) -> list[SystemPair]:
         """Pairs the two label sets order differently."""
         return [p for p in self.pairs if p.swapped]
+
+    @property
+    def best_human(self) -> str:
+        """The system people's labels rank first."""
+        return self.systems[0].system
+
+    @property
+    def best_judge(self) -> str:
+        """The system the judge's verdicts rank first."""
+        return min(self.systems, key=lambda r: r.rank_judge).system
+
+    @property
+    def separated(self) -> list[SystemPair]:
+        """Pairs one label set tells apart (the difference's 95% interval excludes 0) and the
+        other does not: a decision the judge would make differently, or not at all."""
+        return [p for p in self.pairs if None not in (p.significant_human, p.significant_judge)
+                and p.significant_human != p.significant_judge]
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,3 +105,42 @@ def _inversions(values: np.ndarray) -> int:
         a = np.sort(key) - block * m  # merge: every block of 2w sorted
         width *= 2
     return count
+
+
+# -- rankings of a few systems, for every bootstrap replicate at once ---------------------------
+# A ranking is a row of scores, one per system (the last axis); any leading axes are
+# replicates. Higher scores rank first.
+
+
+def ranking_tau_b(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b between two rankings of the same systems, per row (nan where either
+    ranks every system equal): concordant minus discordant pairs, over the untied pairs."""
+    a, b = np.triu_indices(truth.shape[-1], 1)
+    by_truth = np.sign(truth[..., a] - truth[..., b])
+    by_estimate = np.sign(estimate[..., a] - estimate[..., b])
+    pairs = len(a)
+    untied = ((pairs - (by_truth == 0).sum(-1)) * (pairs - (by_estimate == 0).sum(-1))
+              ).astype(float)
+    agree = (by_truth * by_estimate).sum(-1).astype(float)
+    out = np.full(np.shape(agree), np.nan)
+    np.divide(agree, np.sqrt(untied), out=out, where=untied > 0)
+    return out
+
+
+def ranking_tau_ap(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """Yilmaz, Aslam and Robertson's AP rank correlation of ``estimate`` against ``truth``,
+    per row: top-weighted, so swapping the two best systems costs more than the two worst.
+
+    Down the estimated order (ties kept in system order), each system at position i >= 2
+    scores the share of the i - 1 systems above it that the truth also ranks above it (a tie
+    under the truth counts half); tau_AP = 2 x the mean score - 1: 1 the same order, -1 the
+    reverse. Not symmetric: the truth is the people's ranking.
+    """
+    n = truth.shape[-1]
+    order = np.argsort(-estimate, axis=-1, kind="stable")
+    ranked = np.take_along_axis(np.asarray(truth, dtype=float), order, -1)
+    total = np.zeros(ranked.shape[:-1])
+    for i in range(1, n):
+        above, here = ranked[..., :i], ranked[..., i:i + 1]
+        total = total + ((above > here).sum(-1) + 0.5 * (above == here).sum(-1)) / i
+    return np.asarray(2.0 * total / (n - 1) - 1.0)

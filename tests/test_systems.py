@@ -1,0 +1,117 @@
+"""Would the judge pick the same retriever? The systems' ranking under both label sets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import kendalltau
+
+from annotator.cli import cli
+from annotator.formats import read_goldens
+from annotator.report.build import build_report
+from annotator.report.leaderboard import build_leaderboard
+from annotator.stats.metrics import context_precision
+from annotator.stats.ranks import ranking_tau_ap, ranking_tau_b
+from annotator.store.session import Session
+from tests.conftest import write_lines
+
+# Per system: (people's verdicts, the judge's) on every one of its goldens. People rank
+# A > B > C; the judge swaps the two best (B > A > C) and gets C right.
+SYSTEMS = {"A": ([1, 1, 0, 0], [0, 1, 1, 0]), "B": ([1, 0, 1, 0], [1, 1, 0, 0]),
+           "C": ([0, 1, 0, 1], [0, 1, 0, 1])}
+
+
+def study(tmp_path: Path, systems: dict[str, tuple[list[int], list[int]]] = SYSTEMS,
+          goldens: int = 6) -> Session:
+    rows: list[dict[str, Any]] = []
+    for name, (human, judge) in systems.items():
+        for i in range(goldens):
+            rows.append({"id": f"{name}{i}", "user_input": f"Question {i}?", "reference": "An answer.",
+                         "retrieved_contexts": [f"{name} chunk {i}.{k}" for k in range(4)],
+                         "metadata": {"retriever": name}, "judge": "j",
+                         "judge_verdicts": [{"verdict": v} for v in judge],
+                         "human_labels": {"ann": human}})
+    path = write_lines(tmp_path / "g.jsonl", rows)
+    session = Session(tmp_path / "s.db")
+    session.import_goldens(read_goldens(path), path=str(path))
+    return session
+
+
+def test_a_judge_that_swaps_the_best_two_systems_is_caught(tmp_path: Path) -> None:
+    session = study(tmp_path)
+    report = build_report(session, resamples=200)
+    systems = report.systems
+    assert systems is not None
+    assert [p.first + p.second for p in systems.swapped] == ["AB"]
+    assert (systems.best_human, systems.best_judge) == ("A", "B")
+    human = [context_precision(h) for h, _ in SYSTEMS.values()]
+    judge = [context_precision(j) for _, j in SYSTEMS.values()]
+    assert systems.kendall.value == pytest.approx(kendalltau(human, judge).statistic)
+    assert systems.kendall.value == pytest.approx(1 / 3)  # one of three pairs discordant
+    assert systems.tau_ap.value == pytest.approx(0.0)  # by hand: (0/1 + 2/2) x 2/2 - 1
+    assert any("would pick a different best retriever: B" in line for line in report.headline)
+    assert any("swap" in line and "A vs B" in line for line in report.headline)
+    board = build_leaderboard(session, resamples=200)
+    [row] = board.judges
+    assert row.stats["systems_tau_b"].value == pytest.approx(systems.kendall.value)
+    assert row.stats["systems_tau_ap"].value == pytest.approx(systems.tau_ap.value)
+    assert row.best_system == ("A", "B")
+    assert any("'j' picks B" in line for line in board.headline)
+    out = CliRunner().invoke(cli, ["report", str(session.path), "--format", "json",
+                                   "--bootstrap", "50"])
+    data = json.loads(out.output)["systems"]
+    assert (data["best_human"], data["best_judge"], data["same_best"]) == ("A", "B", False)
+    assert data["swapped_pairs"] == [["A", "B"]] and data["tau_ap"] == pytest.approx(0)
+
+
+def test_a_judge_that_ranks_as_people_do_and_two_systems_have_no_tau(tmp_path: Path) -> None:
+    same = {name: (human, human) for name, (human, _) in SYSTEMS.items()}
+    report = build_report(study(tmp_path, same), resamples=100)
+    assert report.systems is not None
+    assert report.systems.kendall.value == report.systems.tau_ap.value == 1.0
+    assert not any("different best" in line for line in report.headline)
+    two = {name: SYSTEMS[name] for name in ("A", "B")}
+    (tmp_path / "two").mkdir()
+    paired = build_report(study(tmp_path / "two", two), resamples=100).systems
+    assert paired is not None and paired.kendall.value is None and paired.tau_ap.value is None
+    assert "two systems" in (paired.kendall.reason or "")
+    assert [p.first + p.second for p in paired.swapped] == ["AB"]  # the pair says it
+
+
+def test_a_pair_only_one_label_set_separates_is_named(tmp_path: Path) -> None:
+    # People see A above B on every golden; the judge sees them alike.
+    systems = {"A": ([1, 1, 0, 0], [1, 0, 1, 0]), "B": ([1, 0, 1, 0], [1, 0, 1, 0]),
+               "C": ([0, 0, 0, 1], [0, 0, 0, 1])}
+    report = build_report(study(tmp_path, systems), resamples=200)
+    assert report.systems is not None
+    assert [p.first + p.second for p in report.systems.separated] == ["AB"]
+    assert any("Only people's labels tell A and B apart" in line for line in report.headline)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(3, 7).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 3), min_size=n, max_size=n),
+    st.lists(st.integers(0, 3), min_size=n, max_size=n))))
+def test_tau_b_equals_scipy_and_tau_ap_is_a_top_weighted_correlation(
+        pair: tuple[list[int], list[int]]) -> None:
+    truth, estimate = (np.asarray(x, dtype=float) for x in pair)
+    expected = kendalltau(truth, estimate).statistic
+    got = float(ranking_tau_b(truth, estimate))
+    assert (np.isnan(got) and np.isnan(expected)) or got == pytest.approx(expected)
+    # Many replicates at once give each row's own value.
+    both = ranking_tau_b(np.stack([truth, truth]), np.stack([estimate, truth]))
+    assert both[0] == pytest.approx(got, nan_ok=True)
+    untied = np.arange(len(truth), 0, -1, dtype=float)
+    assert ranking_tau_ap(untied, untied) == pytest.approx(1.0)
+    assert ranking_tau_ap(untied, -untied) == pytest.approx(-1.0)
+    top, bottom = untied.copy(), untied.copy()
+    top[[0, 1]], bottom[[-2, -1]] = top[[1, 0]], bottom[[-1, -2]]
+    assert ranking_tau_ap(untied, top) < ranking_tau_ap(untied, bottom)  # the top weighs more
+    assert ranking_tau_b(untied, top) == pytest.approx(ranking_tau_b(untied, bottom))
