@@ -115,3 +115,42 @@ def test_tau_b_equals_scipy_and_tau_ap_is_a_top_weighted_correlation(
     top[[0, 1]], bottom[[-2, -1]] = top[[1, 0]], bottom[[-1, -2]]
     assert ranking_tau_ap(untied, top) < ranking_tau_ap(untied, bottom)  # the top weighs more
     assert ranking_tau_b(untied, top) == pytest.approx(ranking_tau_b(untied, bottom))
+
+
+def test_reranking_by_people_and_by_the_judge_equals_a_direct_computation(tmp_path: Path
+                                                                         ) -> None:
+    report = build_report(study(tmp_path), resamples=200)
+    every, *by_system = report.reranking
+    assert every.system is None and [r.system for r in by_system] == ["A", "B", "C"]
+
+    def judge_order(human: list[int], judge: list[int]) -> list[int]:
+        order = sorted(range(len(human)), key=lambda i: (-judge[i], i))  # verdict, then rank
+        return [human[i] for i in order]
+
+    retrieved = [context_precision(h) for h, _ in SYSTEMS.values()]
+    ceiling = [context_precision(sorted(h, reverse=True)) for h, _ in SYSTEMS.values()]
+    judge = [context_precision(judge_order(h, j)) for h, j in SYSTEMS.values()]
+    for row, r, c, j in zip(by_system, retrieved, ceiling, judge, strict=True):
+        assert (row.retrieved.value, row.ceiling.value, row.judge.value) == pytest.approx((r, c, j))
+    mean = np.mean
+    assert every.judge.value == pytest.approx(mean(judge))
+    assert every.captured.value == pytest.approx(
+        (mean(judge) - mean(retrieved)) / (mean(ceiling) - mean(retrieved)))
+    assert every.captured.interval is not None
+    assert any("As a reranker" in line for line in report.headline)
+    data = json.loads(CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format",
+                                               "json", "--bootstrap", "0"]).output)
+    assert data["reranking"][0]["captured_share"] == pytest.approx(every.captured.value)
+
+
+def test_the_judges_confidence_orders_chunks_of_the_same_verdict(tmp_path: Path) -> None:
+    row = {"id": "g", "user_input": "Q?", "reference": "A.", "retrieved_contexts": ["a", "b", "c"],
+           "judge": "j", "judge_verdicts": [{"verdict": 1, "p_relevant": p} for p in (0.2, 0.9,
+                                                                                      0.5)],
+           "human_labels": {"ann": [0, 1, 1]}}
+    path = write_lines(tmp_path / "g.jsonl", [row])
+    with Session(tmp_path / "s.db") as session:
+        session.import_goldens(read_goldens(path), path=str(path))
+        [every] = build_report(session, resamples=0).reranking
+    assert every.retrieved.value == pytest.approx(context_precision([0, 1, 1]))
+    assert every.judge.value == pytest.approx(context_precision([1, 1, 0]))  # by P: b, c, a

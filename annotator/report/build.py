@@ -30,6 +30,7 @@ from annotator.report.model import (
     PeopleSection,
     RankRow,
     Report,
+    RerankRow,
     SystemPair,
     SystemRow,
     SystemSection,
@@ -62,6 +63,7 @@ from annotator.stats.comparison import BlindSummary
 from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golden, passes
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
+from annotator.stats.reranking import captured, reordered_cp
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
@@ -136,6 +138,7 @@ def build_report(
     systems_key = group_by or DEFAULT_GROUP_BY
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
     _add_golden_columns(sums, rows, {g: i for i, g in enumerate(golden_ids)}, system_of)
+    _add_rerank_columns(sums, frame, said, cp_judge, sides, system_of)
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -157,6 +160,7 @@ def build_report(
     chunks = _chunk_section(estimates, pairs, sums)
     goldens = _golden_section(session, estimates, rows, worst)
     systems = _system_section(estimates, systems_key, rows, system_of) if system_of else None
+    reranking = _reranking(estimates, sorted(set(system_of.values())))
     report = Report(
         session=str(session.path),
         judge=judge,
@@ -169,6 +173,7 @@ def build_report(
         chunks=chunks,
         goldens=goldens,
         systems=systems,
+        reranking=reranking,
         people=people_section,
         confidence=_confidence(estimates, pairs) if has_p.any() else None,
         headline=[],
@@ -295,6 +300,62 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
             sums.add(column(name, "sys_n"), cluster[mine])
             sums.add(column(name, "sys_h"), cluster[mine], h[mine])
             sums.add(column(name, "sys_j"), cluster[mine], j[mine])
+
+
+RERANK_ORDERS = ("ret", "ceil", "judge")
+"""The orders a golden's chunks are scored in: as retrieved, people's, the judge's."""
+
+
+def _add_rerank_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns,
+                        cp_judge: np.ndarray, sides: list[_Compared],
+                        system_of: dict[str, str]) -> None:
+    """Per golden complete under both label sets (per label set compared): CP under people's
+    labels as retrieved, in people's order and in the judge's (annotator.stats.reranking)."""
+    index = np.arange(len(frame.golden_ids))
+    systems = np.asarray([system_of.get(g, "") for g in frame.golden_ids])
+    for side in sides:
+        complete = ~np.isnan(side.cp) & ~np.isnan(cp_judge)
+        scored = {
+            "ret": side.cp,
+            "ceil": reordered_cp(side.human, frame.cluster, frame.rank, frame.sizes, side.human),
+            "judge": reordered_cp(side.human, frame.cluster, frame.rank, frame.sizes,
+                                  said.verdict, said.p_relevant),
+        }
+        for scope_name in ("", *sorted(set(system_of.values()))):
+            mine = complete if not scope_name else complete & (systems == scope_name)
+            sums.add(column("rr_n", scope_name), index[mine])
+            for order in RERANK_ORDERS:
+                sums.add(column(f"rr_{order}", scope_name), index[mine], scored[order][mine])
+
+
+def _reranking(est: Estimates, systems: list[str]) -> list[RerankRow]:
+    """Every golden's reranking figures, then each system's."""
+    out = []
+    for name in ("", *systems):
+        goldens = int(est.totals[column("rr_n", name)])
+        none = None if goldens else NO_COMPLETE_GOLDEN
+
+        def mean(order: str, name: str = name) -> Callable[[Sums], np.ndarray]:
+            return lambda s: ratio(s[column(f"rr_{order}", name)], s[column("rr_n", name)])
+
+        retrieved, ceiling, judge = (mean(order) for order in RERANK_ORDERS)
+
+        def share(s: Sums, retrieved: Callable[[Sums], np.ndarray] = retrieved,
+                  ceiling: Callable[[Sums], np.ndarray] = ceiling,
+                  judge: Callable[[Sums], np.ndarray] = judge) -> np.ndarray:
+            return captured(retrieved(s), ceiling(s), judge(s))
+
+        def key(stat: str, name: str = name) -> str:  # every golden's, or a system's
+            return column(stat, name) if name else stat
+
+        gained = est.stat(key("rerank_captured"), share, none)
+        if none is None and gained.value is None:
+            gained = Stat.undefined("the chunks are already in people's order: nothing to gain")
+        out.append(RerankRow(name or None, goldens,
+                             est.stat(key("rerank_retrieved"), retrieved, none),
+                             est.stat(key("rerank_ceiling"), ceiling, none),
+                             est.stat(key("rerank_judge"), judge, none), gained))
+    return out
 
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:

@@ -87,6 +87,11 @@ def headline(report: Report) -> list[str]:
                      "cannot be compared: finish whole goldens.")
     if c.note:
         lines.append(c.note)
+    if report.reranking and (every := report.reranking[0]).captured.value is not None:
+        lines.append(f"As a reranker of these chunks, the judge would take mean CP from "
+                     f"{every.retrieved.value:.4f} to {every.judge.value:.4f}, "
+                     f"{every.captured.value:.0%} of the way to the {every.ceiling.value:.4f} a "
+                     f"perfect reranker reaches{_share(every.captured)}.")
     if report.systems is not None:
         swapped = report.systems.swapped
         if swapped:
@@ -119,3 +124,11 @@ def headline(report: Report) -> list[str]:
                      f"random): {best.value:.4f} (95% CI {low:.4f} to {high:.4f}), against "
                      f"{judge.format(4)} from the judge alone.")
     return lines
+
+
+def _share(stat: Stat) -> str:
+    """A share's interval as percentages, in brackets ('' without one)."""
+    if stat.interval is None:
+        return ""
+    low, high = stat.interval
+    return f" (95% CI {low:.0%} to {high:.0%})"

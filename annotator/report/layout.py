@@ -178,6 +178,18 @@ def layout(report: Report) -> list[Block]:
               with_interval(p.difference_judge), "no: swapped" if p.swapped else "yes",
               f"{_yes(p.significant_human)} / {_yes(p.significant_judge)}"] for p in s.pairs]))
 
+    if report.reranking and report.reranking[0].goldens:
+        blocks.append(Grid(
+            "reranking", "Reranking these chunks, scored under people's labels",
+            ["goldens of", "goldens", "mean CP as retrieved", "ceiling (people's order)",
+             "judge's order", "share of the gain the judge captures"],
+            [[r.system or "every system", str(r.goldens), with_interval(r.retrieved),
+              with_interval(r.ceiling), with_interval(r.judge), with_interval(r.captured)]
+             for r in report.reranking],
+            ["The ceiling puts people's useful chunks first: the most any reranker can reach on "
+             "these chunks. The judge's order sorts by its verdict, then its P(relevant) where it "
+             "gives one, then the retriever's rank."]))
+
     people = report.people
     blocks.append(Grid(
         "people", "People",

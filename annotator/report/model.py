@@ -36,6 +36,10 @@ LABELS: dict[str, str] = {
     "spearman": "Spearman rho",
     "kendall": "Kendall tau-b",
     "systems_tau_b": "systems' ranking, tau-b",
+    "rerank_retrieved": "mean CP as retrieved",
+    "rerank_ceiling": "mean CP in people's order",
+    "rerank_judge": "mean CP in the judge's order",
+    "rerank_captured": "share of the reranking gain the judge captures",
     "systems_tau_ap": "systems' ranking, tau_AP",
     "ccc": "Lin's CCC",
     "share_big_difference": "share with |difference| > 0.1",
@@ -237,6 +241,24 @@ class SystemSection:
 
 
 @dataclass(frozen=True, slots=True)
+class RerankRow:
+    """What reordering the chunks could buy, over all goldens or one system's, scored under
+    people's labels (annotator.stats.reranking)."""
+
+    system: str | None
+    """None: every golden."""
+    goldens: int
+    retrieved: Stat
+    """Mean CP in the retriever's order."""
+    ceiling: Stat
+    """Mean CP with people's useful chunks first: the most any reranker can reach."""
+    judge: Stat
+    """Mean CP in the judge's order (its verdict, then its P(relevant), then the rank)."""
+    captured: Stat
+    """The share of the ceiling's gain over the retrieved order that the judge's order gains."""
+
+
+@dataclass(frozen=True, slots=True)
 class AnnotatorRow:
     """One person's behaviour: acceptance, speed, agreement with the judge."""
 
@@ -295,6 +317,8 @@ class Report:
     chunks: ChunkSection
     goldens: GoldenSection
     systems: SystemSection | None
+    reranking: list[RerankRow]
+    """Every golden first, then each system's."""
     people: PeopleSection
     confidence: ConfidenceSection | None
     headline: list[str]

@@ -138,6 +138,11 @@ def report_dict(report: Report) -> dict[str, Any]:
         "agreement": agreement,
         "context_precision": context_precision,
         "systems": systems,
+        "reranking": [{"system": r.system, "goldens": r.goldens,
+                       **stats_dict({"mean_cp_retrieved": r.retrieved, "mean_cp_ceiling": r.ceiling,
+                                     "mean_cp_judge_order": r.judge,
+                                     "captured_share": r.captured})}
+                      for r in report.reranking],
         "people": {
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
                             "shown_judge": a.shown_judge,
