@@ -231,9 +231,15 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
     elif truth == "gold":
         verdict = session.gold_column(frame)
     else:
+        from annotator.errors import SessionError
         from annotator.report.build import choose_judge
 
-        verdict = session.judge_columns(choose_judge(session, truth), frame).verdict
+        try:
+            judge = choose_judge(session, truth)
+        except SessionError as error:
+            raise SessionError(f"--truth takes 'human', 'gold' or a judge's name. {error}"
+                               ) from None
+        verdict = session.judge_columns(judge, frame).verdict
     lines: int = _write_output(output, lambda out: trec.write_qrels(frame, verdict, out))
     return lines
 

@@ -99,4 +99,5 @@ def test_ids_with_spaces_survive_and_each_system_is_its_own_run(tmp_path: Path) 
     assert missing.exit_code == 2 and "bm25, dense" in missing.output
     unknown = CliRunner().invoke(cli, ["export", str(db), "--format", "qrels", "--truth", "nope"])
     assert unknown.exit_code == 2 and "nope" in unknown.output
+    assert "--truth takes 'human', 'gold' or a judge's name" in unknown.output
     assert json.loads(json.dumps(qrels))  # plain text, nothing else
