@@ -555,15 +555,13 @@ def _headline(board: Leaderboard) -> list[str]:
 
 def _best_systems(board: Leaderboard) -> list[str]:
     """Which judges would pick the system people's labels rank first."""
-    ranked = [row for row in board.judges if row.best_system is not None]
-    if not ranked:
+    picks = [(row.judge, row.best_system) for row in board.judges if row.best_system is not None]
+    if not picks:
         return []
-    wrong = [row for row in ranked if row.best_system and row.best_system[0] != row.best_system[1]]
-    ours = {row.best_system[0] for row in ranked if row.best_system}
-    best = ", ".join(sorted(ours))
+    ours = ", ".join(sorted({human for _, (human, _) in picks}))
+    wrong = [f"'{judge}' picks {theirs}" for judge, (human, theirs) in picks if human != theirs]
     if not wrong:
-        return [f"Every judge would pick the {board.group_by} people's labels rank first "
-                f"({best})."]
-    return ["Judges that would pick another best " + board.group_by + " than people's labels ("
-            + best + "): " + "; ".join(f"'{row.judge}' picks {row.best_system[1]}"
-                                       for row in wrong if row.best_system) + "."]
+        who = "Every judge" if len(picks) > 1 else f"'{picks[0][0]}'"
+        return [f"{who} would pick the {board.group_by} people's labels rank first ({ours})."]
+    return [f"Judges that would pick another best {board.group_by} than people's labels "
+            f"({ours}): " + "; ".join(wrong) + "."]
