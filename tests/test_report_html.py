@@ -21,7 +21,7 @@ from tests.test_report import golden_obj, make_session
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHARTS = {"confusion", "by-rank", "cp-scatter", "precision-at-k", "reliability"}
+CHARTS = {"confusion", "by-rank", "cp-scatter", "precision-at-k", "reranking", "reliability"}
 ODD_IDS = ["<script>alert(1)</script>", "price-$5-and-$10$", "emoji-🦜-🚀", "rtl-שלום-مرحبا",
            "markup-[/b]-[bold]x", "ampersand-&amp;-&lt;"]
 

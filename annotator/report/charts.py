@@ -15,7 +15,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from annotator.report.model import GoldenRow, RankRow
+from annotator.report.model import GoldenRow, RankRow, RerankRow
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.metrics import precision_at_k
 from annotator.stats.stat import Stat
@@ -152,4 +152,32 @@ def judges_forest(judges: list[tuple[str, Stat]], title: str) -> str:
         ax.set(yticks=range(len(shown)), yticklabels=[visible(name) for name, _, _ in reversed(shown)],
                ylim=(-0.7, len(shown) - 0.3), title=title)
         ax.axvline(0, color="#cccccc", linewidth=0.8)
+        return _svg(fig)
+
+
+def reranking_bars(rows: list[RerankRow]) -> str:
+    """Mean CP under people's labels as retrieved, in the judge's order and in people's (the
+    ceiling), for every golden and each system, with their intervals."""
+    orders = (("as retrieved", "retrieved", "#999999"), ("judge's order", "judge", JUDGE),
+              ("ceiling (people's order)", "ceiling", HUMAN))
+    shown = [r for r in rows if r.goldens]
+    with _figure(5.6, 1.3 + 0.75 * len(shown)) as fig:
+        ax = fig.add_subplot()
+        height = 0.8 / len(orders)
+        for i, (label, field, color) in enumerate(orders):
+            stats = [getattr(r, field) for r in shown]
+            at = [n + (i - 1) * height for n in range(len(shown))]
+            values = [s.value or 0.0 for s in stats]
+            errors = [[v - (s.interval[0] if s.interval else v) for s, v in zip(stats, values,
+                                                                                 strict=True)],
+                      [(s.interval[1] if s.interval else v) - v for s, v in zip(stats, values,
+                                                                                 strict=True)]]
+            ax.barh(at, values, height=height, color=color, label=label, xerr=errors,
+                    error_kw={"elinewidth": 0.8, "ecolor": "#444444"})
+        ax.set_yticks(range(len(shown)),
+                      [visible(shortened(r.system or "every system", 24)) for r in shown])
+        ax.invert_yaxis()
+        ax.set(xlim=(0, 1.05), xlabel="mean CP, people's labels",
+               title="Reranking these chunks")
+        fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncols=len(orders))
         return _svg(fig)

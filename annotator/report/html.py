@@ -89,6 +89,11 @@ def report_charts(report: Report) -> dict[str, str]:
                               charts.precision_at_k_bars([w.row for w in g.worst]),
                               "Precision@k at each rank under human and judge labels, for the "
                               "goldens with the largest difference.")
+    if report.reranking and report.reranking[0].goldens:
+        out["reranking"] = _chart("reranking", charts.reranking_bars(report.reranking),
+                                  "Mean CP under people's labels as retrieved, in the judge's "
+                                  "order and in people's own (the ceiling of any reranker), with "
+                                  "95% intervals.")
     if report.confidence is not None:
         out["reliability"] = _chart("reliability",
                                     charts.reliability_diagram(report.confidence.bins),
