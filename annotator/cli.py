@@ -722,9 +722,15 @@ def _api_key(base_url: str | None) -> str:
               "(default: retriever, when the goldens carry it).")
 @click.option("--worst", type=click.IntRange(0), default=10, show_default=True,
               help="How many of the goldens with the largest CP difference to list.")
+@click.option("--top-k", "top_k", is_flag=True,
+              help="Add the cut to the first k chunks for every k (CP@k, P@k, relevant chunks "
+              "lost, under both label sets) and the smallest k keeping --keep of them.")
+@click.option("--keep", type=click.FloatRange(0, 1, min_open=True), default=0.95,
+              show_default=True, help="--top-k: the share of relevant chunks a cut must keep.")
 def report_command(session_path: str, judge: str | None, annotator: str | None,
                    all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
-                   resamples: int, seed: int, group_by: str | None, worst: int) -> None:
+                   resamples: int, seed: int, group_by: str | None, worst: int, top_k: bool,
+                   keep: float) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
     Human labels are the truth and "relevant" is the positive class. Intervals come from a
@@ -769,7 +775,7 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
                      total=resamples) as advance:
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
-                                  gold=gold, progress=advance)
+                                  gold=gold, top_k=top_k, keep_share=keep, progress=advance)
     from annotator.report.output import report_document
 
     _write_document(fmt, output, report_document(report))

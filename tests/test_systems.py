@@ -154,3 +154,33 @@ def test_the_judges_confidence_orders_chunks_of_the_same_verdict(tmp_path: Path)
         [every] = build_report(session, resamples=0).reranking
     assert every.retrieved.value == pytest.approx(context_precision([0, 1, 1]))
     assert every.judge.value == pytest.approx(context_precision([1, 1, 0]))  # by P: b, c, a
+
+
+def test_top_k_figures_equal_a_direct_computation_on_the_verdict_lists(tmp_path: Path) -> None:
+    session = study(tmp_path)
+    assert build_report(session, resamples=0).top_k is None  # only when asked for
+    report = build_report(session, resamples=100, top_k=True, keep_share=0.95)
+    cut = report.top_k
+    assert cut is not None and cut.keep == 0.95
+    lists = [(h, j, name) for name, (h, j) in SYSTEMS.items()]
+    for row in cut.rows:
+        mine = [(h, j) for h, j, name in lists if row.system in (None, name)]
+        k = row.k
+        assert row.cp_human.value == pytest.approx(np.mean([context_precision(h[:k])
+                                                            for h, _ in mine]))
+        assert row.cp_judge.value == pytest.approx(np.mean([context_precision(j[:k])
+                                                            for _, j in mine]))
+        assert row.precision_judge.value == pytest.approx(np.mean([sum(j[:k]) / k
+                                                                   for _, j in mine]))
+        assert row.lost_human.value == pytest.approx(
+            1 - sum(sum(h[:k]) for h, _ in mine) / sum(sum(h) for h, _ in mine))
+    # People's relevant chunks sit in ranks 1-4 across systems, the judge's in 1-4 as well:
+    # every golden needs all 4 chunks for 95% under both.
+    assert cut.smallest[None] == (4, 4)
+    assert cut.smallest["A"] == (2, 3)  # A: people [1,1,0,0], the judge [0,1,1,0]
+    assert any("the judge would choose the same k" in line for line in report.headline)
+    out = CliRunner().invoke(cli, ["report", str(session.path), "--format", "json", "--top-k",
+                                   "--keep", "0.5", "--bootstrap", "0"])
+    data = json.loads(out.output)["top_k"]
+    assert data["keep"] == 0.5 and data["smallest_k"][0] == {"system": None, "human": 2,
+                                                              "judge": 2}

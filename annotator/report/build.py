@@ -34,6 +34,8 @@ from annotator.report.model import (
     SystemPair,
     SystemRow,
     SystemSection,
+    TopKRow,
+    TopKSection,
     WorstGolden,
 )
 from annotator.resolve import one_judge
@@ -66,6 +68,7 @@ from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreem
 from annotator.stats.reranking import captured, reordered_cp
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
+from annotator.stats.topk import first_k, smallest_k
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import team_truth
@@ -110,10 +113,14 @@ def build_report(
     group_by: str | None = None,
     worst: int = 10,
     gold: bool = False,
+    top_k: bool = False,
+    keep_share: float = 0.95,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
     """The agreement report for one judge against the given annotators (default: everyone), or
-    with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on)."""
+    with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on);
+    ``top_k`` adds the cut to the first k chunks, for every k, and the smallest k keeping
+    ``keep_share`` of the relevant chunks."""
     judge = choose_judge(session, judge)
     scope = unseen(session, [judge], "test")  # a judge shown examples: the test split only
     frame = session.chunk_frame()
@@ -139,6 +146,7 @@ def build_report(
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
     _add_golden_columns(sums, rows, {g: i for i, g in enumerate(golden_ids)}, system_of)
     _add_rerank_columns(sums, frame, said, cp_judge, sides, system_of)
+    longest = _add_top_k_columns(sums, frame, said, cp_judge, sides, system_of) if top_k else 0
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -161,6 +169,8 @@ def build_report(
     goldens = _golden_section(session, estimates, rows, worst)
     systems = _system_section(estimates, systems_key, rows, system_of) if system_of else None
     reranking = _reranking(estimates, sorted(set(system_of.values())))
+    cut = (_top_k(estimates, sorted(set(system_of.values())), longest, keep_share) if top_k
+           else None)
     report = Report(
         session=str(session.path),
         judge=judge,
@@ -181,6 +191,7 @@ def build_report(
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
         ppi=ppi,
         confidence_gaps=session.confidence_gaps(judge),
+        top_k=cut,
     )
     report.headline.extend(headline(report))
     if scope.golden_ids is not None:
@@ -356,6 +367,76 @@ def _reranking(est: Estimates, systems: list[str]) -> list[RerankRow]:
                              est.stat(key("rerank_ceiling"), ceiling, none),
                              est.stat(key("rerank_judge"), judge, none), gained))
     return out
+
+
+TOP_K_FIGURES = ("cp_h", "cp_j", "kept_h", "kept_j", "prec_h", "prec_j")
+
+
+def _add_top_k_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns,
+                       cp_judge: np.ndarray, sides: list[_Compared],
+                       system_of: dict[str, str]) -> int:
+    """Per golden complete under both label sets and per k: the first k chunks' CP, relevant
+    chunks and precision under both; returns the longest golden's length (the last k)."""
+    longest = int(frame.sizes.max(initial=0))
+    index = np.arange(len(frame.golden_ids))
+    systems = np.asarray([system_of.get(g, "") for g in frame.golden_ids])
+    for side in sides:
+        complete = ~np.isnan(side.cp) & ~np.isnan(cp_judge)
+        scopes = [("", complete)] + [(name, complete & (systems == name))
+                                     for name in sorted(set(system_of.values()))]
+        relevant = {label: frame.per_golden((column_ == 1).astype(float))
+                    for label, column_ in (("h", side.human), ("j", said.verdict))}
+        for scope_name, mine in scopes:
+            sums.add(column("topk_n", scope_name), index[mine])
+            for label in ("h", "j"):
+                sums.add(column(f"topk_rel_{label}", scope_name), index[mine],
+                         relevant[label][mine])
+        for k in range(1, longest + 1):
+            figures: dict[str, np.ndarray] = {}
+            for label, verdict in (("h", side.human), ("j", said.verdict)):
+                cp, kept = first_k(verdict, frame.cluster, frame.rank, frame.sizes, k)
+                figures[f"cp_{label}"], figures[f"kept_{label}"] = cp, kept
+                figures[f"prec_{label}"] = kept / np.maximum(np.minimum(frame.sizes, k), 1)
+            for scope_name, mine in scopes:
+                for figure in TOP_K_FIGURES:
+                    sums.add(column(f"topk_{figure}", scope_name, k), index[mine],
+                             figures[figure][mine])
+    return longest
+
+
+def _top_k(est: Estimates, systems: list[str], longest: int, keep: float) -> TopKSection:
+    """The cut to the first k chunks, every golden first, then each system's."""
+    rows: list[TopKRow] = []
+    smallest: dict[str | None, tuple[int | None, int | None]] = {}
+    for name in ("", *systems):
+        none = None if est.totals[column("topk_n", name)] else NO_COMPLETE_GOLDEN
+
+        def mean(figure: str, k: int, name: str = name) -> Callable[[Sums], np.ndarray]:
+            return lambda s: ratio(s[column(f"topk_{figure}", name, k)],
+                                   s[column("topk_n", name)])
+
+        def lost(label: str, k: int, name: str = name) -> Callable[[Sums], np.ndarray]:
+            return lambda s: 1.0 - ratio(s[column(f"topk_kept_{label}", name, k)],
+                                         s[column(f"topk_rel_{label}", name)])
+
+        def stat(key: str, formula: Callable[[Sums], np.ndarray], k: int, name: str = name,
+                 none: str | None = none) -> Stat:
+            return est.stat(column(f"topk_{key}", name, k), formula, none)
+
+        for k in range(1, longest + 1):
+            rows.append(TopKRow(name or None, k, stat("cp_human", mean("cp_h", k), k),
+                                stat("cp_judge", mean("cp_j", k), k),
+                                stat("precision_human", mean("prec_h", k), k),
+                                stat("precision_judge", mean("prec_j", k), k),
+                                stat("lost_human", lost("h", k), k),
+                                stat("lost_judge", lost("j", k), k)))
+        def least(label: str, name: str = name) -> int | None:
+            kept = np.asarray([est.totals[column(f"topk_kept_{label}", name, k)]
+                               for k in range(1, longest + 1)], dtype=float)
+            return smallest_k(kept, float(est.totals[column(f"topk_rel_{label}", name)]), keep)
+
+        smallest[name or None] = (least("h"), least("j"))
+    return TopKSection(keep, rows, smallest)
 
 
 def _chunk_section(est: Estimates, pairs: _ChunkPairs, sums: ClusterSums) -> ChunkSection:

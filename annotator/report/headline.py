@@ -87,6 +87,15 @@ def headline(report: Report) -> list[str]:
                      "cannot be compared: finish whole goldens.")
     if c.note:
         lines.append(c.note)
+    if report.top_k is not None and (pick := report.top_k.smallest.get(None)) is not None:
+        k_human, k_judge = pick
+        if k_human is not None and k_judge is not None:
+            lines.append(
+                f"Cutting to the top k: people's labels keep {report.top_k.keep:.0%} of the "
+                f"relevant chunks from k = {k_human}, the judge's from k = {k_judge}: " + (
+                    "the judge would choose the same k." if k_human == k_judge else
+                    f"the judge would choose {'a smaller' if k_judge < k_human else 'a larger'}"
+                    " k."))
     if report.reranking and (every := report.reranking[0]).captured.value is not None:
         lines.append(f"As a reranker of these chunks, the judge would take mean CP from "
                      f"{every.retrieved.value:.4f} to {every.judge.value:.4f}, "

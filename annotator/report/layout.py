@@ -178,6 +178,20 @@ def layout(report: Report) -> list[Block]:
               with_interval(p.difference_judge), "no: swapped" if p.swapped else "yes",
               f"{_yes(p.significant_human)} / {_yes(p.significant_judge)}"] for p in s.pairs]))
 
+    if (t := report.top_k) is not None:
+        blocks.append(Grid(
+            "top_k", "Top-k: each golden cut to its first k chunks",
+            ["goldens of", "k", "CP@k human", "CP@k judge", "P@k human", "P@k judge",
+             "relevant lost, human", "relevant lost, judge"],
+            [[r.system or "every system", str(r.k), with_interval(r.cp_human),
+              with_interval(r.cp_judge), with_interval(r.precision_human),
+              with_interval(r.precision_judge), with_interval(r.lost_human),
+              with_interval(r.lost_judge)] for r in t.rows],
+            [f"Smallest k keeping {t.keep:.0%} of the relevant chunks, under people's labels / "
+             "the judge's: " + "; ".join(
+                 f"{system or 'every system'} {_k(h)} / {_k(j)}"
+                 for system, (h, j) in t.smallest.items()) + "."]))
+
     if report.reranking and report.reranking[0].goldens:
         blocks.append(Grid(
             "reranking", "Reranking these chunks, scored under people's labels",
@@ -305,6 +319,10 @@ def _dropped(report: Report) -> list[str]:
         lines.append(f"System means and differences: up to {systems:,} {of} drew no golden of a "
                      "system and were left out.")
     return lines
+
+
+def _k(k: int | None) -> str:
+    return "-" if k is None else str(k)
 
 
 def _yes(flag: bool | None) -> str:

@@ -241,6 +241,36 @@ class SystemSection:
 
 
 @dataclass(frozen=True, slots=True)
+class TopKRow:
+    """Goldens cut to their first k chunks, over every golden or one system's, under both
+    label sets (annotator.stats.topk)."""
+
+    system: str | None
+    """None: every golden."""
+    k: int
+    cp_human: Stat
+    cp_judge: Stat
+    precision_human: Stat
+    precision_judge: Stat
+    lost_human: Stat
+    """The share of people's relevant chunks the cut leaves out."""
+    lost_judge: Stat
+    """The share of the judge's relevant chunks the cut leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopKSection:
+    """How many chunks to keep, and whether the judge would keep as many as people."""
+
+    keep: float
+    """The share of relevant chunks a cut must keep."""
+    rows: list[TopKRow]
+    smallest: dict[str | None, tuple[int | None, int | None]]
+    """Per system (None: every golden): the smallest k keeping ``keep`` of the relevant
+    chunks under people's labels, and under the judge's."""
+
+
+@dataclass(frozen=True, slots=True)
 class RerankRow:
     """What reordering the chunks could buy, over all goldens or one system's, scored under
     people's labels (annotator.stats.reranking)."""
@@ -330,3 +360,5 @@ class Report:
     """Mean CP corrected by the random sample of human-labelled goldens, when one was drawn."""
     confidence_gaps: dict[str, int] = field(default_factory=dict)
     """Why verdicts in force carry no P(relevant) although logprobs were asked for -> how many."""
+    top_k: TopKSection | None = None
+    """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""

@@ -138,6 +138,16 @@ def report_dict(report: Report) -> dict[str, Any]:
         "agreement": agreement,
         "context_precision": context_precision,
         "systems": systems,
+        "top_k": None if report.top_k is None else {
+            "keep": report.top_k.keep,
+            "smallest_k": [{"system": system, "human": h, "judge": j}
+                           for system, (h, j) in report.top_k.smallest.items()],
+            "rows": [{"system": r.system, "k": r.k,
+                      **stats_dict({"cp_human": r.cp_human, "cp_judge": r.cp_judge,
+                                    "precision_human": r.precision_human,
+                                    "precision_judge": r.precision_judge,
+                                    "lost_human": r.lost_human, "lost_judge": r.lost_judge})}
+                     for r in report.top_k.rows]},
         "reranking": [{"system": r.system, "goldens": r.goldens,
                        **stats_dict({"mean_cp_retrieved": r.retrieved, "mean_cp_ceiling": r.ceiling,
                                      "mean_cp_judge_order": r.judge,
