@@ -184,3 +184,15 @@ def test_top_k_figures_equal_a_direct_computation_on_the_verdict_lists(tmp_path:
     data = json.loads(out.output)["top_k"]
     assert data["keep"] == 0.5 and data["smallest_k"][0] == {"system": None, "human": 2,
                                                               "judge": 2}
+
+
+def test_the_html_report_draws_cp_at_k_with_top_k(tmp_path: Path) -> None:
+    session = study(tmp_path)
+    session.close()
+    page = tmp_path / "r.html"
+    out = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--format", "html",
+                                   "--top-k", "--bootstrap", "50", "--output", str(page)])
+    assert out.exit_code == 0, out.output
+    html = page.read_text(encoding="utf-8")
+    assert 'id="chart-cp-at-k"' in html and 'id="chart-reranking"' in html
+    assert "Top-k: each golden cut to its first k chunks" in html

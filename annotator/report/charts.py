@@ -15,7 +15,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from annotator.report.model import GoldenRow, RankRow, RerankRow
+from annotator.report.model import GoldenRow, RankRow, RerankRow, TopKRow
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.metrics import precision_at_k
 from annotator.stats.stat import Stat
@@ -180,4 +180,26 @@ def reranking_bars(rows: list[RerankRow]) -> str:
         ax.set(xlim=(0, 1.05), xlabel="mean CP, people's labels",
                title="Reranking these chunks")
         fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncols=len(orders))
+        return _svg(fig)
+
+
+def cp_at_k_curves(rows: list[TopKRow]) -> str:
+    """Mean CP of the first k chunks against k, under people's labels and the judge's, over
+    every golden (with intervals as bands)."""
+    every = [r for r in rows if r.system is None]
+    with _figure(5.2, 3.2) as fig:
+        ax = fig.add_subplot()
+        ks = [r.k for r in every]
+        for field, label, color in (("cp_human", "human labels", HUMAN),
+                                    ("cp_judge", "judge labels", JUDGE)):
+            stats = [getattr(r, field) for r in every]
+            ax.plot(ks, [s.value if s.value is not None else float("nan") for s in stats],
+                    marker="o", color=color, label=label)
+            bands = [(k, s.interval) for k, s in zip(ks, stats, strict=True) if s.interval]
+            if bands:
+                ax.fill_between([k for k, _ in bands], [i[0] for _, i in bands],
+                                [i[1] for _, i in bands], color=color, alpha=0.15, linewidth=0)
+        ax.set(xticks=ks, ylim=(-0.03, 1.03), xlabel="k (chunks kept)",
+               ylabel="mean CP of the first k", title="Context precision at k")
+        ax.legend(fontsize=8, frameon=False, loc="lower right")
         return _svg(fig)

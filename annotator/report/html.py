@@ -89,6 +89,10 @@ def report_charts(report: Report) -> dict[str, str]:
                               charts.precision_at_k_bars([w.row for w in g.worst]),
                               "Precision@k at each rank under human and judge labels, for the "
                               "goldens with the largest difference.")
+    if report.top_k is not None and report.top_k.rows:
+        out["top_k"] = _chart("cp-at-k", charts.cp_at_k_curves(report.top_k.rows),
+                              "Mean CP of each golden's first k chunks under human and judge "
+                              "labels, over every golden, with 95% intervals.")
     if report.reranking and report.reranking[0].goldens:
         out["reranking"] = _chart("reranking", charts.reranking_bars(report.reranking),
                                   "Mean CP under people's labels as retrieved, in the judge's "
