@@ -196,3 +196,16 @@ def test_the_html_report_draws_cp_at_k_with_top_k(tmp_path: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert 'id="chart-cp-at-k"' in html and 'id="chart-reranking"' in html
     assert "Top-k: each golden cut to its first k chunks" in html
+
+
+def test_a_session_nobody_has_labelled_reports_without_the_decision_sections(
+        tmp_path: Path) -> None:
+    from tests.conftest import BANKING
+
+    with Session(tmp_path / "s.db") as session:
+        session.import_goldens(read_goldens(BANKING), path=str(BANKING))
+        report = build_report(session, resamples=50, top_k=True)
+    assert report.reranking and all(row.goldens == 0 for row in report.reranking)
+    assert report.top_k is not None and report.top_k.smallest[None] == (None, None)
+    out = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--bootstrap", "0"])
+    assert out.exit_code == 0 and "annotate some goldens first" in out.output

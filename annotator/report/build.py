@@ -145,8 +145,9 @@ def build_report(
     systems_key = group_by or DEFAULT_GROUP_BY
     system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
     _add_golden_columns(sums, rows, {g: i for i, g in enumerate(golden_ids)}, system_of)
-    _add_rerank_columns(sums, frame, said, cp_judge, sides, system_of)
-    longest = _add_top_k_columns(sums, frame, said, cp_judge, sides, system_of) if top_k else 0
+    scopes = _scopes(frame, system_of)
+    _add_rerank_columns(sums, frame, said, cp_judge, sides, scopes)
+    longest = _add_top_k_columns(sums, frame, said, cp_judge, sides, scopes) if top_k else 0
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -168,9 +169,9 @@ def build_report(
     chunks = _chunk_section(estimates, pairs, sums)
     goldens = _golden_section(session, estimates, rows, worst)
     systems = _system_section(estimates, systems_key, rows, system_of) if system_of else None
-    reranking = _reranking(estimates, sorted(set(system_of.values())))
-    cut = (_top_k(estimates, sorted(set(system_of.values())), longest, keep_share) if top_k
-           else None)
+    scope_names = [name for name, _ in scopes]
+    reranking = _reranking(estimates, scope_names)
+    cut = _top_k(estimates, scope_names, longest, keep_share) if top_k else None
     report = Report(
         session=str(session.path),
         judge=judge,
@@ -317,13 +318,33 @@ RERANK_ORDERS = ("ret", "ceil", "judge")
 """The orders a golden's chunks are scored in: as retrieved, people's, the judge's."""
 
 
+def _scopes(frame: ChunkFrame, system_of: dict[str, str]) -> list[tuple[str, np.ndarray]]:
+    """('' for every golden, then each system's name) with its goldens, as a mask."""
+    systems = np.asarray([system_of.get(g, "") for g in frame.golden_ids])
+    return [("", np.ones(len(frame.golden_ids), dtype=bool)),
+            *((name, systems == name) for name in sorted(set(system_of.values())))]
+
+
+def _add_per_golden(sums: ClusterSums, name: str, mine: np.ndarray,
+                    values: np.ndarray | float = 1.0) -> None:
+    """Add the per-golden values of the goldens in ``mine`` (a mask) to a column."""
+    sums.add(name, np.flatnonzero(mine),
+             values[mine] if isinstance(values, np.ndarray) else values)
+
+
+def _zero_columns(sums: ClusterSums, names: list[str]) -> None:
+    """Make these columns, all zero: a report with nobody's labels yet still reads them."""
+    for name in names:
+        sums.add(name, np.zeros(0, dtype=np.int64))
+
+
 def _add_rerank_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns,
                         cp_judge: np.ndarray, sides: list[_Compared],
-                        system_of: dict[str, str]) -> None:
+                        scopes: list[tuple[str, np.ndarray]]) -> None:
     """Per golden complete under both label sets (per label set compared): CP under people's
     labels as retrieved, in people's order and in the judge's (annotator.stats.reranking)."""
-    index = np.arange(len(frame.golden_ids))
-    systems = np.asarray([system_of.get(g, "") for g in frame.golden_ids])
+    _zero_columns(sums, [column(name, scope_name) for scope_name, _ in scopes
+                         for name in ("rr_n", *(f"rr_{order}" for order in RERANK_ORDERS))])
     for side in sides:
         complete = ~np.isnan(side.cp) & ~np.isnan(cp_judge)
         scored = {
@@ -332,17 +353,17 @@ def _add_rerank_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns
             "judge": reordered_cp(side.human, frame.cluster, frame.rank, frame.sizes,
                                   said.verdict, said.p_relevant),
         }
-        for scope_name in ("", *sorted(set(system_of.values()))):
-            mine = complete if not scope_name else complete & (systems == scope_name)
-            sums.add(column("rr_n", scope_name), index[mine])
+        for scope_name, scope in scopes:
+            mine = complete & scope
+            _add_per_golden(sums, column("rr_n", scope_name), mine)
             for order in RERANK_ORDERS:
-                sums.add(column(f"rr_{order}", scope_name), index[mine], scored[order][mine])
+                _add_per_golden(sums, column(f"rr_{order}", scope_name), mine, scored[order])
 
 
-def _reranking(est: Estimates, systems: list[str]) -> list[RerankRow]:
-    """Every golden's reranking figures, then each system's."""
+def _reranking(est: Estimates, scopes: list[str]) -> list[RerankRow]:
+    """Every golden's reranking figures, then each system's (``scopes``: '' then systems)."""
     out = []
-    for name in ("", *systems):
+    for name in scopes:
         goldens = int(est.totals[column("rr_n", name)])
         none = None if goldens else NO_COMPLETE_GOLDEN
 
@@ -374,41 +395,43 @@ TOP_K_FIGURES = ("cp_h", "cp_j", "kept_h", "kept_j", "prec_h", "prec_j")
 
 def _add_top_k_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns,
                        cp_judge: np.ndarray, sides: list[_Compared],
-                       system_of: dict[str, str]) -> int:
+                       scopes: list[tuple[str, np.ndarray]]) -> int:
     """Per golden complete under both label sets and per k: the first k chunks' CP, relevant
     chunks and precision under both; returns the longest golden's length (the last k)."""
     longest = int(frame.sizes.max(initial=0))
-    index = np.arange(len(frame.golden_ids))
-    systems = np.asarray([system_of.get(g, "") for g in frame.golden_ids])
+    for scope_name, _ in scopes:
+        _zero_columns(sums, [column(name, scope_name)
+                             for name in ("topk_n", "topk_rel_h", "topk_rel_j")])
+        _zero_columns(sums, [column(f"topk_{figure}", scope_name, k)
+                             for figure in TOP_K_FIGURES for k in range(1, longest + 1)])
     for side in sides:
         complete = ~np.isnan(side.cp) & ~np.isnan(cp_judge)
-        scopes = [("", complete)] + [(name, complete & (systems == name))
-                                     for name in sorted(set(system_of.values()))]
-        relevant = {label: frame.per_golden((column_ == 1).astype(float))
-                    for label, column_ in (("h", side.human), ("j", said.verdict))}
-        for scope_name, mine in scopes:
-            sums.add(column("topk_n", scope_name), index[mine])
+        relevant = {label: frame.per_golden((verdict == 1).astype(float))
+                    for label, verdict in (("h", side.human), ("j", said.verdict))}
+        for scope_name, scope in scopes:
+            mine = complete & scope
+            _add_per_golden(sums, column("topk_n", scope_name), mine)
             for label in ("h", "j"):
-                sums.add(column(f"topk_rel_{label}", scope_name), index[mine],
-                         relevant[label][mine])
+                _add_per_golden(sums, column(f"topk_rel_{label}", scope_name), mine,
+                                relevant[label])
         for k in range(1, longest + 1):
             figures: dict[str, np.ndarray] = {}
             for label, verdict in (("h", side.human), ("j", said.verdict)):
                 cp, kept = first_k(verdict, frame.cluster, frame.rank, frame.sizes, k)
                 figures[f"cp_{label}"], figures[f"kept_{label}"] = cp, kept
                 figures[f"prec_{label}"] = kept / np.maximum(np.minimum(frame.sizes, k), 1)
-            for scope_name, mine in scopes:
+            for scope_name, scope in scopes:
                 for figure in TOP_K_FIGURES:
-                    sums.add(column(f"topk_{figure}", scope_name, k), index[mine],
-                             figures[figure][mine])
+                    _add_per_golden(sums, column(f"topk_{figure}", scope_name, k),
+                                    complete & scope, figures[figure])
     return longest
 
 
-def _top_k(est: Estimates, systems: list[str], longest: int, keep: float) -> TopKSection:
+def _top_k(est: Estimates, scopes: list[str], longest: int, keep: float) -> TopKSection:
     """The cut to the first k chunks, every golden first, then each system's."""
     rows: list[TopKRow] = []
     smallest: dict[str | None, tuple[int | None, int | None]] = {}
-    for name in ("", *systems):
+    for name in scopes:
         none = None if est.totals[column("topk_n", name)] else NO_COMPLETE_GOLDEN
 
         def mean(figure: str, k: int, name: str = name) -> Callable[[Sums], np.ndarray]:
@@ -430,6 +453,7 @@ def _top_k(est: Estimates, systems: list[str], longest: int, keep: float) -> Top
                                 stat("precision_judge", mean("prec_j", k), k),
                                 stat("lost_human", lost("h", k), k),
                                 stat("lost_judge", lost("j", k), k)))
+
         def least(label: str, name: str = name) -> int | None:
             kept = np.asarray([est.totals[column(f"topk_kept_{label}", name, k)]
                                for k in range(1, longest + 1)], dtype=float)

@@ -36,7 +36,9 @@ class ClusterSums:
     def add(self, name: str, cluster: np.ndarray, values: np.ndarray | float = 1.0) -> None:
         """Add values (one per row, or a constant) to each row's golden in column ``name``."""
         weights = np.broadcast_to(np.asarray(values, dtype=float), cluster.shape)
-        column = np.bincount(cluster, weights=weights, minlength=self.clusters)
+        # Float even when no row is added (bincount of nothing counts in int64).
+        column = np.bincount(cluster, weights=weights, minlength=self.clusters).astype(
+            float, copy=False)
         if name in self.columns:
             self.columns[name] += column
         else:
