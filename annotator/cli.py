@@ -224,22 +224,7 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
         written: int = _write_output(output, lambda out: trec.write_run(session, frame, out,
                                                                         group_by, system))
         return written
-    if truth == "human":
-        from annotator.truth import truth as human_truth
-
-        verdict = human_truth(session, annotator, frame).verdict
-    elif truth == "gold":
-        verdict = session.gold_column(frame)
-    else:
-        from annotator.errors import SessionError
-        from annotator.report.build import choose_judge
-
-        try:
-            judge = choose_judge(session, truth)
-        except SessionError as error:
-            raise SessionError(f"--truth takes 'human', 'gold' or a judge's name. {error}"
-                               ) from None
-        verdict = session.judge_columns(judge, frame).verdict
+    verdict = trec.relevance(session, frame, truth, annotator)
     lines: int = _write_output(output, lambda out: trec.write_qrels(frame, verdict, out))
     return lines
 

@@ -23,7 +23,9 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
+from annotator.resolve import one_judge
 from annotator.store.session import Session
+from annotator.truth import truth as team_or_person
 
 NO_SYSTEM = "cp-annotator"
 """The run tag of goldens whose metadata names no system."""
@@ -45,6 +47,23 @@ def _rows(frame: ChunkFrame) -> Iterator[tuple[str, int, int]]:
     for row, (cluster, rank) in enumerate(zip(frame.cluster.tolist(), frame.rank.tolist(),
                                               strict=True)):
         yield ids[cluster], rank, row
+
+
+def relevance(session: Session, frame: ChunkFrame, truth: str, annotator: str | None
+              ) -> np.ndarray:
+    """The relevance the qrels give each chunk of the frame (MISSING: unjudged): 'human' (the
+    team's truth, or ``annotator``'s labels), 'gold' (adjudicated labels only), or a judge's
+    verdicts."""
+    if truth == "human":
+        return team_or_person(session, annotator, frame).verdict
+    if truth == "gold":
+        return session.gold_column(frame)
+    try:
+        judge = one_judge(session.judges_judged(), truth)
+    except SessionError as error:
+        raise SessionError(f"--truth takes 'human', 'gold' or a judge's name. {error}") from None
+    assert judge is not None  # a name was given
+    return session.judge_columns(judge, frame).verdict
 
 
 def write_qrels(frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:
