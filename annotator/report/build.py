@@ -370,12 +370,10 @@ def _reranking(est: Estimates, scopes: list[str]) -> list[RerankRow]:
         def mean(order: str, name: str = name) -> Callable[[Sums], np.ndarray]:
             return lambda s: ratio(s[column(f"rr_{order}", name)], s[column("rr_n", name)])
 
-        retrieved, ceiling, judge = (mean(order) for order in RERANK_ORDERS)
+        retrieved, ceiling, judge = orders = [mean(order) for order in RERANK_ORDERS]
 
-        def share(s: Sums, retrieved: Callable[[Sums], np.ndarray] = retrieved,
-                  ceiling: Callable[[Sums], np.ndarray] = ceiling,
-                  judge: Callable[[Sums], np.ndarray] = judge) -> np.ndarray:
-            return captured(retrieved(s), ceiling(s), judge(s))
+        def share(s: Sums, orders: list[Callable[[Sums], np.ndarray]] = orders) -> np.ndarray:
+            return captured(*(order(s) for order in orders))
 
         def key(stat: str, name: str = name) -> str:  # every golden's, or a system's
             return column(stat, name) if name else stat
