@@ -168,11 +168,11 @@ def _warn_alike(session: Session) -> None:
 @click.option("--truth", default="human", show_default=True,
               help="qrels: whose relevance: 'human' (the truth as for calibration, or "
               "--annotator's labels), 'gold' (adjudicated labels only), or a judge's name.")
-@click.option("--group-by", default="retriever", show_default=True,
-              help="run: the metadata key naming each golden's system (the run tag).")
+@click.option("--group-by", help="run: the metadata key naming each golden's system (the run "
+              "tag; default: retriever, when the goldens carry it).")
 @click.option("--system", help="run: only this system's goldens (one run per system).")
 def export_command(session_path: str, fmt: str, output: str | None, annotator: str | None,
-                   judge: str | None, against: str, truth: str, group_by: str,
+                   judge: str | None, against: str, truth: str, group_by: str | None,
                    system: str | None) -> None:
     """Export every golden with every judge's verdicts and every person's labels.
 
@@ -215,7 +215,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
 
 
 def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
-                annotator: str | None, group_by: str, system: str | None) -> int:
+                annotator: str | None, group_by: str | None, system: str | None) -> int:
     """--format qrels or run (annotator/trec.py)."""
     from annotator import trec
 
@@ -805,12 +805,12 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 @click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
               help="Bootstrap resamples over goldens, shared by every judge (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--group-by", default="retriever", show_default=True,
-              help="The metadata key naming each golden's system (retriever, reranker, top-k): "
-              "the systems' ranking columns ask whether a judge ranks them as people do.")
+@click.option("--group-by", help="The metadata key naming each golden's system (default: "
+              "retriever, when the goldens carry it): the systems' ranking columns ask whether a "
+              "judge ranks them as people do.")
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
                    fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
-                   resamples: int, seed: int, group_by: str) -> None:
+                   resamples: int, seed: int, group_by: str | None) -> None:
     """Rank every judge in the session on the same human labels.
 
     The truth is one person's labels with --annotator; otherwise the team's: the adjudicated

@@ -23,6 +23,7 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
+from annotator.report.build import system_values
 from annotator.resolve import one_judge
 from annotator.store.session import Session
 from annotator.truth import truth as team_or_person
@@ -78,12 +79,12 @@ def write_qrels(frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:
     return count
 
 
-def write_run(session: Session, frame: ChunkFrame, out: IO[str], group_by: str,
+def write_run(session: Session, frame: ChunkFrame, out: IO[str], group_by: str | None,
               system: str | None = None) -> int:
     """Write ``qid Q0 docid rank score tag`` for every chunk, in retrieved order (the score
     falls with the rank, so no tie reorders it), tagged with its golden's system; ``system``:
     only that system's goldens. Returns the lines written."""
-    systems = {g: str(v) for g, v in session.metadata_values(group_by).items()}
+    group_by, systems = system_values(session, group_by)
     if system is not None and system not in set(systems.values()):
         known = ", ".join(sorted(set(systems.values()))) or "none"
         raise SessionError(f"No golden has '{group_by}' = '{system}' (the systems are: "

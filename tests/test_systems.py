@@ -64,6 +64,8 @@ def test_a_judge_that_swaps_the_best_two_systems_is_caught(tmp_path: Path) -> No
     assert row.stats["systems_tau_ap"].value == pytest.approx(systems.tau_ap.value)
     assert row.best_system == ("A", "B")
     assert any("'j' picks B" in line for line in board.headline)
+    typo = CliRunner().invoke(cli, ["judges", str(session.path), "--group-by", "retreiver"])
+    assert typo.exit_code == 2 and "has metadata 'retreiver'" in typo.output, typo.output
     out = CliRunner().invoke(cli, ["report", str(session.path), "--format", "json",
                                    "--bootstrap", "50"])
     data = json.loads(out.output)["systems"]

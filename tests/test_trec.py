@@ -96,6 +96,9 @@ def test_ids_with_spaces_survive_and_each_system_is_its_own_run(tmp_path: Path) 
     assert got[("q%202%23x", "AP")] == pytest.approx(context_precision_when_complete([1, 1, 0]))
     missing = CliRunner().invoke(cli, ["export", str(db), "--format", "run", "--system", "sparse"])
     assert missing.exit_code == 2 and "bm25, dense" in missing.output
+    typo = CliRunner().invoke(cli, ["export", str(db), "--format", "run", "--group-by",
+                                    "retreiver"])
+    assert typo.exit_code == 2 and "has metadata 'retreiver'" in typo.output, typo.output
     unknown = CliRunner().invoke(cli, ["export", str(db), "--format", "qrels", "--truth", "nope"])
     assert unknown.exit_code == 2 and "nope" in unknown.output
     assert "--truth takes 'human', 'gold' or a judge's name" in unknown.output

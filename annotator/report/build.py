@@ -143,7 +143,7 @@ def build_report(
     add_confusion(sums, pairs.cluster, pairs.human, pairs.judge)
     rows = _golden_rows(frame, said, cp_judge, sides, pass_mark)
     systems_key = group_by or DEFAULT_GROUP_BY
-    system_of = _systems(session, systems_key, rows, explicit=group_by is not None)
+    system_of = _systems(session, group_by, rows)
     _add_golden_columns(sums, rows, {g: i for i, g in enumerate(golden_ids)}, system_of)
     scopes = _scopes(frame, system_of)
     _add_rerank_columns(sums, frame, said, cp_judge, sides, scopes)
@@ -517,14 +517,20 @@ def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], wor
                          [WorstGolden(r, questions[r.golden_id]) for r in ranked], no_relevant)
 
 
-def _systems(session: Session, key: str, rows: list[GoldenRow], *, explicit: bool
-             ) -> dict[str, str]:
-    """Golden id -> system name, when the compared goldens span at least two systems."""
+def system_values(session: Session, group_by: str | None) -> tuple[str, dict[str, str]]:
+    """(the metadata key naming each golden's system, golden id -> its system): ``group_by``,
+    or 'retriever' when none is given; a key given that no golden carries is refused."""
+    key = group_by or DEFAULT_GROUP_BY
     values = session.metadata_values(key)
-    if explicit and not values:
+    if group_by is not None and not values:
         raise SessionError(f"No golden in the session has metadata '{key}'; choose a key the "
                            "goldens carry with --group-by.")
-    system_of = {golden_id: str(value) for golden_id, value in values.items()}
+    return key, {golden_id: str(value) for golden_id, value in values.items()}
+
+
+def _systems(session: Session, group_by: str | None, rows: list[GoldenRow]) -> dict[str, str]:
+    """Golden id -> system name, when the compared goldens span at least two systems."""
+    _, system_of = system_values(session, group_by)
     if len({system_of[r.golden_id] for r in rows if r.golden_id in system_of}) < 2:
         return {}
     return {r.golden_id: system_of.get(r.golden_id, "(none)") for r in rows}

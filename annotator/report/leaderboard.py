@@ -22,6 +22,7 @@ from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
 from annotator.memory import give_back
 from annotator.models import Judge, Price
+from annotator.report.build import system_values
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
@@ -176,14 +177,15 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                       judges: Sequence[str] | None = None, split: str | None = None,
                       prices: dict[str, Price] | None = None,
                       resamples: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
-                      group_by: str = "retriever",
+                      group_by: str | None = None,
                       progress: Callable[[int], None] | None = None) -> Leaderboard:
     """Score every judge (or the given ones) against one person's labels or the team's gold.
 
     ``split`` picks the goldens: 'test', 'dev' or 'all'; by default the test split when the
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
     prices remembered from 'annotator judge'. ``group_by``: the metadata key naming each
-    golden's system, for the columns on ranking the systems.
+    golden's system, for the columns on ranking the systems (default: retriever, when the
+    goldens carry it).
     """
     judged = session.judges_judged()
     names = judges_named(judged, judges or [])
@@ -216,8 +218,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     rows_on: dict[str, tuple[int, int]] = {}
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     cp_truth = context_precision_by_golden(labels, frame.sizes)
-    system_of = session.metadata_values(group_by)
-    system = np.asarray([str(system_of.get(g, "(none)")) for g in frame.golden_ids])
+    group_by, system_of = system_values(session, group_by)
+    system = np.asarray([system_of.get(g, "(none)") for g in frame.golden_ids])
     systems = sorted(set(system.tolist())) if len(set(system_of.values())) > 1 else []
     for i, name in enumerate(names):
         on = _scored_on(labelled, said, [name]) if pairwise else shared
