@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, action_code
 from annotator.errors import SessionError
+from annotator.lexical import content_words, overlap
 from annotator.memory import give_back
 from annotator.report.headline import headline
 from annotator.report.model import (
@@ -25,6 +26,8 @@ from annotator.report.model import (
     ChunkSection,
     ConfidenceSection,
     Coverage,
+    ErrorSection,
+    ErrorSlice,
     GoldenRow,
     GoldenSection,
     PeopleSection,
@@ -66,6 +69,7 @@ from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golde
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.stats.reranking import captured, reordered_cp
+from annotator.stats.slices import Bins, holm, quartile_bins, rank_bins, testable, wald_p
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
 from annotator.stats.topk import first_k, smallest_k
@@ -148,6 +152,8 @@ def build_report(
     scopes = _scopes(frame, system_of)
     _add_rerank_columns(sums, frame, said, cp_judge, sides, scopes)
     longest = _add_top_k_columns(sums, frame, said, cp_judge, sides, scopes) if top_k else 0
+    slicing = _slicing(session, frame, pairs, systems_key, system_of)
+    _add_error_columns(sums, pairs, slicing)
     has_p = ~np.isnan(pairs.p)
     if has_p.any():
         confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
@@ -193,6 +199,7 @@ def build_report(
         ppi=ppi,
         confidence_gaps=session.confidence_gaps(judge),
         top_k=cut,
+        errors=_errors(estimates, slicing) if len(pairs.cluster) else None,
     )
     report.headline.extend(headline(report))
     if scope.golden_ids is not None:
@@ -252,8 +259,10 @@ def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, n
 class _ChunkPairs:
     """Every chunk decided by both, as parallel arrays (label set after label set)."""
 
-    def __init__(self, cluster: np.ndarray, rank: np.ndarray, human: np.ndarray,
-                 judge: np.ndarray, p: np.ndarray) -> None:
+    def __init__(self, row: np.ndarray, cluster: np.ndarray, rank: np.ndarray,
+                 human: np.ndarray, judge: np.ndarray, p: np.ndarray) -> None:
+        self.row = row.astype(np.int64)
+        """The pair's chunk, as its row of the frame."""
         self.cluster = cluster.astype(np.int64)
         self.rank = rank.astype(np.int64)
         self.human = human.astype(np.int64)
@@ -269,7 +278,8 @@ class _ChunkPairs:
             parts = [per_side(side)[mask] for side, mask in zip(sides, both, strict=True)]
             return np.concatenate(parts) if parts else np.zeros(0)
 
-        return cls(joined(lambda _: frame.cluster), joined(lambda _: frame.rank),
+        return cls(joined(lambda _: np.arange(len(frame))), joined(lambda _: frame.cluster),
+                   joined(lambda _: frame.rank),
                    joined(lambda side: side.human), joined(lambda _: said.verdict),
                    joined(lambda _: said.p_relevant))
 
@@ -386,6 +396,118 @@ def _reranking(est: Estimates, scopes: list[str]) -> list[RerankRow]:
                              est.stat(key("rerank_ceiling"), ceiling, none),
                              est.stat(key("rerank_judge"), judge, none), gained))
     return out
+
+
+def _slicing(session: Session, frame: ChunkFrame, pairs: _ChunkPairs, systems_key: str,
+             system_of: dict[str, str]) -> list[tuple[str, Bins]]:
+    """Each compared chunk's slice by rank, length, overlap with its question and (with two
+    systems or more) system, as (dimension, bins over the pairs)."""
+    if not len(pairs.row):
+        return []
+    rows = np.unique(pairs.row)
+    chars = np.full(len(frame), np.nan)
+    shares = np.full(len(frame), np.nan)
+    words: dict[str, frozenset[str]] = {}
+    questions = session.questions()
+    ids, lengths, overlaps = [], [], []
+    for chunk_id, golden_id, text in session.chunk_texts(frame.chunk_id[rows].tolist()):
+        if (mine := words.get(golden_id)) is None:
+            mine = words[golden_id] = content_words(questions[golden_id])
+        ids.append(chunk_id)
+        lengths.append(len(text))
+        overlaps.append(overlap(mine, text))
+    at = frame.slots(np.asarray(ids, dtype=np.int64))
+    chars[at] = lengths
+    shares[at] = overlaps
+    slicing = [("rank", rank_bins(pairs.rank)),
+               ("length", quartile_bins(chars[pairs.row], lambda x: f"{x:,.0f}", "chars")),
+               ("overlap", quartile_bins(shares[pairs.row], lambda x: f"{x:.0%}",
+                                         "of the question's words"))]
+    if system_of:
+        names = sorted(set(system_of.values()))
+        of_golden = np.asarray([names.index(system_of[g]) if g in system_of else -1
+                                for g in frame.golden_ids], dtype=np.int64)
+        slicing.append((systems_key, Bins(of_golden[pairs.cluster], names)))
+    return slicing
+
+
+ERROR_COUNTS = {"fp": (0, 1), "neg": (0, None), "fn": (1, 0), "pos": (1, None)}
+"""An error column's (human label, judge verdict) pairs: false positives among people's noise
+(neg), false negatives among people's useful chunks (pos); None: any verdict."""
+
+
+def _add_error_columns(sums: ClusterSums, pairs: _ChunkPairs, slicing: list[tuple[str, Bins]]
+                       ) -> None:
+    """Per slice, its golden's false positives, noise chunks, false negatives, useful chunks."""
+    counted_as = {name: (pairs.human == h) & (True if j is None else pairs.judge == j)
+                  for name, (h, j) in ERROR_COUNTS.items()}
+    for dimension, bins in slicing:
+        for code in range(len(bins.labels)):
+            mine = bins.code == code
+            for name, mask in counted_as.items():
+                sums.add(column(f"err_{name}", dimension, code), pairs.cluster[mine & mask])
+
+
+_EVERY = {"fp": lambda s: s["fp"], "neg": lambda s: s["fp"] + s["tn"],
+          "fn": lambda s: s["fn"], "pos": lambda s: s["fn"] + s["tp"]}
+"""The error columns' totals over every compared chunk, from the confusion counts."""
+
+
+def _rates(est: Estimates, dimension: str, code: int, error: str, tested: bool
+           ) -> tuple[Stat, Stat, float | None]:
+    """One slice's false-positive ('fp') or false-negative ('fn') rate, the same rate on every
+    other chunk, and the p-value of their difference (None when not ``tested``)."""
+    among, whose = ("neg", "noise") if error == "fp" else ("pos", "useful")
+
+    def inside(name: str) -> Callable[[Sums], np.ndarray]:
+        return lambda s: s[column(f"err_{name}", dimension, code)]
+
+    def outside(name: str) -> Callable[[Sums], np.ndarray]:
+        return lambda s: _EVERY[name](s) - inside(name)(s)
+
+    rate_in, rate_out = ratio_of(inside(error), inside(among)), ratio_of(outside(error),
+                                                                          outside(among))
+    none = (None if est.totals[column(f"err_{among}", dimension, code)] else
+            f"no chunk here is {whose} to people")
+    rate = est.stat(column(f"{error}_rate", dimension, code), rate_in, none)
+    rest = est.stat(column(f"{error}_rest", dimension, code), rate_out)
+    if (not tested or est.replicates is None or rate.value is None or rest.value is None
+            or not testable(float(inside(among)(est.totals)), float(outside(among)(est.totals)))):
+        return rate, rest, None
+    return rate, rest, wald_p(rate.value - rest.value,
+                              rate_in(est.replicates) - rate_out(est.replicates))
+
+
+def _errors(est: Estimates, slicing: list[tuple[str, Bins]]) -> ErrorSection:
+    """The judge's error rates per slice, against the rest, with Holm's correction over every
+    comparison made."""
+    found = []
+    for dimension, bins in slicing:
+        tested = len(bins.labels) > 1  # one slice has no rest to differ from
+        for code, label in enumerate(bins.labels):
+            fp, fp_rest, fp_p = _rates(est, dimension, code, "fp", tested)
+            fn, fn_rest, fn_p = _rates(est, dimension, code, "fn", tested)
+            chunks = sum(int(est.totals[column(f"err_{n}", dimension, code)])
+                         for n in ("neg", "pos"))
+            found.append(ErrorSlice(dimension, label, code == 0, code == len(bins.labels) - 1,
+                                    chunks, fp, fn, fp_rest, fn_rest, fp_p, fn_p, None, None))
+    pvalues = [p for row in found for p in (row.fp_p, row.fn_p)]
+    significant = iter(holm(pvalues))
+
+    def finding(rate: Stat, rest: Stat) -> str | None:
+        if not next(significant):
+            return None
+        return "higher" if (rate.value or 0.0) > (rest.value or 0.0) else "lower"
+
+    slices = [replace(row, fp_finding=finding(row.fp_rate, row.fp_rest),
+                      fn_finding=finding(row.fn_rate, row.fn_rest)) for row in found]
+    return ErrorSection(slices, sum(p is not None for p in pvalues))
+
+
+def ratio_of(num: Callable[[Sums], np.ndarray], den: Callable[[Sums], np.ndarray]
+             ) -> Callable[[Sums], np.ndarray]:
+    """num / den as a statistic of the sums (NaN where den is 0)."""
+    return lambda s: ratio(num(s), den(s))
 
 
 TOP_K_FIGURES = ("cp_h", "cp_j", "kept_h", "kept_j", "prec_h", "prec_j")

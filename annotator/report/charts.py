@@ -15,7 +15,7 @@ from typing import Any
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from annotator.report.model import GoldenRow, RankRow, RerankRow, TopKRow
+from annotator.report.model import ErrorSlice, GoldenRow, RankRow, RerankRow, TopKRow
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.metrics import precision_at_k
 from annotator.stats.stat import Stat
@@ -202,4 +202,31 @@ def cp_at_k_curves(rows: list[TopKRow]) -> str:
         ax.set(xticks=ks, ylim=(-0.03, 1.03), xlabel="k (chunks kept)",
                ylabel="mean CP of the first k", title="Context precision at k")
         ax.legend(fontsize=8, frameon=False, loc="lower right")
+        return _svg(fig)
+
+
+def error_slices(slices: list[ErrorSlice]) -> str:
+    """The judge's false-positive and false-negative rate in each slice, with intervals, beside
+    its rate on the other chunks; a slice that stands out is drawn filled."""
+    panels = (("false-positive rate", "fp_rate", "fp_rest", "fp_finding"),
+              ("false-negative rate", "fn_rate", "fn_rest", "fn_finding"))
+    with _figure(7.2, 1.1 + 0.24 * len(slices)) as fig:
+        axes = fig.subplots(1, 2, sharey=True)
+        names = [visible(shortened(f"{e.dimension}: {e.label}", 48)) for e in slices]
+        for ax, (title, rate_field, rest_field, finding_field) in zip(axes, panels, strict=True):
+            for row, e in enumerate(slices):
+                rate, rest = getattr(e, rate_field), getattr(e, rest_field)
+                if rate.value is None:
+                    continue
+                if rate.interval is not None:
+                    ax.plot(rate.interval, [row, row], color=JUDGE, linewidth=1.6)
+                standing = getattr(e, finding_field) is not None
+                ax.plot([rate.value], [row], marker="o", color=JUDGE,
+                        markerfacecolor=JUDGE if standing else "white")
+                if rest.value is not None:
+                    ax.plot([rest.value], [row], marker="|", color="#666666", markersize=9)
+            ax.set(xlim=(-0.03, 1.03), title=title, ylim=(len(slices) - 0.5, -0.5))
+        axes[0].set_yticks(range(len(slices)), names)
+        fig.supxlabel("the slice (dot, 95% interval; filled: stands out) and every other "
+                      "chunk (bar)", fontsize=8)
         return _svg(fig)

@@ -8,7 +8,7 @@ from annotator.stats.stat import Stat, number
 from annotator.text import counted
 
 if TYPE_CHECKING:
-    from annotator.report.model import Report
+    from annotator.report.model import ErrorSection, ErrorSlice, Report
 
 
 def interval_text(stat: Stat, digits: int = 2, percent: bool = False) -> str:
@@ -119,6 +119,8 @@ def headline(report: Report) -> list[str]:
                             else ("the judge's verdicts", "people's labels"))
             lines.append(f"Only {sees} tell {pair.first} and {pair.second} apart (the 95% "
                          f"interval of their difference excludes 0); {misses} do not.")
+    if report.errors is not None:
+        lines.extend(_error_findings(report.errors))
     for row in report.people.annotators:
         if row.warning:
             lines.append(f"{row.annotator}: {row.warning}")
@@ -133,6 +135,43 @@ def headline(report: Report) -> list[str]:
                      f"random): {best.value:.4f} (95% CI {low:.4f} to {high:.4f}), against "
                      f"{judge.format(4)} from the judge alone.")
     return lines
+
+
+MAX_FINDINGS = 3
+"""The headline names at most this many slices where the judge errs more (the table has all)."""
+
+
+def _error_findings(errors: ErrorSection) -> list[str]:
+    """A sentence for each slice where the judge errs more than elsewhere, surest first."""
+    found = sorted(((p, e, error) for e in errors.slices
+                    for error, finding, p in (("fp", e.fp_finding, e.fp_p),
+                                              ("fn", e.fn_finding, e.fn_p))
+                    if finding == "higher" and p is not None), key=lambda t: t[0])
+    lines = []
+    for _, e, error in found[:MAX_FINDINGS]:
+        rate, rest = (e.fp_rate, e.fp_rest) if error == "fp" else (e.fn_rate, e.fn_rest)
+        which = _slice_words(e)
+        said = (f"The judge calls {which} useful too often: false-positive rate" if error == "fp"
+                else f"The judge calls {which} noise too often: false-negative rate")
+        lines.append(f"{said} {interval_text(rate)} against {rest.format(2)} on the other "
+                     f"chunks (Holm-corrected over {counted(errors.tests, 'comparison')}).")
+    if len(found) > MAX_FINDINGS:
+        lines.append(f"{counted(len(found) - MAX_FINDINGS, 'more slice')} where the judge errs "
+                     "more: see 'Where the judge errs'.")
+    return lines
+
+
+def _slice_words(e: ErrorSlice) -> str:
+    """Which chunks a slice holds, in words: 'long chunks (980-2,400 chars)'."""
+    if e.dimension == "length":
+        size = "long " if e.last else "short " if e.first else ""
+        return f"{size}chunks ({e.label})"
+    if e.dimension == "overlap":
+        share = "most" if e.last else "few" if e.first else "some"
+        return f"chunks sharing {share} of the question's words ({e.label})"
+    if e.dimension == "rank":
+        return f"chunks at {e.label}"
+    return f"chunks of {e.dimension} {e.label}"
 
 
 def _share(stat: Stat) -> str:

@@ -98,6 +98,10 @@ def report_charts(report: Report) -> dict[str, str]:
                                   "Mean CP under people's labels as retrieved, in the judge's "
                                   "order and in people's own (the ceiling of any reranker), with "
                                   "95% intervals.")
+    if report.errors is not None and report.errors.slices:
+        out["errors"] = _chart("error-slices", charts.error_slices(report.errors.slices),
+                               "The judge's error rates in each slice of the compared chunks, "
+                               "with 95% intervals, beside the same rate on every other chunk.")
     if report.confidence is not None:
         out["reliability"] = _chart("reliability",
                                     charts.reliability_diagram(report.confidence.bins),

@@ -15,6 +15,7 @@ from annotator.report.headline import who
 from annotator.report.model import LABELS, GoldenRow, Report
 from annotator.stats.bootstrap import MIN_VALID_SHARE, scoped
 from annotator.stats.confidence import BINS
+from annotator.stats.slices import MIN_TESTED
 from annotator.stats.stat import Stat, number
 from annotator.text import counted, shortened
 
@@ -48,6 +49,13 @@ class Grid:
 
 
 Block = Paragraphs | Grid
+
+
+def _stands_out(fp: str | None, fn: str | None) -> str:
+    """'more false positives', 'fewer false negatives', both, or ''."""
+    said = [f"{'more' if finding == 'higher' else 'fewer'} {what}"
+            for finding, what in ((fp, "false positives"), (fn, "false negatives")) if finding]
+    return "; ".join(said)
 
 
 def value(stat: Stat, digits: int = 4, *, short: bool = False) -> str:
@@ -203,6 +211,27 @@ def layout(report: Report) -> list[Block]:
             ["The ceiling puts people's useful chunks first: the most any reranker can reach on "
              "these chunks. The judge's order sorts by its verdict, then its P(relevant) where it "
              "gives one, then the retriever's rank."]))
+
+    if (errors := report.errors) is not None:
+        blocks.append(Grid(
+            "errors", "Where the judge errs: error rates by slice of the compared chunks",
+            ["by", "slice", "chunks", "false-positive rate", "rest", "false-negative rate",
+             "rest", "stands out"],
+            [[e.dimension, e.label, str(e.chunks), with_interval(e.fp_rate, 3),
+              value(e.fp_rest, 3, short=True), with_interval(e.fn_rate, 3),
+              value(e.fn_rest, 3, short=True), _stands_out(e.fp_finding, e.fn_finding)]
+             for e in errors.slices],
+            ["False-positive rate: the share of the chunks people call noise that the judge "
+             "calls useful; false-negative rate: the share of people's useful chunks it calls "
+             "noise. 'rest' is the same rate on every other compared chunk. Length and overlap "
+             "(the share of the question's content words found in the chunk) are cut at their "
+             "quartiles.",
+             f"A slice stands out when its rate differs from the rest's beyond chance: a "
+             f"golden-bootstrap test, Holm-corrected over the {counted(errors.tests, 'comparison')}"
+             f" made (a rate is tested when the slice and the rest each hold {MIN_TESTED} "
+             "chunks of its class)." if errors.tests else
+             "No slice was tested: that needs the bootstrap ('--bootstrap 2000') and at least "
+             f"{MIN_TESTED} chunks of a class in a slice and in the rest."]))
 
     people = report.people
     blocks.append(Grid(

@@ -289,6 +289,43 @@ class RerankRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ErrorSlice:
+    """The judge's error rates on one slice of the compared chunks, against every other chunk
+    (annotator.stats.slices)."""
+
+    dimension: str
+    """'rank', 'length', 'overlap', or the metadata key naming the systems."""
+    label: str
+    """Which chunks: 'rank 1', '980-2,400 chars', '0%-25% of the question's words', 'bm25'."""
+    first: bool
+    last: bool
+    """Whether this is the dimension's lowest slice, or its highest (its words in sentences)."""
+    chunks: int
+    fp_rate: Stat
+    """The share of the chunks people call noise that the judge calls useful."""
+    fn_rate: Stat
+    """The share of the chunks people call useful that the judge calls noise."""
+    fp_rest: Stat
+    fn_rest: Stat
+    """The same rates on every compared chunk outside the slice."""
+    fp_p: float | None
+    fn_p: float | None
+    """Two-sided p-values of slice = rest (None: not tested)."""
+    fp_finding: str | None
+    fn_finding: str | None
+    """'higher' or 'lower' than the rest, significant after Holm's correction; else None."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSection:
+    """Where the judge errs: its error rates slice by slice, and which slices stand out."""
+
+    slices: list[ErrorSlice]
+    tests: int
+    """Comparisons with the rest that had a p-value (the family Holm's correction covers)."""
+
+
+@dataclass(frozen=True, slots=True)
 class AnnotatorRow:
     """One person's behaviour: acceptance, speed, agreement with the judge."""
 
@@ -362,3 +399,5 @@ class Report:
     """Why verdicts in force carry no P(relevant) although logprobs were asked for -> how many."""
     top_k: TopKSection | None = None
     """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""
+    errors: ErrorSection | None = None
+    """Where the judge errs, when some chunk has both a person's label and a verdict."""

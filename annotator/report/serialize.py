@@ -13,6 +13,7 @@ from annotator.formats import csv_cell
 from annotator.jsonout import Each
 from annotator.report.model import GoldenRow, Report
 from annotator.stats.chunk_agreement import Confusion
+from annotator.stats.slices import ALPHA
 from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:
@@ -153,6 +154,13 @@ def report_dict(report: Report) -> dict[str, Any]:
                                      "mean_cp_judge_order": r.judge,
                                      "captured_share": r.captured})}
                       for r in report.reranking],
+        "errors": None if report.errors is None else {
+            "tests": report.errors.tests, "family_alpha": ALPHA, "correction": "holm",
+            "slices": [{"dimension": e.dimension, "slice": e.label, "chunks": e.chunks,
+                        **stats_dict({"fp_rate": e.fp_rate, "fp_rate_rest": e.fp_rest,
+                                      "fn_rate": e.fn_rate, "fn_rate_rest": e.fn_rest}),
+                        "fp_p": e.fp_p, "fn_p": e.fn_p, "fp_finding": e.fp_finding,
+                        "fn_finding": e.fn_finding} for e in report.errors.slices]},
         "people": {
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
                             "shown_judge": a.shown_judge,

@@ -342,6 +342,17 @@ class Session:
             out.setdefault(golden_id, []).append(chunk_id)
         return out
 
+    def questions(self) -> dict[str, str]:
+        """Golden id -> its question."""
+        return dict(self.conn.execute("SELECT id, user_input FROM goldens"))
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> Iterator[tuple[int, str, str]]:
+        """(chunk id, its golden's id, its text) for the given chunks, in no set order, read
+        as they are used (a million chunks' texts are never held at once)."""
+        yield from self.conn.execute(
+            "SELECT id, golden_id, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            [json.dumps(list(chunk_ids))])
+
     def metadata_values(self, key: str) -> dict[str, Any]:
         """Golden id -> its metadata value under ``key`` (goldens without one are left out)."""
         path = '$."' + key.replace('"', '""') + '"'

@@ -1,0 +1,37 @@
+"""How much of the question a chunk repeats: the share of the question's content words that
+appear in the chunk, the overlap a judge fooled by keywords would reward.
+
+Words are runs of letters and digits (``\\w+``), compared lower-cased; a script written without
+spaces between words (Chinese, Japanese, Thai) reads as a few long words, so its overlap is coarse.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+WORD = re.compile(r"\w+")
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves
+""".split())
+"""Words too common to say whether a chunk is on the question's topic (English)."""
+
+
+def content_words(question: str) -> frozenset[str]:
+    """The question's words that carry its topic: lower-cased, without stop words and single
+    characters."""
+    return frozenset(w for w in WORD.findall(question.lower())
+                     if len(w) > 1 and w not in STOP_WORDS)
+
+
+def overlap(question_words: frozenset[str], text: str) -> float:
+    """The share of ``question_words`` found in ``text`` (NaN when the question has none)."""
+    if not question_words:
+        return math.nan
+    return len(question_words.intersection(WORD.findall(text.lower()))) / len(question_words)
