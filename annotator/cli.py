@@ -682,6 +682,95 @@ def _api_key(base_url: str | None) -> str:
     return LOCAL_KEY
 
 
+@cli.command("probe")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "-j", help="Whose gullibility to test (default: the only judge); its "
+              "stored settings are used as they are.")
+@click.option("--goldens", "golden_count", type=click.IntRange(1), default=100,
+              show_default=True, help="Goldens drawn at random (by --seed) to make probes for.")
+@click.option("--per-golden", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Probes of each kind per golden.")
+@click.option("--kinds", default="all", show_default=True,
+              help="Which probes, comma-separated: stuffed, instruction, padded (or all).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the goldens drawn and of the probes' texts.")
+@click.option("--base-url", help="Send to this endpoint instead of the judge's stored one "
+              "(the same server moved).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds per call.")
+@click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True)
+def probe_command(session_path: str, judge: str | None, golden_count: int, per_golden: int,
+                  kinds: str, seed: int, base_url: str | None, concurrency: int,
+                  rpm: float | None, tpm: float | None, timeout: float,
+                  max_retries: int) -> None:
+    """Test a judge with noise chunks made to fool it, and say how often it is fooled.
+
+    Each probe is another golden's chunk put to a golden's question: stuffed with the
+    question's words, carrying an instruction to call it relevant, or padded to the golden's
+    longest chunk. A probe is noise by construction, so every 'useful' is a false positive.
+    Probes are kept apart from the chunks: no agreement, CP, export or queue ever includes
+    one. 'annotator report' and 'annotator judges' show the rates; run again to resume, or
+    with --judge OTHER to probe another judge on the same probes.
+
+    \b
+    Example:
+      annotator probe review.db --judge gpt-4o-mini-builtin --goldens 50
+    """
+    import asyncio
+
+    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
+    from annotator.judge.runner import (
+        JudgeStopped,
+        RunOptions,
+        RunStats,
+        run_probes,
+        stored_settings,
+    )
+    from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
+    from annotator.progress import judging
+    from annotator.report.build import choose_judge
+
+    chosen = parse_kinds(kinds)
+    with _open(session_path) as session:
+        name = choose_judge(session, judge)
+        stored = {j.name: j for j in session.judges()}[name]
+        settings = stored_settings(stored)
+        url = base_url or stored.base_url
+        _, url_secrets = without_credentials(base_url)
+        key = _api_key(url)
+        _say(summary(add_probes(session, goldens=golden_count, per_golden=per_golden,
+                                kinds=chosen, seed=seed)))
+        options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+        stats = RunStats()
+
+        async def probe(show: Callable[[RunStats], None]) -> None:
+            async with make_client(url, key, concurrency=concurrency, rpm=rpm,
+                                   tpm=tpm) as client:
+                await run_probes(session, name, settings, client, options, stats,
+                                 on_progress=show,
+                                 secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
+
+        try:
+            with judging(name, session.price(name)) as show:
+                asyncio.run(probe(show))
+        except KeyboardInterrupt:
+            _say("Stopped. Every probe answered is stored; run the same command again to "
+                 "judge the rest.", err=True)
+            sys.exit(130)
+        except JudgeStopped as stopped:
+            raise stopped from None
+        rates = probe_rates(session, name).get(name, {})
+        unanswered = len(session.probes()) - len(session.probes_answered(name))
+    _say(rates_sentence(name, rates))
+    if unanswered:
+        _say(f"{counted(unanswered, 'probe')} got no verdict; run the same command again to "
+             "retry them.", err=True)
+        sys.exit(1)
+
+
 @cli.command("report")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")

@@ -11,7 +11,7 @@ import math
 import re
 
 WORD = re.compile(r"\w+")
-STOP_WORDS = frozenset("""
+_STOP_WORDS_TEXT = """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had
 has have having he her here hers herself him himself his how i if in into is it its itself just
@@ -19,7 +19,8 @@ me more most my myself no nor not now of off on once only or other our ours ours
 own same she should so some such than that the their theirs them themselves then there these
 they this those through to too under until up very was we were what when where which while who
 whom why will with would you your yours yourself yourselves
-""".split())
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 """Words too common to say whether a chunk is on the question's topic (English)."""
 
 

@@ -112,6 +112,19 @@ class Golden:
     chunks: tuple[Chunk, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A synthetic noise chunk made from a golden to test a judge's gullibility; never one of
+    the golden's chunks (annotator.probes)."""
+
+    id: int
+    golden_id: str
+    kind: str
+    number: int
+    """1, 2, ... among the golden's probes of this kind."""
+    text: str
+
+
 class Price(NamedTuple):
     """USD per million tokens: prompt tokens, completion tokens, and prompt tokens a provider's
     cache served (None: billed as other prompt tokens)."""

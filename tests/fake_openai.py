@@ -41,6 +41,15 @@ def listed_chunks(body: dict[str, Any]) -> list[tuple[int, str]] | None:
     return None
 
 
+def question_of(body: dict[str, Any]) -> str:
+    """The question a builtin pointwise or listwise request asks about ('' for others)."""
+    user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
+    try:
+        return str(json.loads(user.partition("\n\n")[0])["question"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
 def chunk_of(body: dict[str, Any]) -> str:
     """The chunk text a request asks about (builtin or RAGAS prompt; a listwise request: its
     first chunk's)."""
@@ -152,6 +161,9 @@ class FakeOpenAI:
         (llama-server strips it from the content only)."""
         self.serial = False
         """Serve one request at a time, as a small local server does."""
+        self.decide: Callable[[dict[str, Any], str], int] | None = None
+        """An ok reply's verdict from the request and a chunk's text (default: 1 when the
+        text says "useful"), as a judge with its own failure mode would decide."""
         self.rewrite: Callable[[dict[str, Any], int], None] | None = None
         """Edits every 200 reply in place (given the reply and its verdict) before it is sent."""
         self.chaos: dict[str, float] | None = None
@@ -281,14 +293,14 @@ class FakeOpenAI:
                     return self._send_raw(200, data, kind)
                 if behaviour == "slow":
                     time.sleep(server.slow_seconds)
-                verdict = (1 if "useful" in chunk else 0) ^ (behaviour == "flip")
+                verdict = server.verdict_of(body, chunk) ^ (behaviour == "flip")
                 key, scale = _reply_key(body)
                 score = verdict * scale if key == "grade" else verdict
                 content = json.dumps({"reason": f"Checked: {chunk[:30]}", key: score})
                 finish = "stop"
                 listed = listed_chunks(body)
                 if listed is not None:
-                    content = server.listwise_reply(listed, behaviour, key, scale)
+                    content = server.listwise_reply(body, listed, behaviour, key, scale)
                 if behaviour == "malformed":
                     content = '{"reason": "oops", verdict: 1'
                 elif behaviour == "verdict2":
@@ -319,13 +331,18 @@ class FakeOpenAI:
 
         return Handler
 
-    def listwise_reply(self, listed: list[tuple[int, str]], behaviour: str, key: str,
+    def verdict_of(self, body: dict[str, Any], text: str) -> int:
+        """The verdict a healthy reply gives a chunk (see ``decide``)."""
+        return self.decide(body, text) if self.decide is not None else int("useful" in text)
+
+    def listwise_reply(self, body: dict[str, Any], listed: list[tuple[int, str]], behaviour: str,
+                       key: str,
                        scale: int) -> str:
         """One verdict per chunk ("short_list": one missing; "repeat_rank": the first rank
         twice; "flip": every verdict the other way)."""
         items = []
         for rank, text in listed:
-            verdict = (1 if "useful" in text else 0) ^ (behaviour == "flip")
+            verdict = self.verdict_of(body, text) ^ (behaviour == "flip")
             items.append({"rank": rank, "reason": f"Checked: {text[:30]}",
                           key: verdict * scale if key == "grade" else verdict})
         if behaviour == "short_list":

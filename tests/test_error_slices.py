@@ -97,11 +97,10 @@ def test_random_judges_find_a_slice_by_luck_rarely(tmp_path: Path) -> None:
     # any finding near 5%, where twenty-odd uncorrected tests would find one most times.
     rng = np.random.default_rng(0)
     lucky = 0
-    for trial in range(20):
+    for _ in range(20):
         rank = np.tile(np.arange(1, 9), 150)
         human = rng.integers(0, 2, len(rank))
         judge = rng.integers(0, 2, len(rank))
-        cluster = np.repeat(np.arange(150), 8)
         replicates = []
         for _ in range(200):
             take = rng.integers(0, 150, 150)
@@ -116,7 +115,6 @@ def test_random_judges_find_a_slice_by_luck_rarely(tmp_path: Path) -> None:
             pvalues.append(wald_p(fp_gap(rank, human, judge), np.asarray(
                 [fp_gap(*rep) for rep in replicates])))
         lucky += any(holm(pvalues))
-        assert len(np.unique(cluster)) == 150
     assert lucky <= 3
 
 

@@ -541,11 +541,13 @@ def test_replicates_left_out_are_listed_on_one_line_per_kind(tmp_path: Path) -> 
 
     [dropped] = [b for b in layout(report) if b.id == "dropped"]
     assert isinstance(dropped, Paragraphs)
-    assert len(report.dropped_replicates) >= 3 and len(dropped.lines) == 1
+    assert len(report.dropped_replicates) >= 3 and len(dropped.lines) == 2
     assert dropped.lines == [
         "Undefined in too many of 200 replicates for an interval, so none is given: Lin's CCC "
         "(43), Cohen's kappa (43), Krippendorff's alpha (nominal) (43), share of the reranking "
-        "gain the judge captures (43)."]  # those drawing the all-relevant golden alone
+        "gain the judge captures (43).",  # those drawing the all-relevant golden alone
+        "Error rates by slice: up to 64 of 200 replicates drew no chunk of a slice's class and "
+        "were left out."]
 
 
 def test_without_an_interval_the_bias_sentence_says_why(tmp_path: Path) -> None:

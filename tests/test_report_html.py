@@ -21,7 +21,8 @@ from tests.test_report import golden_obj, make_session
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CHARTS = {"confusion", "by-rank", "cp-scatter", "precision-at-k", "reranking", "reliability"}
+CHARTS = {"confusion", "by-rank", "cp-scatter", "precision-at-k", "reranking", "error-slices",
+          "reliability"}
 ODD_IDS = ["<script>alert(1)</script>", "price-$5-and-$10$", "emoji-🦜-🚀", "rtl-שלום-مرحبا",
            "markup-[/b]-[bold]x", "ampersand-&amp;-&lt;"]
 

@@ -35,13 +35,14 @@ from annotator.judge.runner import (
     iter_tasks,
     merged_calls,
     split_call,
+    stored_settings,
     task_messages,
     task_sha256,
     windows,
 )
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import CallResult, JudgeSettings
-from annotator.models import Judge, Price
+from annotator.models import Price
 from annotator.store.session import Session
 from annotator.text import counted
 
@@ -424,15 +425,6 @@ async def cancel(client: AsyncOpenAI, session: Session, judge: str | None = None
 # -- results ---------------------------------------------------------------------------------
 
 
-def _settings(judge: Judge) -> JudgeSettings:
-    """What reading a judge's results needs: its prompt, rebuilt from its stored definition."""
-    if not judge.prompt_text:
-        raise SessionError(f"Judge '{judge.name}' has no stored prompt to read results with.")
-    prompt = TemplatePrompt.from_definition(judge.prompt_id, json.loads(judge.prompt_text))
-    return JudgeSettings(model=judge.model or "", prompt=prompt,
-                         window=judge.parameters.get("window"))
-
-
 def _checked(path: Path, number: int, raw: bytes) -> dict[str, Any]:
     """One result line, or InputError naming the line and what is wrong with it."""
     try:
@@ -489,7 +481,7 @@ def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
                 continue
             judge = request["judge"]
             if judge not in settings:
-                settings[judge] = _settings(judges[judge])
+                settings[judge] = stored_settings(judges[judge])
             entry = _calls(session, settings[judge], request, obj)
             for call in entry[2] or ():
                 call["batch_id"] = request["batch_id"]  # the batch (or exported file) it came in

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import random
 import socket
@@ -30,7 +31,7 @@ from annotator.errors import AnnotatorError, NotSaved, SessionError
 from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
 from annotator.judge.failures import Failures, Group
 from annotator.judge.template import TemplatePrompt
-from annotator.judge.types import CallResult, JudgeSettings
+from annotator.judge.types import CallResult, JudgePrompt, JudgeSettings
 from annotator.models import Judge, Price
 from annotator.store.session import Session
 from annotator.text import shortened
@@ -132,8 +133,17 @@ async def run_judge(
     try:
         new_judge = define(session, name, settings)
         try:
-            return await _judge_all(session, name, settings, client, options, stats,
-                                    on_progress, secrets, lease)
+            _resume_transport(session, name, settings)
+            work = collect_tasks(session, settings, options, stats, session.judged_requests(name))
+            if stats.no_answer and not work and not stats.skipped:
+                raise SessionError(
+                    f"No golden has a {settings.prompt.against} to judge chunks against; use "
+                    "--against " + ("response" if settings.prompt.against == "reference"
+                                    else "reference") + ".")
+            await _judge_all(session, name, settings, client, options, stats, on_progress,
+                             secrets, lease, work, lambda calls: session.record_calls(name, calls))
+            stats.warnings.extend(degenerate(session, name))
+            return stats
         finally:
             # Whatever ended the run (done, stopped, Ctrl-C, every call failed), a judge it
             # defined that holds no verdict is not left behind for defaults to trip on.
@@ -267,14 +277,11 @@ def _chunks(tasks: list[Task]) -> int:
 async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
                      options: RunOptions, stats: RunStats,
                      on_progress: Callable[[RunStats], None] | None,
-                     secrets: tuple[str, ...], lease: Lease) -> RunStats:
-    _resume_transport(session, name, settings)
+                     secrets: tuple[str, ...], lease: Lease, work: list[Task],
+                     record: Callable[[list[dict[str, object]]], None]) -> None:
+    """Send every task of ``work`` (retried, concurrently, stopped when hopeless), each call
+    handed to ``record`` the moment it ends."""
     stats.response_format, stats.logprobs = settings.response_format, settings.logprobs
-    work = collect_tasks(session, settings, options, stats, session.judged_requests(name))
-    if stats.no_answer and not work and not stats.skipped:
-        raise SessionError(f"No golden has a {settings.prompt.against} to judge chunks against; "
-                           "use --against " + ("response" if settings.prompt.against ==
-                                               "reference" else "reference") + ".")
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
@@ -283,7 +290,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     async def store(calls: list[dict[str, object]]) -> None:
         while True:  # the reply is kept while another command holds the file
             try:
-                session.record_calls(name, calls)
+                record(calls)
                 lease.renew()
                 return
             except NotSaved as refused:
@@ -385,8 +392,85 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     await asyncio.gather(*(worker(index == 0) for index in range(workers)))
     if stopped:
         raise JudgeStopped(stopped[0], stats)
-    stats.warnings.extend(degenerate(session, name))
-    return stats
+
+
+async def run_probes(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+                     options: RunOptions, stats: RunStats, *,
+                     on_progress: Callable[[RunStats], None] | None = None,
+                     secrets: tuple[str, ...] = ()) -> RunStats:
+    """Judge every probe (annotator.probes) this judge has no verdict on from this exact
+    request, as it judges chunks: the same settings, retries and stops; each call stored on its
+    probe, never on a chunk."""
+    lease = Lease(session, name)
+    lease.take()
+    try:
+        _resume_transport(session, name, settings)
+        work = probe_tasks(session, settings, stats, session.probes_answered(name))
+        stats.total = _chunks(work)  # listwise: the context chunks are sent too
+
+        def record(calls: list[dict[str, object]]) -> None:
+            mine = [c for c in calls if int(c["chunk_id"]) > 0]  # type: ignore[call-overload]
+            if mine:
+                session.record_probe_calls(name, mine)
+
+        await _judge_all(session, name, settings, client, options, stats, on_progress, secrets,
+                         lease, work, record)
+        return stats
+    finally:
+        lease.release()
+
+
+def probe_tasks(session: Session, settings: JudgeSettings, stats: RunStats,
+                done: dict[int, set[str]]) -> list[Task]:
+    """A task for every probe not yet answered by this exact request: the probe as its
+    golden's last chunk (alone, or listwise after the golden's own chunks, which are sent for
+    context under negative ids and whose verdicts are not kept)."""
+    probes = session.probes()
+    goldens = {g.id: g for start in range(0, len(probes), GOLDENS_PER_PAGE)
+               for g in session.goldens(sorted({p.golden_id
+                                               for p in probes[start:start + GOLDENS_PER_PAGE]}))}
+    work = []
+    for probe in probes:
+        golden = goldens[probe.golden_id]
+        answer = golden.reference if settings.prompt.against == "reference" else golden.response
+        if answer is None:
+            stats.no_answer += 1
+            continue
+        rank = len(golden.chunks) + 1
+        if settings.prompt.listwise:
+            ids = [-chunk.rank for chunk in golden.chunks] + [probe.id]
+            parts = [(chunk.rank, chunk.text) for chunk in golden.chunks] + [(rank, probe.text)]
+        else:
+            ids, parts = [probe.id], [(rank, probe.text)]
+        task = Task(ids, golden.user_input, answer, parts, 1)
+        if probe.id in done:
+            task.sha = task_sha256(settings, task)
+            if task.sha in done[probe.id]:
+                stats.skipped += 1
+                continue
+        work.append(task)
+    return work
+
+
+def stored_settings(judge: Judge) -> JudgeSettings:
+    """A judge's requests rebuilt from its stored definition: its prompt (with the examples it
+    was shown), model, endpoint and sampling; a prompt sent by its own library (RAGAS) is
+    made again by its style."""
+    if judge.prompt_text:
+        prompt: JudgePrompt = TemplatePrompt.from_definition(judge.prompt_id,
+                                                             json.loads(judge.prompt_text))
+    elif judge.prompt_id in ("ragas", "ragas-response"):
+        from annotator.judge.styles import make_prompt
+
+        prompt = make_prompt("ragas", "response" if judge.prompt_id.endswith("response")
+                             else "reference")
+    else:
+        raise SessionError(f"Judge '{judge.name}' has no stored prompt to rebuild its "
+                           "requests from.")
+    params = judge.parameters
+    return JudgeSettings(model=judge.model or "", prompt=prompt, base_url=judge.base_url,
+                         temperature=params.get("temperature", 0.0),
+                         max_tokens=params.get("max_tokens", 512), window=params.get("window"))
 
 
 def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:

@@ -18,6 +18,7 @@ from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, a
 from annotator.errors import SessionError
 from annotator.lexical import content_words, overlap
 from annotator.memory import give_back
+from annotator.probes import probe_rates
 from annotator.report.headline import headline
 from annotator.report.model import (
     AnnotatorCoverage,
@@ -200,6 +201,7 @@ def build_report(
         confidence_gaps=session.confidence_gaps(judge),
         top_k=cut,
         errors=_errors(estimates, slicing) if len(pairs.cluster) else None,
+        probes=list(probe_rates(session, judge).get(judge, {}).values()),
     )
     report.headline.extend(headline(report))
     if scope.golden_ids is not None:

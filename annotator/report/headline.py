@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from annotator.probes import rates_sentence
 from annotator.stats.stat import Stat, number
 from annotator.text import counted
 
@@ -121,6 +122,8 @@ def headline(report: Report) -> list[str]:
                          f"interval of their difference excludes 0); {misses} do not.")
     if report.errors is not None:
         lines.extend(_error_findings(report.errors))
+    if report.probes:
+        lines.append(rates_sentence(report.judge, {r.kind: r for r in report.probes}))
     for row in report.people.annotators:
         if row.warning:
             lines.append(f"{row.annotator}: {row.warning}")

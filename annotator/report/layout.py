@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annotator.probes import KIND_WORDS, KINDS, ProbeRate
 from annotator.report import columns
 from annotator.report.headline import who
 from annotator.report.model import LABELS, GoldenRow, Report
-from annotator.stats.bootstrap import MIN_VALID_SHARE, scoped
+from annotator.stats.bootstrap import MIN_VALID_SHARE, SCOPE, scoped
 from annotator.stats.confidence import BINS
-from annotator.stats.slices import MIN_TESTED
+from annotator.stats.slices import ERROR_RATES, MIN_TESTED
 from annotator.stats.stat import Stat, number
 from annotator.text import counted, shortened
 
@@ -49,6 +50,19 @@ class Grid:
 
 
 Block = Paragraphs | Grid
+
+
+def _probe_grid(block_id: str, judges: list[tuple[str, dict[str, ProbeRate]]]) -> Grid:
+    """Each judge's false-positive rate on each kind of probe run (a column per kind)."""
+    kinds = [k for k in KINDS if any(k in rates for _, rates in judges)]
+    return Grid(
+        block_id, "Gullibility probes: the share of probes judged useful (every probe is noise)",
+        ["judge", *kinds],
+        [[name, *(f"{with_interval(rates[k].rate, 3)} of {rates[k].probes}" if k in rates
+                  else "-" for k in kinds)] for name, rates in judges],
+        [f"{kind}: {KIND_WORDS[kind]}." for kind in kinds]
+        + ["Made with 'annotator probe'; kept apart from the chunks, so no other figure "
+           "includes a probe. 95% Wilson intervals."])
 
 
 def _stands_out(fp: str | None, fn: str | None) -> str:
@@ -233,6 +247,9 @@ def layout(report: Report) -> list[Block]:
              "No slice was tested: that needs the bootstrap ('--bootstrap 2000') and at least "
              f"{MIN_TESTED} chunks of a class in a slice and in the rest."]))
 
+    if report.probes:
+        blocks.append(_probe_grid("probes", [(report.judge, {r.kind: r for r in report.probes})]))
+
     people = report.people
     blocks.append(Grid(
         "people", "People",
@@ -325,12 +342,16 @@ def _without_empty_last_column(block: Block) -> Block:
 
 
 def _dropped(report: Report) -> list[str]:
-    """At most three lines: statistics left out of some replicates, statistics left without an
-    interval because too many replicates left them undefined, and system statistics."""
+    """At most four lines: statistics left out of some replicates, statistics left without an
+    interval because too many replicates left them undefined, system statistics and error
+    rates by slice."""
     kept: list[str] = []
     lost: list[str] = []
-    systems = 0
+    systems = slices = 0
     for key, n in sorted(report.dropped_replicates.items()):
+        if key.rpartition(SCOPE)[2] in ERROR_RATES:  # a slice's rate, or the rest's
+            slices = max(slices, n)
+            continue
         if scoped(key):  # a system's mean or a pair's difference
             systems = max(systems, n)
             continue
@@ -347,6 +368,9 @@ def _dropped(report: Report) -> list[str]:
     if systems:
         lines.append(f"System means and differences: up to {systems:,} {of} drew no golden of a "
                      "system and were left out.")
+    if slices:
+        lines.append(f"Error rates by slice: up to {slices:,} {of} drew no chunk of a slice's "
+                     "class and were left out.")
     return lines
 
 
@@ -411,6 +435,9 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
                    for b in names)] for a in names],
             ["On the chunks both judges judged, people's labels aside: two judges with a "
              "high kappa between them tend to fail on the same chunks."]))
+    if any(row.probes for row in board.judges):
+        blocks.append(_probe_grid("judges_probes", [(row.judge, row.probes)
+                                                    for row in board.judges]))
     unstable = [(row.judge, *chunk) for row in board.judges for chunk in row.calls.unstable]
     if unstable:
         blocks.append(Grid(

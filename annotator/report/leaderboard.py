@@ -22,6 +22,7 @@ from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
 from annotator.memory import give_back
 from annotator.models import Judge, Price
+from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.build import system_values
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.resolve import judges_named
@@ -95,6 +96,8 @@ class JudgeRow:
     best_system: tuple[str, str] | None = None
     """(the system people's labels rank first, the one this judge's verdicts rank first), on
     its goldens; None without systems to rank."""
+    probes: dict[str, ProbeRate] = field(default_factory=dict)
+    """Kind -> its false-positive rate on the gullibility probes it was tested with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +247,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     est = Estimates(sums, resamples, seed, progress)
 
     rows = []
+    probed = probe_rates(session)
     for i, name in enumerate(names):
         prefix = scope(i)
         c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
@@ -285,7 +289,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         calls.figures["kappa_per_dollar"] = (
             Stat(kappa / cost) if cost and kappa is not None else Stat.undefined(
                 "needs a cost and a kappa" if not cost or kappa is None else ""))
-        rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks))
+        rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks,
+                             probes=probed.get(name, {})))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort))
@@ -552,6 +557,19 @@ def _headline(board: Leaderboard) -> list[str]:
             lines.append(f"'{row.judge}' changed its verdict between runs on "
                          f"{len(row.calls.unstable)} chunks (flip rate "
                          f"{row.calls.figures['flip_rate'].value:.1%}).")
+    lines.extend(_probe_lines(board))
+    return lines
+
+
+def _probe_lines(board: Leaderboard) -> list[str]:
+    """Per kind of probe run, how often the judges probed were fooled, most fooled first."""
+    lines = []
+    for kind in KINDS:
+        fooled = sorted(((row.probes[kind].rate.value or 0.0, row.judge) for row in board.judges
+                         if kind in row.probes), key=lambda t: (-t[0], t[1]))
+        if fooled:
+            lines.append(f"On {kind} probes ({KIND_WORDS[kind]}), the share judged useful: "
+                         + ", ".join(f"'{judge}' {rate:.0%}" for rate, judge in fooled) + ".")
     return lines
 
 

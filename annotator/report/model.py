@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from annotator.probes import ProbeRate
 from annotator.stats.chunk_agreement import Confusion, McNemar
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.ppi import PpiEstimate
@@ -401,3 +402,5 @@ class Report:
     """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""
     errors: ErrorSection | None = None
     """Where the judge errs, when some chunk has both a person's label and a verdict."""
+    probes: list[ProbeRate] = field(default_factory=list)
+    """The judge's false-positive rate on each kind of gullibility probe it was tested with."""

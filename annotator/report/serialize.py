@@ -7,10 +7,12 @@ intervals and ``why_undefined`` the reason for every null.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 from annotator.formats import csv_cell
 from annotator.jsonout import Each
+from annotator.probes import KINDS, ProbeRate
 from annotator.report.model import GoldenRow, Report
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.slices import ALPHA
@@ -30,6 +32,12 @@ def stats_dict(stats: dict[str, Stat]) -> dict[str, Any]:
                    if stat.interval is not None}
     out["why_undefined"] = {key: stat.reason for key, stat in stats.items() if stat.value is None}
     return out
+
+
+def probes_dict(rates: Iterable[ProbeRate]) -> dict[str, Any]:
+    """Kind -> probes with a verdict, those judged useful, and the false-positive rate."""
+    return {r.kind: {"probes": r.probes, "useful": r.useful,
+                     **stats_dict({"fp_rate": r.rate})} for r in rates}
 
 
 def _confusion(c: Confusion) -> dict[str, int]:
@@ -161,6 +169,7 @@ def report_dict(report: Report) -> dict[str, Any]:
                                       "fn_rate": e.fn_rate, "fn_rate_rest": e.fn_rest}),
                         "fp_p": e.fp_p, "fn_p": e.fn_p, "fp_finding": e.fp_finding,
                         "fn_finding": e.fn_finding} for e in report.errors.slices]},
+        "probes": probes_dict(report.probes),
         "people": {
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
                             "shown_judge": a.shown_judge,
@@ -199,6 +208,7 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
                     "best_system_human": row.best_system[0] if row.best_system else None,
                     "best_system_judge": row.best_system[1] if row.best_system else None,
                     **stats_dict(row.stats),
+                    "probes": probes_dict(row.probes.values()),
                     "prompt": row.calls.style, "examples": row.calls.examples,
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
                     **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
@@ -224,15 +234,18 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     kappa = {(a.first, a.second): a.kappa.value for a in board.agreement}
     kappa.update({(a.second, a.first): a.kappa.value for a in board.agreement})
     writer = csv.writer(out, lineterminator="\n")
+    kinds = [k for k in KINDS if any(k in row.probes for row in board.judges)]
     writer.writerow(["judge", "prompt", "examples",
                      *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
+                     *(f"probe_{k}{part}" for k in kinds for part in ("", "_low", "_high")),
                      "calls", "failed_calls", *CALL_FIGURES,
                      *(csv_cell(f"kappa_with_{name}") for name in names)])
     for row in board.judges:
         cells: list[object] = [csv_cell(row.judge), csv_cell(row.calls.style),
                                row.calls.examples]
-        for k in keys:
-            stat = row.stats[k]
+        probed = [row.probes[k].rate if k in row.probes else Stat.undefined("not probed")
+                  for k in kinds]
+        for stat in [*(row.stats[k] for k in keys), *probed]:
             low, high = stat.interval or ("", "")
             cells += ["" if stat.value is None else stat.value, low, high]
         calls = row.calls

@@ -19,6 +19,8 @@ ALPHA = 0.05
 RANK_BINS = ((1, 1), (2, 2), (3, 3), (4, 5), (6, 10), (11, 20), (21, None))
 """Ranks in slices: the first three alone (where CP weighs most), then wider."""
 QUARTILES = (0.25, 0.5, 0.75)
+ERROR_RATES = ("fp_rate", "fn_rate", "fp_rest", "fn_rest")
+"""The statistics of a slice: its false-positive and false-negative rates, and the rest's."""
 MIN_TESTED = 20
 """A rate is compared with the rest only when both stand on this many chunks: below it, a
 slice's few chunks can repeat in every bootstrap replicate, and the test would be sure of
@@ -36,7 +38,7 @@ class Bins:
 def rank_bins(rank: np.ndarray) -> Bins:
     """Ranks 1, 2, 3, 4-5, 6-10, 11-20 and 21 on, keeping the slices some chunk is in."""
     code = np.full(len(rank), -1, dtype=np.int64)
-    labels = []
+    labels: list[str] = []
     for low, high in RANK_BINS:
         inside = (rank >= low) & (rank <= (high if high is not None else np.iinfo(np.int64).max))
         if inside.any():
@@ -55,7 +57,7 @@ def quartile_bins(values: np.ndarray, written: Callable[[float], str], unit: str
         return Bins(code, [])
     edges = np.quantile(values[known], QUARTILES)
     raw = np.searchsorted(edges, values[known], side="right")
-    labels = []
+    labels: list[str] = []
     placed = np.full(int(known.sum()), -1, dtype=np.int64)
     for quarter in range(len(QUARTILES) + 1):
         mine = raw == quarter

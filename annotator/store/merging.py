@@ -25,6 +25,8 @@ _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_re
                     "tokens_out", "latency_ms", "request_sha256", "repetition", "confidence_note",
                     "requests", "grade", "tokens_cached", "unstable", "batch_id")
 """A call's columns besides its chunk and its time: two calls alike in all of them are one."""
+_PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
+                       "tokens_in", "tokens_out", "latency_ms", "request_sha256")
 _LABEL_COLUMNS = ("verdict", "blind_verdict", "shown_verdict", "judge", "action", "note",
                   "decision_ms", "created_at", "updated_at")
 _GOLDEN_COLUMNS = ("user_input", "reference", "response", "metadata", "content_sha256",
@@ -42,7 +44,8 @@ def detach(conn: sqlite3.Connection, count: int) -> None:
     for table in ("all_goldens", "chunk_map", "all_judges", "label_people", "all_labels",
                   "label_groups",
                   "shared_labels", "all_splits",
-                  "all_settings", "all_events", "distinct_events", "ordered_events"):
+                  "all_settings", "all_events", "distinct_events", "ordered_events",
+                  "all_probes", "probe_map"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
     for i in range(count):
         conn.execute(f"DETACH DATABASE s{i}")
@@ -86,6 +89,7 @@ class _Merge:
         self.splits()
         self.settings()
         self.events()
+        self.probes()
 
     def goldens(self) -> None:
         """One row per golden id (content must agree), ordered by earliest position, then id."""
@@ -187,6 +191,42 @@ class _Merge:
                 FROM ({self.mapped('verdicts', (*_VERDICT_COLUMNS, 'created_at'))})
                 GROUP BY chunk_id, {columns}
                 ORDER BY at, chunk_id, {columns}""")
+
+    def probes(self) -> None:
+        """Every probe once by (golden, kind, number): files that made it with the same seed
+        hold the same text, and two texts for one probe stop the merge; then every distinct
+        call on a probe, oldest first."""
+        self.conn.execute(f"CREATE TEMP TABLE all_probes AS "
+                          f"{self.every('probes', 'id, golden_id, kind, number, text, created_at')}")
+        clash = self.one("""SELECT a.golden_id, a.kind, a.number, min(a.src, b.src),
+                                   max(a.src, b.src) FROM all_probes a
+                            JOIN all_probes b ON b.golden_id = a.golden_id AND b.kind = a.kind
+                             AND b.number = a.number AND b.text > a.text
+                            ORDER BY a.golden_id, a.kind, a.number LIMIT 1""")
+        if clash is not None:
+            golden_id, kind, number, first, second = clash
+            raise SessionError(
+                f"Probe {kind} {number} of golden '{golden_id}' differs between "
+                f"{self.names[first]} and {self.names[second]} (made with another --seed); "
+                "merge without probes by making them in one file only.")
+        self.conn.execute(
+            """INSERT INTO probes(golden_id, kind, number, text, created_at)
+               SELECT p.golden_id, p.kind, p.number, p.text, min(p.created_at)
+               FROM all_probes p JOIN goldens g ON g.id = p.golden_id
+               GROUP BY p.golden_id, p.kind, p.number ORDER BY g.position, p.kind, p.number""")
+        self.conn.execute(
+            """CREATE TEMP TABLE probe_map AS SELECT a.src, a.id AS old, n.id AS new
+               FROM all_probes a JOIN probes n ON n.golden_id = a.golden_id
+                AND n.kind = a.kind AND n.number = a.number""")
+        columns = ", ".join(_PROBE_CALL_COLUMNS)
+        listed = ", ".join(f"t.{c}" for c in _PROBE_CALL_COLUMNS)
+        calls = " UNION ALL ".join(
+            f"SELECT m.new AS probe_id, {listed}, t.created_at FROM s{i}.probe_calls t "
+            f"JOIN probe_map m ON m.src = {i} AND m.old = t.probe_id" for i in range(self.files))
+        self.conn.execute(
+            f"""INSERT INTO probe_calls(probe_id, {columns}, created_at)
+                SELECT probe_id, {columns}, min(created_at) AS at FROM ({calls})
+                GROUP BY probe_id, {columns} ORDER BY at, probe_id, {columns}""")
 
     def labels(self) -> None:
         """The label in force per person and chunk (the newest), and every version of a label

@@ -251,3 +251,41 @@ def m005_batches(db: Database) -> None:
     db.execute("CREATE INDEX batch_requests_task ON batch_requests(task)")
     db.execute("ALTER TABLE verdicts ADD COLUMN batch_id TEXT")  # the batch a call came back in
     db.execute("CREATE INDEX batch_requests_part ON batch_requests(judge, round, part)")
+
+
+@migrations()
+def m006_probes(db: Database) -> None:
+    """Gullibility probes: synthetic noise chunks made from a golden (never chunks of it, so no
+    statistic, export or queue can meet one), and each judge's calls on them."""
+    db.execute(
+        """
+        CREATE TABLE probes (
+            id INTEGER PRIMARY KEY,
+            golden_id TEXT NOT NULL REFERENCES goldens(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            number INTEGER NOT NULL CHECK (number >= 1),
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (golden_id, kind, number)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE probe_calls (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            probe_id INTEGER NOT NULL REFERENCES probes(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            reason TEXT,
+            p_relevant REAL CHECK (p_relevant BETWEEN 0 AND 1),
+            error TEXT,
+            raw_reply TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            latency_ms REAL,
+            request_sha256 TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            CHECK ((verdict IS NULL) <> (error IS NULL))
+        )"""
+    )
+    db.execute("CREATE INDEX probe_calls_judge ON probe_calls(judge, probe_id)")

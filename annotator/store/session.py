@@ -36,6 +36,7 @@ from annotator.models import (
     Label,
     MergeFacts,
     Price,
+    Probe,
     ReviewTotals,
     StoredVerdict,
     Undone,
@@ -62,6 +63,11 @@ _DECISION_FIELDS = ("verdict", "action", "blind_verdict", "shown_verdict", "judg
 def now() -> str:
     """The current UTC time as an ISO 8601 string with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+_PROBE_CALL_COLUMNS = ("verdict", "reason", "p_relevant", "error", "raw_reply", "tokens_in",
+                       "tokens_out", "latency_ms", "request_sha256")
+"""What a call on a probe keeps (see record_probe_calls)."""
 
 
 class Session:
@@ -820,6 +826,54 @@ class Session:
         self.conn.executemany(
             f"INSERT INTO verdicts(judge, {', '.join(_CALL_COLUMNS)}, created_at) "
             f"VALUES ({', '.join('?' * (len(_CALL_COLUMNS) + 2))})", [row(c) for c in calls])
+
+    # -- gullibility probes (annotator.probes): apart from chunks, so nothing else reads them --
+
+    def probes(self) -> list[Probe]:
+        """Every probe, by golden position, then kind and number."""
+        return [Probe(*row) for row in self.conn.execute(
+            """SELECT p.id, p.golden_id, p.kind, p.number, p.text FROM probes p
+               JOIN goldens g ON g.id = p.golden_id ORDER BY g.position, p.kind, p.number""")]
+
+    def add_probes(self, rows: Sequence[tuple[str, str, int, str]]) -> None:
+        """Store new probes, (golden id, kind, number, text) each, in one transaction."""
+        at = now()
+        with self._write():
+            self.conn.executemany(
+                "INSERT INTO probes(golden_id, kind, number, text, created_at) "
+                "VALUES (?, ?, ?, ?, ?)", [(*row, at) for row in rows])
+
+    def record_probe_calls(self, judge: str, calls: Sequence[dict[str, Any]]) -> None:
+        """Store calls on probes (record_calls' dicts, the probe's id as chunk_id)."""
+        at = now()
+        with self._write():
+            self.conn.executemany(
+                f"INSERT INTO probe_calls(judge, probe_id, {', '.join(_PROBE_CALL_COLUMNS)}, "
+                f"created_at) VALUES ({', '.join('?' * (len(_PROBE_CALL_COLUMNS) + 3))})",
+                [(judge, c["chunk_id"], *(c.get(k) for k in _PROBE_CALL_COLUMNS), at)
+                 for c in calls])
+
+    def probes_answered(self, judge: str) -> dict[int, set[str]]:
+        """Probe id -> the requests (sha256) that gave this judge a verdict on it."""
+        out: dict[int, set[str]] = {}
+        for probe_id, sha in self.conn.execute(
+                "SELECT probe_id, request_sha256 FROM probe_calls WHERE judge = ? AND "
+                "error IS NULL", [judge]):
+            out.setdefault(probe_id, set()).add(sha)
+        return out
+
+    def probe_results(self, judge: str | None = None) -> dict[str, dict[str, tuple[int, int]]]:
+        """Judge -> probe kind -> (probes with a verdict, probes it called useful), from each
+        probe's latest verdict (of one judge, or every judge that ran probes)."""
+        out: dict[str, dict[str, tuple[int, int]]] = {}
+        for name, kind, n, useful in self.conn.execute(
+                """SELECT c.judge, p.kind, count(*), sum(c.verdict) FROM probe_calls c
+                   JOIN probes p ON p.id = c.probe_id
+                   WHERE c.id IN (SELECT max(id) FROM probe_calls WHERE error IS NULL
+                                  AND (? IS NULL OR judge = ?) GROUP BY judge, probe_id)
+                   GROUP BY c.judge, p.kind ORDER BY c.judge, p.kind""", [judge, judge]):
+            out.setdefault(name, {})[kind] = (int(n), int(useful))
+        return out
 
     def take_lease(self, judge: str, holder: dict[str, Any], seconds: float,
                    alive: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:

@@ -9,5 +9,5 @@ from __future__ import annotations
 
 MIGRATION_SET = "cp-annotator"
 NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs",
-         "m005_batches")
+         "m005_batches", "m006_probes")
 """Every migration this version knows, in the order they run."""
