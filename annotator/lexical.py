@@ -32,7 +32,13 @@ def content_words(question: str) -> frozenset[str]:
 
 
 def overlap(question_words: frozenset[str], text: str) -> float:
-    """The share of ``question_words`` found in ``text`` (NaN when the question has none)."""
+    """The share of ``question_words`` found as whole words in ``text`` (NaN when the question
+    has none)."""
     if not question_words:
         return math.nan
-    return len(question_words.intersection(WORD.findall(text.lower()))) / len(question_words)
+    lowered = text.lower()
+    # Most chunks hold none of the question's words even as substrings: those are settled
+    # without splitting the chunk into words.
+    if not any(word in lowered for word in question_words):
+        return 0.0
+    return len(question_words.intersection(WORD.findall(lowered))) / len(question_words)

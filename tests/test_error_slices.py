@@ -4,13 +4,17 @@ system, and the slices that stand out named in the headline."""
 from __future__ import annotations
 
 import json
+import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotator.cli import cli
 from annotator.formats import read_goldens
@@ -177,3 +181,14 @@ def test_the_report_shows_the_slices_in_every_format(tmp_path: Path) -> None:
     untested = json.loads(run.invoke(cli, ["report", db, "--format", "json", "--bootstrap", "0"]
                                      ).output)["errors"]
     assert untested["tests"] == 0 and not any(s["fp_finding"] for s in untested["slices"])
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab Ab.-_1é文 ")), max_size=30),
+       st.text(alphabet=st.sampled_from(list("ab Ab.-_1é文 ")), max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_overlap_counts_whole_words_exactly_as_splitting_does(question: str, text: str) -> None:
+    words = content_words(question)
+    expected = (len(words & set(re.findall(r"\w+", text.lower()))) / len(words) if words
+                else math.nan)
+    got = overlap(words, text)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
