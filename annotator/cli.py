@@ -354,6 +354,29 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
     return one_judge(session.judges_judged(), judge, required=False, ask=ask)
 
 
+def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of every command that sends requests: concurrency, rate limits, the
+    timeout, retries and the longest Retry-After honoured."""
+    options = [
+        click.option("--concurrency", type=click.IntRange(1, 1024), default=8,
+                     show_default=True),
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True),
+                     help="Requests per minute."),
+        click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
+                     help="Tokens per minute."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+                     show_default=True, help="Seconds per call."),
+        click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True),
+        click.option("--max-wait", type=click.FloatRange(min=0), default=60.0,
+                     show_default=True, help="The longest wait, in seconds, a server's "
+                     "Retry-After may ask for before a retry (longer or malformed ones wait "
+                     "this long)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command("judge")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
@@ -392,15 +415,7 @@ def _choose_judge(session: Session, judge: str | None) -> str | None:
               help="Requests per batch (the provider's limit).")
 @click.option("--batch-max-mb", type=click.FloatRange(min=0, min_open=True), default=200,
               show_default=True, help="Megabytes per batch file (the provider's limit).")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
-@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds per call.")
-@click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True)
-@click.option("--max-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
-              help="The longest wait, in seconds, a server's Retry-After may ask for before a "
-              "retry (longer or malformed ones wait this long).")
+@_sending_options
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="Ask for the verdict token's logprobs to estimate P(relevant).")
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
@@ -696,16 +711,11 @@ def _api_key(base_url: str | None) -> str:
               help="Seed of the goldens drawn and of the probes' texts.")
 @click.option("--base-url", help="Send to this endpoint instead of the judge's stored one "
               "(the same server moved).")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True)
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="Requests per minute.")
-@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), help="Tokens per minute.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds per call.")
-@click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True)
+@_sending_options
 def probe_command(session_path: str, judge: str | None, golden_count: int, per_golden: int,
                   kinds: str, seed: int, base_url: str | None, concurrency: int,
                   rpm: float | None, tpm: float | None, timeout: float,
-                  max_retries: int) -> None:
+                  max_retries: int, max_wait: float) -> None:
     """Test a judge with noise chunks made to fool it, and say how often it is fooled.
 
     Each probe is another golden's chunk put to a golden's question: stuffed with the
@@ -743,7 +753,8 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         key = _api_key(url)
         _say(summary(add_probes(session, goldens=golden_count, per_golden=per_golden,
                                 kinds=chosen, seed=seed)))
-        options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+        options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                             max_wait=max_wait)
         stats = RunStats()
 
         async def probe(show: Callable[[RunStats], None]) -> None:
