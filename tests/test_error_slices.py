@@ -83,7 +83,7 @@ def test_a_judge_fooled_by_long_chunks_is_flagged_there_and_nowhere_else(tmp_pat
     outside = [j for j, n in noise if n < low]
     assert longest.fp_rate.value == pytest.approx(sum(inside) / len(inside))
     assert longest.fp_rest.value == pytest.approx(sum(outside) / len(outside))
-    assert longest.fp_rate.interval is not None
+    assert longest.fp_rate.interval is not None and longest.fp_rate.value is not None
     assert longest.fp_rate.interval[0] <= longest.fp_rate.value <= longest.fp_rate.interval[1]
 
 
