@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from annotator.judge.styles import PROMPTS
+from annotator.models import DESIGNS
 from annotator.report.columns import SORT_KEYS
 from annotator.report.output import FORMATS
 from annotator.text import counted, visible
@@ -250,8 +251,11 @@ def _login_name() -> str:
               help="Share of chunks labelled blind (judge hidden until you answer), drawn "
               "reproducibly per session and annotator; measures anchoring.")
 @click.option("--sample", "sample_size", type=click.IntRange(1),
-              help="Label only a random sample of N goldens (drawn once per session from --seed "
-              "and kept): the report then gives a bias-corrected mean CP from it (PPI++).")
+              help="Label only a sample of N goldens (drawn once per session by --design from "
+              "--seed, and kept): the report then gives a bias-corrected mean CP from it.")
+@click.option("--design", type=click.Choice(DESIGNS), default="uniform", show_default=True,
+              help="How --sample draws: at random, by strata of the judge's CP, or more often "
+              "where the judge is expected to err (see 'annotator plan').")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--adjudicate", is_flag=True,
               help="Walk only the chunks people labelled differently and give each its gold "
@@ -259,7 +263,7 @@ def _login_name() -> str:
 @click.option("--delimiter", default=",", show_default=True,
               help="The cell separator of a CSV goldens file opened for the first time.")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
-                     blind_rate: float, sample_size: int | None, seed: int,
+                     blind_rate: float, sample_size: int | None, design: str, seed: int,
                      adjudicate: bool, delimiter: str) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
@@ -322,10 +326,9 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         if not adjudicate:
             judge = _choose_judge(session, judge)
             if sample_size is not None:
-                from annotator.stats.ppi import draw_sample
+                from annotator.sampling import draw
 
-                only = draw_sample(session.golden_ids(), sample_size, seed)
-                session.set_random_sample(sample_size, seed, only)
+                only = draw(session, sample_size, design, seed, judge)["golden_ids"]
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate), err=True)
 
@@ -812,10 +815,13 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
               "lost, under both label sets) and the smallest k keeping --keep of them.")
 @click.option("--keep", type=click.FloatRange(0, 1, min_open=True), default=0.95,
               show_default=True, help="--top-k: the share of relevant chunks a cut must keep.")
+@click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.03,
+              show_default=True, help="The half-width on mean CP a sample aims at: the report "
+              "says how many more goldens reach it.")
 def report_command(session_path: str, judge: str | None, annotator: str | None,
                    all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
                    resamples: int, seed: int, group_by: str | None, worst: int, top_k: bool,
-                   keep: float) -> None:
+                   keep: float, target_width: float) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
     Human labels are the truth and "relevant" is the positive class. Intervals come from a
@@ -860,7 +866,8 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
                      total=resamples) as advance:
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
-                                  gold=gold, top_k=top_k, keep_share=keep, progress=advance)
+                                  gold=gold, top_k=top_k, keep_share=keep,
+                                  target_width=target_width, progress=advance)
     from annotator.report.output import report_document
 
     _write_document(fmt, output, report_document(report))
@@ -883,6 +890,91 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 
     with replaced_whole(output) as out:
         return write(out)
+
+
+@cli.command("sample")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--size", type=click.IntRange(1), required=True, help="Goldens (active: draws).")
+@click.option("--design", type=click.Choice(DESIGNS), default="uniform", show_default=True,
+              help="uniform: at random; stratified: by strata of the judge's CP (per system), "
+              "Neyman-allocated; active: more often where the judge is expected to err.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--judge", "-j", help="Whose verdicts stratified and active draw from (default: "
+              "the only judge).")
+@click.option("--group-by", help="The metadata key naming each golden's system (default: "
+              "retriever, when the goldens carry it).")
+@click.option("--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def sample_command(session_path: str, size: int, design: str, seed: int, judge: str | None,
+                   group_by: str | None, fmt: str) -> None:
+    """Draw the session's sample of goldens to label, store it, and list it in draw order.
+
+    'annotator annotate SESSION --sample N --design D --seed S' opens the same sample; a
+    different draw is refused once one is stored (the estimates need the sample kept).
+
+    \b
+    Example:
+      annotator sample review.db --size 80 --design active --format json > to-label.json
+    """
+    import json
+
+    from annotator.report.build import choose_judge
+    from annotator.sampling import draw
+
+    with _open(session_path) as session:
+        chosen = choose_judge(session, judge) if design != "uniform" or judge else None
+        sample = draw(session, size, design, seed, chosen, group_by)
+        every = session.count_goldens()
+    # A uniform sample gives every golden the same chance: its share of the goldens.
+    probability: dict[str, float] = sample.get("probabilities") or dict.fromkeys(
+        sample["golden_ids"], len(sample["golden_ids"]) / every)
+    rows = [{"golden_id": g, "inclusion_probability": probability.get(g)}
+            for g in sample["golden_ids"]]
+    if fmt == "json":
+        click.echo(json.dumps({"design": sample.get("design", "uniform"), "size": sample["size"],
+                               "seed": sample["seed"], "judge": sample.get("judge"),
+                               "goldens": rows}, indent=1, ensure_ascii=False))
+        return
+    _say(f"{counted(len(rows), 'golden')} drawn by the {sample.get('design', 'uniform')} "
+         f"design (seed {sample['seed']}), in the order to label them:")
+    for i, row in enumerate(rows, 1):
+        p = row["inclusion_probability"]
+        _say(f"{i:5d}  {row['golden_id']}" + (f"  (chance of being drawn {p:.3f})"
+                                              if p is not None else ""))
+
+
+@cli.command("plan")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "-j", help="Whose verdicts to plan from (default: the only judge).")
+@click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.03,
+              show_default=True, help="The 95% half-width on mean CP to reach.")
+@click.option("--group-by", help="The metadata key naming each golden's system.")
+def plan_command(session_path: str, judge: str | None, target_width: float,
+                 group_by: str | None) -> None:
+    """Say how many goldens each sampling design needs before anyone starts labelling.
+
+    From the judge's expected error on each golden (its P(relevant), else its disagreement
+    with other judges); once people have labelled ten goldens or more, rescaled to what they
+    found. Reads the session only.
+    """
+    from annotator.report.build import choose_judge
+    from annotator.sampling import plan
+
+    with _open(session_path) as session:
+        chosen = choose_judge(session, judge)
+        planned = plan(session, chosen, target_width, group_by)
+    _say(f"Goldens to label for mean CP within +-{target_width:g} (95%), judge '{chosen}', "
+         f"{counted(planned.goldens, 'golden')} judged whole:")
+    best = min(planned.sizes.values())
+    for design, n in planned.sizes.items():
+        note = ("  (every golden; the target may be out of reach)" if n >= planned.goldens
+                else "  (fewest)" if n == best else "")
+        _say(f"  {design:10s} {n:7,}{note}")
+    _say(f"Expected error from {planned.source}" + (
+        f", rescaled to what people found on {planned.calibrated_on} labelled goldens."
+        if planned.calibrated_on else "."))
+    _say("Active leans on the judge's confidence: where that is miscalibrated (the report's "
+         "ECE), prefer stratified. Draw with 'annotator sample SESSION --size N --design D'.")
 
 
 @cli.command("judges")
@@ -1176,7 +1268,9 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
 @click.option("--blind-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Share of chunks everyone answers before seeing the judge's verdict.")
 @click.option("--sample", "sample_size", type=click.IntRange(1),
-              help="Everyone labels the same random sample of this many goldens.")
+              help="Everyone labels the same sample of this many goldens.")
+@click.option("--design", type=click.Choice(DESIGNS), default="uniform", show_default=True,
+              help="How --sample draws (as annotate's --design).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--adjudicate", is_flag=True,
               help="Open the adjudication screen instead (gold labels under each name).")
@@ -1186,8 +1280,8 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
 @click.option("--dashboard", is_flag=True,
               help="Serve /dashboard: each person's progress and the agreement between people.")
 def serve_command(session_path: str, host: str, port: int, judge: str | None, pass_mark: float,
-                  blind_rate: float, sample_size: int | None, seed: int, adjudicate: bool,
-                  user_header: str | None, dashboard: bool) -> None:
+                  blind_rate: float, sample_size: int | None, design: str, seed: int,
+                  adjudicate: bool, user_header: str | None, dashboard: bool) -> None:
     """Serve the annotation screen to a team's browsers, one session file for everyone.
 
     Each person opens http://HOST:PORT/?annotator=NAME (or the page asks for a name); each tab
@@ -1210,10 +1304,9 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     with _open(session_path) as session:
         judge = _choose_judge(session, judge) if not adjudicate else judge
         if sample_size is not None:
-            from annotator.stats.ppi import draw_sample
+            from annotator.sampling import draw
 
-            session.set_random_sample(sample_size, seed,
-                                      draw_sample(session.golden_ids(), sample_size, seed))
+            draw(session, sample_size, design, seed, judge)
     settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
                 "adjudicate": adjudicate}

@@ -15,6 +15,9 @@ Action = Literal["accept", "flip", "set", "import"]
 GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 """The file names goldens come in (annotator.formats reads them); anything else is a session."""
 
+DESIGNS = ("uniform", "stratified", "active")
+"""The labelling designs a sample may be drawn by (annotator.stats.designs)."""
+
 @dataclass(slots=True)
 class JudgeVerdict:
     """A judge's verdict on one chunk, with its reason and optional P(relevant). Not frozen: an

@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -134,6 +134,15 @@ class Review:
             raise SessionError(f"{session.path} holds no goldens yet; import some with "
                                f"'annotator import FILE --session {session.path}'.")
         self.sampled = only is not None
+        stored = session.random_sample() if only is not None else None
+        self.sample: dict[str, Any] | None = (
+            stored if stored is not None and stored["golden_ids"] == list(only or []) else None)
+        self.design = (self.sample.get("design", "uniform") if self.sample is not None
+                       else "random")
+        """The design of the sample shown ('random' for goldens given without a stored one)."""
+        self.stopping = ""
+        """The sample's stopping rule after the last completed golden (annotator.sampling)."""
+        self._judge_cp: dict[str, float] = {}
         if only is not None:
             # A random sample: only its goldens, in the sample's own random order, so the
             # goldens labelled so far are a random subset too.
@@ -467,6 +476,13 @@ class Review:
         done = self.comparison()
         message = f"{self.golden.id} complete: CP {_cp(done.cp_human())} (you) vs " \
                   f"{_cp(done.cp_judge())} (judge)."
+        if self.sample is not None and self.judge is not None:
+            from annotator.sampling import stopping_text
+
+            self.stopping = stopping_text(self.session, self.sample, self.judge,
+                                          self.annotator, self._judge_cp)
+            if self.stopping:
+                message += f" Sample: {self.stopping}."
         following = self._next_unfinished(self.index)
         if following == self.index:  # this golden, just finished, was the last unfinished one
             return Outcome(True, message + " Every golden is complete.")

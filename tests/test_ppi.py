@@ -123,7 +123,7 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
         sample = draw_sample(session.golden_ids(), 30, 4)
         session.set_random_sample(30, 4, sample)
         session.set_random_sample(30, 4, sample)  # the same draw again is fine
-        with pytest.raises(SessionError, match="--sample 30 --seed 4"):
+        with pytest.raises(SessionError, match="--sample 30 --design uniform --seed 4"):
             session.set_random_sample(30, 5, draw_sample(session.golden_ids(), 30, 5))
         review = Review(session, "ann", "j", only=sample)
         assert review.golden_ids == sample and review.total_chunks == 180 and review.sampled

@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from annotator.report.model import (
     WorstGolden,
 )
 from annotator.resolve import one_judge
+from annotator.sampling import DEFAULT_TARGET, DesignSection, design_section
 from annotator.stats import confidence, cp_agreement
 from annotator.stats.bootstrap import (
     COUNTS,
@@ -120,6 +122,7 @@ def build_report(
     gold: bool = False,
     top_k: bool = False,
     keep_share: float = 0.95,
+    target_width: float = DEFAULT_TARGET,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
     """The agreement report for one judge against the given annotators (default: everyone), or
@@ -168,7 +171,11 @@ def build_report(
 
     coverage = _coverage(frame, said, sides, pairs, rows)
     people_section = _people(frame, said, people, mine)
-    ppi = _ppi(session, rows, golden_ids, cp_judge)
+    sample = session.random_sample()
+    designed = (sample is not None and sample.get("design", "uniform") != "uniform")
+    ppi = None if designed else _ppi(session, rows, golden_ids, cp_judge)
+    design = (_design(sample, rows, golden_ids, cp_judge, pass_mark, target_width)
+              if designed and sample is not None else None)
     # The session's columns are done with: let them go before the bootstrap's weights arrive.
     del frame, said, people, mine, sides
     give_back()
@@ -198,6 +205,8 @@ def build_report(
         dropped_replicates=estimates.dropped,
         raters=rater_agreement(estimates, rater_columns) if rater_columns else None,
         ppi=ppi,
+        design=design,
+        target_width=target_width,
         confidence_gaps=session.confidence_gaps(judge),
         top_k=cut,
         errors=_errors(estimates, slicing) if len(pairs.cluster) else None,
@@ -245,6 +254,27 @@ def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judg
     return ppi_estimate(len(in_sample), [statistics.fmean(human[g]) for g in labelled],
                         [judge[g] for g in labelled],
                         [cp for g, cp in judge.items() if g not in human])
+
+
+def _design(sample: dict[str, Any], rows: list[GoldenRow], golden_ids: list[str],
+            cp_judge: np.ndarray, pass_mark: float, target: float) -> DesignSection:
+    """The estimates a stratified or active sample allows (annotator.sampling): people's CP
+    per labelled golden (the mean over label sets), the judge's on every golden it judged."""
+    human: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        human.setdefault(row.golden_id, []).append(row.human)
+        tally = counts.setdefault(row.golden_id, [0, 0, 0, 0])
+        for h, j in zip(row.human_verdicts, row.judge_verdicts, strict=True):
+            tally[0] += int(h == 0 and j == 1)
+            tally[1] += int(h == 0)
+            tally[2] += int(h == 1 and j == 0)
+            tally[3] += int(h == 1)
+    judge = {g: cp for g, cp in zip(golden_ids, cp_judge.tolist(), strict=True)
+             if not math.isnan(cp)}
+    return design_section(sample, {g: statistics.fmean(v) for g, v in human.items()}, judge,
+                          {g: (a, b, c, d) for g, (a, b, c, d) in counts.items()}, pass_mark,
+                          target)
 
 
 def _add_rater_columns(sums: ClusterSums, people: list[str], labels: dict[str, np.ndarray],

@@ -131,6 +131,14 @@ def headline(report: Report) -> list[str]:
     if team is not None and None not in (team.stats["light_kappa"].value,
                                          team.stats["judge_mean_kappa"].value):
         lines.append(team.ceiling)
+    if (design := report.design) is not None and (
+            best := design.stats["ppi_plus_plus"]).value is not None:
+        low, high = best.interval or (best.value, best.value)
+        lines.append(f"Mean CP under the {design.design} sample ({design.labelled} goldens "
+                     f"labelled): {best.value:.4f} (95% CI {low:.4f} to {high:.4f}), against "
+                     f"{design.stats['judge_only'].format(4)} from the judge alone" + (
+                         "; the target width is reached." if design.more == 0 else
+                         f"; about {design.more:,} more goldens for +-{design.target:g}."))
     if report.ppi is not None and (best := report.ppi.stats["ppi_plus_plus"]).value is not None:
         judge = report.ppi.stats["judge_only"]
         low, high = best.interval or (best.value, best.value)

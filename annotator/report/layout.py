@@ -16,6 +16,7 @@ from annotator.report.headline import who
 from annotator.report.model import LABELS, GoldenRow, Report
 from annotator.stats.bootstrap import MIN_VALID_SHARE, SCOPE, scoped
 from annotator.stats.confidence import BINS
+from annotator.stats.designs import more_needed
 from annotator.stats.slices import ERROR_RATES, MIN_TESTED
 from annotator.stats.stat import Stat, number
 from annotator.text import counted, shortened
@@ -63,6 +64,31 @@ def _probe_grid(block_id: str, judges: list[tuple[str, dict[str, ProbeRate]]]) -
         [f"{kind}: {KIND_WORDS[kind]}." for kind in kinds]
         + ["Made with 'annotator probe'; kept apart from the chunks, so no other figure "
            "includes a probe. 95% Wilson intervals."])
+
+
+DESIGN_WORDS = {
+    "stratified": "Stratified PPI++: the judge's mean in each stratum (its CP quartile, per "
+                  "system) corrected by that stratum's labelled goldens, weighted by the "
+                  "stratum's share of the goldens; valid because each stratum's goldens were "
+                  "drawn at random, in the allocation stored with the sample.",
+    "active": "Inverse-probability-weighted PPI++: each draw picked a golden with a known "
+              "probability (higher where the judge was expected to err), and each labelled "
+              "draw is weighted by one over it, so the estimate stays unbiased.",
+}
+
+
+def _stopping(best: Stat, labelled: int, target: float) -> list[str]:
+    """How far the sample is from its target half-width, in one sentence (none without an
+    interval)."""
+    if best.interval is None:
+        return []
+    half = (best.interval[1] - best.interval[0]) / 2
+    if half <= target:
+        return [f"Target reached: the interval is +-{half:.3f}, within +-{target:g} "
+                "(--target-width)."]
+    more = more_needed(labelled, half, target)
+    return [f"The interval is +-{half:.3f} on {counted(labelled, 'labelled golden')}: about "
+            f"{more:,} more for +-{target:g} (--target-width), from the spread seen so far."]
 
 
 def _stands_out(fp: str | None, fn: str | None) -> str:
@@ -287,7 +313,24 @@ def layout(report: Report) -> list[Block]:
                if ppi.lam.value is not None and ppi.effective_labelled.value is not None
                else []),
              "Valid only because the goldens were drawn at random ('annotator annotate "
-             "--sample'); the judge's own mean is biased and has no valid interval."]))
+             "--sample'); the judge's own mean is biased and has no valid interval.",
+             *_stopping(ppi.stats["ppi_plus_plus"], ppi.labelled, report.target_width)]))
+    if (design := report.design) is not None:
+        blocks.append(Grid(
+            "design", f"Mean context precision under the {design.design} sample",
+            ["estimate", "value", "95% CI"],
+            _stat_rows(design.stats) + [[f"mean CP, {name}", value(stat),
+                                         stat.interval_text()]
+                                        for name, stat in design.systems.items()],
+            [f"{design.labelled} of the {design.sampled} goldens drawn are labelled"
+             + (" (active: the draws up to the first golden not yet labelled)"
+                if design.design == "active" else "") + ".",
+             DESIGN_WORDS[design.design],
+             "False-positive and false-negative rates are per chunk over every golden, each "
+             "labelled golden weighted by one over its chance of being drawn (linearised "
+             "intervals).",
+             *_stopping(design.stats["ppi_plus_plus"], design.labelled,
+                        report.target_width)]))
     if (conf := report.confidence) is not None:
         blocks.append(Grid("confidence", f"Judge confidence: P(relevant) on {conf.chunks} chunks",
                            ["statistic", "value", "95% CI"], _stat_rows(conf.stats),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotator.probes import ProbeRate
+from annotator.sampling import DesignSection
 from annotator.stats.chunk_agreement import Confusion, McNemar
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.ppi import PpiEstimate
@@ -60,6 +61,9 @@ LABELS: dict[str, str] = {
     "ppi": "PPI (lambda = 1)",
     "human_only": "people only (the sample)",
     "judge_only": "judge only (biased; no interval)",
+    "pass_rate_ppi": "pass rate, PPI++",
+    "fp_rate": "judge false-positive rate per chunk",
+    "fn_rate": "judge false-negative rate per chunk",
     "acceptance_rate": "acceptance rate",
     "median_decision_ms": "median decision time (ms)",
 }
@@ -402,5 +406,9 @@ class Report:
     """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""
     errors: ErrorSection | None = None
     """Where the judge errs, when some chunk has both a person's label and a verdict."""
+    design: DesignSection | None = None
+    """Mean CP as a stratified or active sample allows (a uniform one gives ``ppi``)."""
+    target_width: float = 0.03
+    """The half-width on mean CP a sample aims at."""
     probes: list[ProbeRate] = field(default_factory=list)
     """The judge's false-positive rate on each kind of gullibility probe it was tested with."""

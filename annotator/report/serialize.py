@@ -182,6 +182,10 @@ def report_dict(report: Report) -> dict[str, Any]:
         "confidence_gaps": report.confidence_gaps,
         "inter_annotator": raters,
         "ppi": ppi,
+        "design": None if (d := report.design) is None else {
+            "design": d.design, "sampled": d.sampled, "labelled": d.labelled,
+            **stats_dict(d.stats), "systems": stats_dict(d.systems),
+            "target_width": d.target, "half_width": d.half_width, "more_needed": d.more},
     }
 
 

@@ -992,24 +992,35 @@ class Session:
         return Price(float(value[0]), float(value[1]), None if cached is None else float(cached))
 
     def random_sample(self) -> dict[str, Any] | None:
-        """The random sample of goldens drawn for unbiased estimates: {size, seed, golden_ids}."""
+        """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for
+        a stratified or active design, what annotator.sampling stores with it."""
         value = self._setting("random_sample")
         return None if value is None else dict(value)
 
-    def set_random_sample(self, size: int, seed: int, golden_ids: list[str]) -> None:
-        """Store the random sample of goldens (once: a second, different draw is refused)."""
+    def set_random_sample(self, size: int, seed: int, golden_ids: list[str],
+                          design: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store the sample of goldens drawn for unbiased estimates (once: a second, different
+        draw is refused) and return the sample in force. ``design``: what a stratified or
+        active draw adds (its name, probabilities, strata or draws; annotator.sampling)."""
+        wanted = {"size": size, "seed": seed, "golden_ids": golden_ids, **(design or {})}
+        kind = wanted.get("design", "uniform")
         with self._write():
             stored = self._setting("random_sample")
-            wanted = {"size": size, "seed": seed, "golden_ids": golden_ids}
             if stored is not None:
-                if stored != wanted:
-                    raise SessionError(
-                        f"This session's random sample was drawn with --sample {stored['size']} "
-                        f"--seed {stored['seed']}; open it with those to keep the sample random "
-                        "(or without --sample to label every golden).")
-                return
+                same = ((stored["size"], stored["seed"], stored.get("design", "uniform"))
+                        == (size, seed, kind))
+                # A uniform draw depends on the golden ids alone; the others on the judge's
+                # verdicts at the time, so the stored draw stands for the same arguments.
+                if same and (kind != "uniform" or stored["golden_ids"] == golden_ids):
+                    return dict(stored)
+                raise SessionError(
+                    f"This session's sample was drawn with --sample {stored['size']} --design "
+                    f"{stored.get('design', 'uniform')} --seed {stored['seed']}; open it with "
+                    "those to keep the estimates valid (or without --sample to label every "
+                    "golden).")
             self._set_setting("random_sample", wanted)
-            self._event("sample", payload={"size": size, "seed": seed})
+            self._event("sample", payload={"size": size, "seed": seed, "design": kind})
+        return wanted
 
     # -- batches ------------------------------------------------------------------------------
 

@@ -54,7 +54,8 @@ def header(review: Review, session_name: str) -> Text:
     text.append(" cp-annotator ", style="bold reverse")
     text.append(f"  golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
     if review.sampled:
-        text.append(" (random sample)")
+        text.append(f" ({review.design} sample" + (f"; {review.stopping}" if review.stopping
+                                                    else "") + ")")
     if review.totals_known:
         text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
                     f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")

@@ -1,0 +1,258 @@
+"""Labelling designs: which goldens people label, with what probabilities, and the estimates
+of mean CP under human labels that stay valid under each (annotator.sampling draws and stores).
+
+- ``uniform``: a simple random sample in random order (stats/ppi.py: PPI++).
+- ``stratified``: strata by the judge's CP (quartiles, ties kept together) crossed with the
+  system, Neyman-allocated from the judge's expected error in each stratum, at least two a
+  stratum; estimated by stratified PPI++ (Fisch et al. 2024): PPI++ within each stratum,
+  combined with the strata's shares of the goldens.
+- ``active``: goldens drawn with replacement, each draw golden i with probability q_i
+  proportional to the square root of its expected squared error (mixed with uniform, so no
+  q_i is 0: Zrnic & Candes 2024's active inference); estimated by inverse-probability-weighted
+  PPI++ (ppi-python's weighted estimator with weights 1 / (N q_i)). Any prefix of the draws is
+  itself such a sample, so people may stop at any golden.
+
+Every interval is normal at 95% (ddof 0), as in ppi-python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from annotator.models import DESIGNS
+from annotator.stats.ppi import LEVEL
+
+JUDGE_BINS = 4
+"""Strata of the judge's CP per system: its quartiles."""
+MIN_PER_STRATUM = 2
+MIX = 0.2
+"""The share of uniform in the active design's probabilities: no golden is impossible."""
+DRAWS = 256
+"""Simulated human label sets per golden for its expected squared error."""
+BLOCK = 512
+"""Goldens simulated at once (memory: DRAWS x BLOCK x chunks)."""
+Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)
+
+
+# -- the judge's expected error ---------------------------------------------------------------
+
+def cp_matrix(verdicts: np.ndarray) -> np.ndarray:
+    """CP of each row of a 0/1 matrix (one golden's verdicts per row), as RAGAS computes it."""
+    if verdicts.shape[1] == 0:
+        return np.zeros(verdicts.shape[0])
+    ranks = np.arange(1, verdicts.shape[1] + 1)
+    precision = np.cumsum(verdicts, axis=1) / ranks
+    return np.asarray((precision * verdicts).sum(axis=1) / (verdicts.sum(axis=1) + 1e-10))
+
+
+def expected_errors(chances: Sequence[np.ndarray], judge_cp: np.ndarray,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Per golden, E[human CP - judge CP] and E[(human CP - judge CP)^2] when each chunk is
+    useful to people with the judge's P(relevant) (``chances``: one array per golden), from
+    ``DRAWS`` simulated label sets; goldens of one length are simulated together."""
+    bias, squared = np.zeros(len(chances)), np.zeros(len(chances))
+    sizes = np.asarray([len(c) for c in chances])
+    for size in np.unique(sizes).tolist():
+        rows = np.flatnonzero(sizes == size)
+        for block in range(0, len(rows), BLOCK):
+            at = rows[block:block + BLOCK]
+            p = np.stack([chances[i] for i in at.tolist()])  # goldens x chunks
+            labels = (rng.random((DRAWS, *p.shape)) < p).astype(float)
+            cp = cp_matrix(labels.reshape(-1, size)).reshape(DRAWS, len(at))
+            difference = cp - judge_cp[at]
+            bias[at] = difference.mean(axis=0)
+            squared[at] = np.mean(difference ** 2, axis=0)
+    return bias, squared
+
+
+# -- drawing ----------------------------------------------------------------------------------
+
+def strata(judge_cp: np.ndarray, systems: Sequence[str]) -> list[str]:
+    """Each golden's stratum: its system (when there are several) and its judge-CP quartile."""
+    names = np.asarray(systems)
+    out = [""] * len(judge_cp)
+    for system in sorted(set(systems)):
+        mine = np.flatnonzero(names == system)
+        edges = np.unique(np.quantile(judge_cp[mine], np.linspace(0, 1, JUDGE_BINS + 1)[1:-1]))
+        bins = np.searchsorted(edges, judge_cp[mine], side="right")
+        for i, b in zip(mine.tolist(), bins.tolist(), strict=True):
+            low, high = (float(x) for x in _bounds(edges, b))
+            span = f"judge CP {low:.2f}-{high:.2f}"
+            out[i] = f"{system} {span}" if len(set(systems)) > 1 else span
+    return out
+
+
+def _bounds(edges: np.ndarray, b: int) -> tuple[float, float]:
+    """The judge-CP range of quartile bin ``b``."""
+    low = 0.0 if b == 0 else edges[b - 1]
+    high = 1.0 if b == len(edges) else edges[b]
+    return low, high
+
+
+def neyman(sizes: dict[str, int], spreads: dict[str, float], n: int) -> dict[str, int]:
+    """Goldens to label per stratum: proportional to size x spread (Neyman allocation), at
+    least MIN_PER_STRATUM (or the whole stratum), never more than a stratum holds; the
+    remainders go to the largest fractions."""
+    n = min(n, sum(sizes.values()))
+    alloc = {h: min(MIN_PER_STRATUM, size) for h, size in sizes.items()}
+    left = n - sum(alloc.values())
+    while left > 0:
+        room = {h: sizes[h] - alloc[h] for h in sizes if sizes[h] > alloc[h]}
+        weight = {h: sizes[h] * max(spreads[h], 1e-6) for h in room}
+        total = sum(weight.values())
+        shares = {h: left * w / total for h, w in weight.items()}
+        given = 0
+        for h, share in shares.items():
+            take = min(room[h], int(share))
+            alloc[h] += take
+            given += take
+        if given == 0:  # every share below one: the largest fractions first
+            for h in sorted(shares, key=lambda h: (-shares[h], h))[:left]:
+                alloc[h] += 1
+                given += 1
+        left -= given
+    return alloc
+
+
+def stratified_order(stratum_of: Sequence[str], alloc: dict[str, int],
+                     rng: np.random.Generator) -> list[int]:
+    """The goldens drawn (indexes), n_h at random from each stratum, interleaved so that any
+    prefix holds the strata in about their allocated shares."""
+    names = np.asarray(stratum_of)
+    keyed: list[tuple[float, int]] = []
+    for h, count in sorted(alloc.items()):
+        chosen = rng.permutation(np.flatnonzero(names == h))[:count]
+        offsets = rng.random()
+        keyed.extend(((j + offsets) / count, int(i)) for j, i in enumerate(chosen.tolist()))
+    return [i for _, i in sorted(keyed)]
+
+
+def active_probabilities(score: np.ndarray) -> np.ndarray:
+    """Each golden's probability per draw: its score (the root of its expected squared error)
+    over the total, mixed with uniform at MIX; uniform where no golden has a score."""
+    n = len(score)
+    total = float(np.nansum(score))
+    if not n:
+        return np.zeros(0)
+    if total <= 0 or math.isnan(total):
+        return np.full(n, 1 / n)
+    return np.asarray((1 - MIX) * np.nan_to_num(score) / total + MIX / n)
+
+
+def active_draws(q: np.ndarray, n: int, rng: np.random.Generator) -> list[int]:
+    """``n`` draws with replacement, golden i with probability q_i each time."""
+    return [int(i) for i in rng.choice(len(q), size=n, replace=True, p=q / q.sum())]
+
+
+# -- estimating -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Mean CP under human labels from a design: the estimate, its 95% interval, lambda."""
+
+    point: float
+    low: float
+    high: float
+    lam: float
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width."""
+        return (self.high - self.low) / 2
+
+
+def _lam(y: np.ndarray, f: np.ndarray) -> float:
+    """The regression coefficient of y on f, clipped to [0, 1]: how far to lean on the judge
+    (0 for a judge that tracks nothing, or is constant here)."""
+    variance = float(np.var(f))
+    if variance == 0 or len(y) < 2:
+        return 0.0
+    return float(np.clip(np.mean((y - y.mean()) * (f - f.mean())) / variance, 0.0, 1.0))
+
+
+def active_estimate(y_draws: np.ndarray, f_draws: np.ndarray, q_draws: np.ndarray,
+                    f_all: np.ndarray, lam: float | None = None) -> Estimate:
+    """Inverse-probability-weighted PPI++ from draws with replacement (golden i drawn with
+    probability q_i each time): lam * mean(f_all) plus the weighted mean of y - lam f, weights
+    1 / q normalised to mean 1 (ppi-python's weighted point estimate), with its linearised
+    variance over the draws (the judge's CP is known on every golden, so its mean has none).
+    Lambda, when not given, minimises that variance, clipped to [0, 1]."""
+    w = 1.0 / q_draws
+    w = w / w.mean()
+    y_bar, f_bar = float(np.mean(w * y_draws)), float(np.mean(w * f_draws))
+    if lam is None:
+        dy, df = w * (y_draws - y_bar), w * (f_draws - f_bar)
+        spread = float(np.sum(df * df))
+        lam = 0.0 if spread == 0 else float(np.clip(np.sum(dy * df) / spread, 0.0, 1.0))
+    point = lam * float(f_all.mean()) + y_bar - lam * f_bar
+    centred = w * ((y_draws - lam * f_draws) - (y_bar - lam * f_bar))
+    se = float(centred.std(ddof=1)) / math.sqrt(len(w)) if len(w) > 1 else math.inf
+    return Estimate(point, point - Z * se, point + Z * se, lam)
+
+
+Strata = dict[str, tuple[int, float]]
+"""Stratum -> (its goldens, the judge's mean CP over them)."""
+
+
+def stratified_estimate(strata: Strata, labelled: dict[str, tuple[np.ndarray, np.ndarray]],
+                        lam: float | None = None) -> Estimate | str:
+    """Stratified PPI++: in each stratum the judge's mean corrected by its labelled goldens'
+    mean difference (people's CP y against the judge's f, leaning on the judge by the stratum's
+    own lambda), combined with the strata's shares; the variance of a sample drawn without
+    replacement from each stratum. One stratum is the uniform design. Or why there is no
+    estimate yet. ``lam`` fixes lambda in every stratum (0: people's labels alone)."""
+    big_n = sum(size for size, _ in strata.values())
+    point, variance, lams = 0.0, 0.0, []
+    for h, (size, judge_mean) in sorted(strata.items()):
+        y, f = labelled.get(h, (np.zeros(0), np.zeros(0)))
+        m = len(y)
+        if m < min(MIN_PER_STRATUM, size):
+            return f"needs {MIN_PER_STRATUM} labelled goldens in every stratum; {h} has {m}"
+        lam_h = _lam(y, f) if lam is None else lam
+        lams.append(lam_h)
+        residual = y - lam_h * f
+        share = size / big_n
+        point += share * (lam_h * judge_mean + float(residual.mean()))
+        if m > 1:
+            variance += share ** 2 * (1 - m / size) * float(residual.var(ddof=1)) / m
+    se = math.sqrt(variance)
+    return Estimate(point, point - Z * se, point + Z * se, float(np.mean(lams)))
+
+
+def more_needed(labelled: int, half_width: float, target: float) -> int:
+    """About how many more goldens (or draws) bring the half-width to ``target``: widths
+    shrink as one over the root of the sample."""
+    if half_width <= target or labelled == 0:
+        return 0
+    return max(0, math.ceil(labelled * (half_width / target) ** 2) - labelled)
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+def planned_sizes(bias: np.ndarray, error: np.ndarray, stratum_of: Sequence[str],
+                  target: float) -> dict[str, int]:
+    """Goldens (or draws) each design needs for a 95% half-width of ``target``, from each
+    golden's expected difference (people's CP minus the judge's) and expected squared
+    difference: the variance of the difference PPI corrects with, the judge's mean bias taken
+    out (within each stratum for ``stratified``)."""
+    big_n = len(error)
+    if not big_n:
+        return dict.fromkeys(DESIGNS, 0)
+    z2 = (Z / target) ** 2
+    mean_bias = float(np.mean(bias))
+    sizes = {"uniform": z2 * max(float(np.mean(error)) - mean_bias ** 2, 0.0)}
+    names = np.asarray(stratum_of)
+    spread = 0.0
+    for h in set(stratum_of):
+        mine = names == h
+        within = max(float(np.mean(error[mine])) - float(np.mean(bias[mine])) ** 2, 0.0)
+        spread += mine.sum() / big_n * math.sqrt(within)
+    sizes["stratified"] = z2 * spread ** 2
+    q = active_probabilities(np.sqrt(error))
+    sizes["active"] = z2 * max(float(np.sum(error / (big_n ** 2 * q))) - mean_bias ** 2, 0.0)
+    return {d: min(big_n, max(MIN_PER_STRATUM, math.ceil(n))) for d, n in sizes.items()}

@@ -1,0 +1,152 @@
+"""Labelling designs: coverage and width by simulation, the estimators against ppi-python and
+by hand, and the plan against the simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ppi_py import ppi_mean_pointestimate
+
+from annotator.models import DESIGNS
+from annotator.stats import designs as d
+
+N, CHUNKS, SAMPLE, RUNS, TARGET = 2000, 5, 200, 1000, 0.03
+
+
+def population(informative: bool, seed: int = 1) -> dict[str, np.ndarray]:
+    """Goldens where one in ten is hard (its chunks' chance of being useful to people between
+    0.3 and 0.7) and the rest near certain; the judge says useful above 0.5. Informative: its
+    P(relevant) is that chance; not: a coin near 0.5 for every chunk, its verdicts as random."""
+    rng = np.random.default_rng(seed)
+    hard = rng.random(N) < 0.1
+    truth = np.where(hard[:, None], rng.uniform(0.3, 0.7, (N, CHUNKS)),
+                     rng.choice([0.01, 0.99], (N, CHUNKS)))
+    said = truth if informative else rng.uniform(0.35, 0.65, (N, CHUNKS))
+    judge = (said > 0.5).astype(float)
+    human = (rng.random((N, CHUNKS)) < truth).astype(float)
+    f = d.cp_matrix(judge)
+    bias, error = d.expected_errors(list(said), f, rng)
+    return {"y": d.cp_matrix(human), "f": f, "bias": bias, "error": error}
+
+
+def strata_of(names: list[str], f: np.ndarray) -> d.Strata:
+    keys = np.asarray(names)
+    return {h: (int((keys == h).sum()), float(f[keys == h].mean())) for h in set(names)}
+
+
+def by_stratum(names: list[str], y: np.ndarray, f: np.ndarray, chosen: list[int]
+               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for i in chosen:
+        ys, fs = out.setdefault(names[i], ([], []))
+        ys.append(float(y[i]))
+        fs.append(float(f[i]))
+    return {h: (np.asarray(ys), np.asarray(fs)) for h, (ys, fs) in out.items()}
+
+
+def simulate(pop: dict[str, np.ndarray]) -> dict[str, tuple[float, float, int]]:
+    """Per design: (coverage, mean half-width, goldens needed for +-TARGET) over RUNS samples."""
+    y, f = pop["y"], pop["f"]
+    theta = float(y.mean())
+    names = d.strata(f, ["one system"] * N)
+    keys = np.asarray(names)
+    sizes = {h: int((keys == h).sum()) for h in set(names)}
+    spreads = {h: float(np.sqrt(max(pop["error"][keys == h].mean()
+                                    - pop["bias"][keys == h].mean() ** 2, 0.0))) for h in sizes}
+    alloc = d.neyman(sizes, spreads, SAMPLE)
+    q = d.active_probabilities(np.sqrt(pop["error"]))
+    rng = np.random.default_rng(5)
+    hits = dict.fromkeys(DESIGNS, 0)
+    widths: dict[str, list[float]] = {k: [] for k in DESIGNS}
+    one = ["all"] * N
+    for _ in range(RUNS):
+        chosen = rng.choice(N, SAMPLE, replace=False).tolist()
+        estimates = {
+            "uniform": d.stratified_estimate(strata_of(one, f), by_stratum(one, y, f, chosen)),
+            "stratified": d.stratified_estimate(strata_of(names, f), by_stratum(
+                names, y, f, d.stratified_order(names, alloc, rng))),
+        }
+        draws = np.asarray(d.active_draws(q, SAMPLE, rng))
+        estimates["active"] = d.active_estimate(y[draws], f[draws], q[draws], f)
+        for design, est in estimates.items():
+            assert isinstance(est, d.Estimate)
+            hits[design] += est.low <= theta <= est.high
+            widths[design].append(est.half_width)
+    return {k: (hits[k] / RUNS, float(np.mean(widths[k])),
+                round(SAMPLE * (float(np.mean(widths[k])) / TARGET) ** 2)) for k in DESIGNS}
+
+
+@pytest.mark.parametrize("informative", [True, False])
+def test_each_design_covers_and_active_needs_fewer_labels_when_the_judge_knows(
+        informative: bool) -> None:
+    pop = population(informative)
+    found = simulate(pop)
+    names = d.strata(pop["f"], ["one system"] * N)
+    plan = d.planned_sizes(pop["bias"], pop["error"], names, TARGET)
+    print(f"\n{'informative' if informative else 'uninformative'} judge confidence, {RUNS} runs "
+          f"of {SAMPLE} goldens from {N}:")
+    for design, (coverage, width, needed) in found.items():
+        print(f"  {design:10s} coverage {coverage:.3f}  half-width {width:.4f}  goldens for "
+              f"+-{TARGET}: {needed} (plan: {plan[design]})")
+    for coverage, _, _ in found.values():
+        assert 0.93 <= coverage <= 0.97
+    uniform, stratified, active = (found[k][2] for k in DESIGNS)
+    if informative:
+        assert active <= uniform / 2 and stratified <= uniform
+        for design, (_, _, needed) in found.items():  # the plan, from the judge alone
+            assert abs(plan[design] - needed) <= 0.3 * needed
+    else:
+        # The judge's confidence says nothing: stratified is no worse than uniform; active
+        # pays for its uneven weights (the README gives the figure).
+        assert stratified <= uniform * 1.1 and active <= uniform * 1.4
+
+
+def test_the_active_estimate_is_ppi_pythons_weighted_estimate_and_a_hand_computed_mean(
+        ) -> None:
+    rng = np.random.default_rng(3)
+    f_all = rng.random(50)
+    q = d.active_probabilities(rng.random(50))
+    draws = np.asarray(d.active_draws(q, 20, rng))
+    y = np.clip(f_all[draws] + rng.normal(0, 0.1, 20), 0, 1)
+    w = 1 / (50 * q[draws])
+    for lam in (0.0, 0.4, 1.0):
+        ours = d.active_estimate(y, f_all[draws], q[draws], f_all, lam=lam)
+        theirs = ppi_mean_pointestimate(y, f_all[draws], f_all, lam=lam, w=w)
+        assert ours.point == pytest.approx(float(np.asarray(theirs).ravel()[0]), abs=1e-12)
+    # lambda 0: the weighted (Hajek) mean of y with weights 1 / q, by hand.
+    small = d.active_estimate(np.asarray([0.5, 1.0]), np.asarray([0.2, 0.9]),
+                              np.asarray([0.25, 0.5]), np.asarray([0.2, 0.9, 0.4, 0.1]), lam=0)
+    assert small.point == pytest.approx((0.5 / 0.25 + 1.0 / 0.5) / (1 / 0.25 + 1 / 0.5))
+
+
+def test_the_stratified_estimate_by_hand() -> None:
+    strata = {"a": (4, 0.5), "b": (6, 0.2)}
+    labelled = {"a": (np.asarray([0.6, 0.8]), np.asarray([0.5, 0.5])),
+                "b": (np.asarray([0.1, 0.3, 0.2]), np.asarray([0.0, 0.4, 0.2]))}
+    est = d.stratified_estimate(strata, labelled)
+    assert isinstance(est, d.Estimate)
+    # a: the judge is constant there (lambda 0): people's mean 0.7. b: y = 0.1 + 0.5 f
+    # exactly, lambda 0.5: 0.5 x 0.2 + mean(y - 0.5 f) = 0.1 + 0.1.
+    assert est.point == pytest.approx(0.4 * 0.7 + 0.6 * 0.2)
+    # Variance: a's (1 - 2/4) x var(0.6, 0.8) / 2 with b's residuals all 0.1 (no spread).
+    se = np.sqrt(0.4 ** 2 * 0.5 * np.var([0.6, 0.8], ddof=1) / 2)
+    assert est.half_width == pytest.approx(d.Z * se)
+    short = {"a": labelled["a"], "b": (np.asarray([0.1]), np.asarray([0.0]))}
+    assert d.stratified_estimate(strata, short) == (
+        "needs 2 labelled goldens in every stratum; b has 1")
+
+
+def test_neyman_allocation_gives_every_stratum_two_and_the_rest_by_size_times_spread() -> None:
+    alloc = d.neyman({"a": 100, "b": 100, "c": 3, "d": 1}, {"a": 0.3, "b": 0.1, "c": 0.0,
+                                                         "d": 0.5}, 40)
+    assert sum(alloc.values()) == 40 and alloc["c"] == 2 and alloc["d"] == 1
+    # After the minimum of two, a and b share the rest 3 : 1 (c holds 1 spare, spread 0).
+    assert abs((alloc["a"] - 2) - 3 * (alloc["b"] - 2)) <= 2
+    order = d.stratified_order(["a"] * 5 + ["b"] * 5, {"a": 2, "b": 2}, np.random.default_rng(0))
+    assert sorted(i < 5 for i in order) == [False, False, True, True]
+    assert len({i < 5 for i in order[:2]}) == 2  # any prefix holds both strata
+
+
+def test_more_needed_follows_one_over_the_root_of_the_sample() -> None:
+    assert d.more_needed(100, 0.06, 0.03) == 300
+    assert d.more_needed(100, 0.02, 0.03) == 0
