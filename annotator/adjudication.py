@@ -13,14 +13,15 @@ from annotator.errors import SessionError
 from annotator.models import Chunk, Golden, GoldLabel, StoredVerdict
 from annotator.store.session import Session
 from annotator.truth import disagreements
+from annotator.verdict import Answer
 
 
 @dataclass(frozen=True, slots=True)
 class Opinion:
-    """One person's label and note on a disputed chunk."""
+    """One person's answer (a verdict or unsure) and note on a disputed chunk."""
 
     annotator: str
-    verdict: int
+    verdict: Answer
     note: str | None
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from annotator.judge.styles import PROMPTS
-from annotator.models import DESIGNS
+from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
 from annotator.report.columns import SORT_KEYS
 from annotator.report.output import FORMATS
 from annotator.text import counted, visible
@@ -22,6 +22,7 @@ from annotator.text import counted, visible
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
+    from annotator.checks import Check
     from annotator.judge.batch import Limits
     from annotator.judge.runner import RunOptions, RunStats
     from annotator.judge.types import JudgePrompt, JudgeSettings
@@ -203,9 +204,13 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             from annotator.jsonout import write_json
             from annotator.report.build import choose_judge
 
-            data = ragas_annotation(session, choose_judge(session, judge), annotator, against)
+            data, left_out = ragas_annotation(session, choose_judge(session, judge), annotator,
+                                              against)
             count = sum(len(samples) for samples in data.values())
             _write_output(output, lambda out: write_json(data, out))
+            if left_out:
+                _say(f"Left out {counted(left_out, 'chunk')} whose reason people marked wrong: "
+                     "as a demonstration its reasoning would teach the wrong thing.", err=True)
         else:
             writer = write_csv if fmt == "csv" else write_jsonl
             count = _write_output(output, lambda out: writer(session.export_records(), out))
@@ -260,11 +265,21 @@ def _login_name() -> str:
 @click.option("--adjudicate", is_flag=True,
               help="Walk only the chunks people labelled differently and give each its gold "
               "label (stored with your --annotator name).")
+@click.option("--checks", "check_rate", type=click.FloatRange(0, 1), default=0.0,
+              help="Interleave attention checks at this rate (a share of the goldens shown): "
+              "goldens whose truth is settled, shown like any other; answers on them are kept "
+              "apart and never count as labels.")
+@click.option("--checks-from", type=click.Path(exists=True, dir_okay=False),
+              help="A gold goldens file (JSONL/JSON/CSV) whose human_labels are the truth, as "
+              "more attention checks beside the session's adjudicated gold labels.")
+@click.option("--checks-min", type=click.FloatRange(0, 1), default=CHECKS_MIN, show_default=True,
+              help="The statistics screen warns of a person right on fewer checks than this.")
 @click.option("--delimiter", default=",", show_default=True,
               help="The cell separator of a CSV goldens file opened for the first time.")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
                      blind_rate: float, sample_size: int | None, design: str, seed: int,
-                     adjudicate: bool, delimiter: str) -> None:
+                     adjudicate: bool, check_rate: float, checks_from: str | None,
+                     checks_min: float, delimiter: str) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -277,6 +292,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
       annotator annotate review.db --annotator alice --blind-rate 0.15
       annotator annotate review.db --sample 40 --seed 7
       annotator annotate team.db --adjudicate --annotator carol
+      annotator annotate team.db --annotator dan --checks 0.1 --checks-from gold.jsonl
     """
     from annotator.errors import AnnotatorError
 
@@ -323,14 +339,21 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
     with Session(db_path, create=False, busy_timeout=SCREEN_BUSY_S) as session:
         only = None
+        pool: list[Check] = []
         if not adjudicate:
             judge = _choose_judge(session, judge)
             if sample_size is not None:
                 from annotator.sampling import draw
 
                 only = draw(session, sample_size, design, seed, judge)["golden_ids"]
+            if check_rate > 0 or checks_from is not None:
+                from annotator.checks import prepare
+
+                pool = prepare(session, Path(checks_from) if checks_from else None)
+                check_rate = check_rate or DEFAULT_CHECK_RATE
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
-                        only=only, adjudicate=adjudicate), err=True)
+                        only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
+                        checks_min=checks_min), err=True)
 
 
 def _unfinished(db_path: Path) -> bool:
@@ -818,10 +841,12 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
 @click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.03,
               show_default=True, help="The half-width on mean CP a sample aims at: the report "
               "says how many more goldens reach it.")
+@click.option("--checks-min", type=click.FloatRange(0, 1), default=CHECKS_MIN, show_default=True,
+              help="Warn of a person right on fewer attention checks than this.")
 def report_command(session_path: str, judge: str | None, annotator: str | None,
                    all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
                    resamples: int, seed: int, group_by: str | None, worst: int, top_k: bool,
-                   keep: float, target_width: float) -> None:
+                   keep: float, target_width: float, checks_min: float) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
     Human labels are the truth and "relevant" is the positive class. Intervals come from a
@@ -867,7 +892,8 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
             report = build_report(session, judge=judge, annotators=names, pass_mark=pass_mark,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
                                   gold=gold, top_k=top_k, keep_share=keep,
-                                  target_width=target_width, progress=advance)
+                                  target_width=target_width, checks_min=checks_min,
+                                  progress=advance)
     from annotator.report.output import report_document
 
     _write_document(fmt, output, report_document(report))

@@ -98,7 +98,7 @@ class JudgeColumns:
 @dataclass(frozen=True, eq=False)
 class LabelColumns:
     """One person's labels aligned to a frame. ``verdict`` is MISSING where the person has not
-    decided; ``order`` lists the rows of their labels by (last change, chunk id)."""
+    decided or is unsure; ``order`` lists the rows of their labels by (last change, chunk id)."""
 
     verdict: np.ndarray
     blind: np.ndarray
@@ -108,12 +108,21 @@ class LabelColumns:
     decision_ms: np.ndarray
     note: np.ndarray
     """Whether the label carries a note."""
+    unsure: np.ndarray
+    """Whether the person answered "unsure" (their verdict is then MISSING)."""
+    reason_wrong: np.ndarray
+    """Whether the person accepted the judge's verdict and marked its reason wrong."""
     order: np.ndarray
 
     @property
     def decided(self) -> np.ndarray:
-        """Whether the person has decided each chunk."""
+        """Whether the person gave each chunk a verdict."""
         return np.asarray(self.verdict != MISSING)
+
+    @property
+    def answered(self) -> np.ndarray:
+        """Whether the person answered each chunk: a verdict, or unsure (their progress)."""
+        return np.asarray(self.decided | self.unsure)
 
 
 def action_code(action: str) -> int:

@@ -3,7 +3,8 @@
 Only dev goldens are drawn from (annotator.unseen keeps the judge off them when it is scored).
 The draw is balanced between useful and noise, takes first the chunks where a judge of the
 session got it wrong (those teach the most), and within that is random by the seed alone.
-A person's note on the chunk is its reason where there is one.
+A person's note on the chunk is its reason where there is one; a chunk whose judge reason was
+marked wrong is never drawn.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ def draw_examples(session: Session, count: int, seed: int, against: Against,
     said = truth(session, annotator, frame)
     dev = np.asarray([splits.get(g) == "dev" for g in frame.golden_ids], dtype=bool)
     candidates = (said.verdict != MISSING) & dev[frame.cluster]
+    # A chunk whose judge reason someone marked wrong carries a note about that reason, not
+    # about the chunk: as a demonstration it would teach the wrong reasoning.
+    for person in session.annotators():
+        candidates &= ~session.label_columns(person, frame).reason_wrong
     erred = np.zeros(len(frame), dtype=bool)
     for judge in session.judge_verdict_counts():
         verdict = session.judge_columns(judge, frame).verdict

@@ -16,9 +16,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
+from annotator.models import Label
 from annotator.stats.metrics import context_precision_when_complete
 from annotator.store.session import Session
 from annotator.truth import TEAM, Truth, truth
@@ -49,6 +50,7 @@ def calibration_records(session: Session, annotator: str | None = None) -> Itera
     for page in _pages(session):
         verdicts = {name: session.verdicts(name, page) for name in judges}
         labels = {name: session.labels(name, page) for name in people}
+        wrong = {name: _reason_wrong(labels.values(), name) for name in judges}
         for golden in session.goldens(page):
             ids = [c.id for c in golden.chunks]
             truth_labels = found.at(ids)
@@ -61,11 +63,12 @@ def calibration_records(session: Session, annotator: str | None = None) -> Itera
                 "truth_source": [_source(found, gold, c, t) for c, t in zip(ids, truth_labels,
                                                                             strict=True)],
                 "gold_decided_by": [g.decided_by if (g := gold.get(c)) else None for c in ids],
-                "human_labels": {p: [None if (lab := labels[p].get(c)) is None else lab.verdict
+                "human_labels": {p: [None if (lab := labels[p].get(c)) is None else lab.answer
                                      for c in ids] for p in people},
-                "judges": {name: [None if v is None else {"verdict": v.verdict, "reason": v.reason,
-                                                          "p_relevant": v.p_relevant}
-                                  for v in said] for name, said in judged.items()},
+                "judges": {name: [None if v is None else {
+                    "verdict": v.verdict, "reason": v.reason, "p_relevant": v.p_relevant,
+                    "reason_marked_wrong": c in wrong[name]}
+                    for c, v in zip(ids, said, strict=True)] for name, said in judged.items()},
                 "context_precision": {
                     "truth": context_precision_when_complete(truth_labels),
                     **{name: context_precision_when_complete([None if v is None else v.verdict
@@ -93,17 +96,21 @@ def write_calibration(session: Session, out: IO[str], annotator: str | None = No
 
 
 def ragas_annotation(session: Session, judge: str, annotator: str | None = None,
-                     against: str = "reference") -> dict[str, list[dict[str, Any]]]:
-    """RAGAS's MetricAnnotation data: one sample per chunk the judge and the truth both cover."""
+                     against: str = "reference") -> tuple[dict[str, list[dict[str, Any]]], int]:
+    """RAGAS's MetricAnnotation data: one sample per chunk the judge and the truth both cover,
+    but those whose reason people marked wrong (a demonstration would teach that reasoning);
+    and how many chunks were left out for that."""
     found = truth(session, annotator)
     people = session.annotators()
     gold_notes = {c: g.note for c, g in session.gold_labels().items() if g.note}
     samples = []
+    left_out = 0
     for page in _pages(session):
         verdicts = session.verdicts(judge, page)
-        notes = {c: label.note for p in people
-                 for c, label in session.labels(p, page).items() if label.note}
+        labels = [session.labels(p, page) for p in people]
+        notes = {c: label.note for theirs in labels for c, label in theirs.items() if label.note}
         notes.update(gold_notes)
+        wrong = _reason_wrong(labels, judge)
         for golden in session.goldens(page):
             answer = golden.reference if against == "reference" else golden.response
             if answer is None:
@@ -113,9 +120,18 @@ def ragas_annotation(session: Session, judge: str, annotator: str | None = None,
                 said = verdicts.get(chunk.id)
                 if said is None or right is None:
                     continue
+                if chunk.id in wrong:
+                    left_out += 1
+                    continue
                 samples.append(_sample(golden.user_input, chunk.text, answer, against, said.reason,
                                        said.verdict, right, notes.get(chunk.id)))
-    return {RAGAS_METRIC[against]: samples}
+    return {RAGAS_METRIC[against]: samples}, left_out
+
+
+def _reason_wrong(labels: Iterable[Mapping[int, Label]], judge: str) -> set[int]:
+    """The chunks on which someone marked this judge's reason wrong."""
+    return {c for theirs in labels for c, label in theirs.items()
+            if label.reason_wrong and label.judge == judge}
 
 
 def _sample(question: str, context: str, answer: str, against: str, reason: str | None,

@@ -21,7 +21,7 @@ from typing import IO, Any
 from annotator.errors import InputError
 from annotator.models import GOLDENS_SUFFIXES, GoldenRecord, JudgeVerdict, stable_golden_id
 from annotator.text import counted, visible
-from annotator.verdict import SPOKEN, VALUES, is_verdict
+from annotator.verdict import SPOKEN, UNSURE, VALUES, Answer, is_answer, is_verdict
 
 ALIASES = {
     "question": "user_input",
@@ -566,22 +566,23 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
             judge_verdicts[judge_name] = _judge_list(verdicts, k, f"judges.{judge_name}", fail,
                                                      golden_id)
 
-    human_labels: dict[str, list[int | None]] = {}
+    human_labels: dict[str, list[Answer | None]] = {}
     raw_labels = obj.get("human_labels")
     if raw_labels is not None:
         if not isinstance(raw_labels, dict):
-            raise fail('must be an object from annotator name to a list of 0/1/null, e.g. '
-                       '{"alice": [1, 0, null]}.', "human_labels")
+            raise fail('must be an object from annotator name to a list of 0/1/"unsure"/null, '
+                       'e.g. {"alice": [1, 0, null]}.', "human_labels")
         for given, labels in raw_labels.items():
             where = f"human_labels.{given}"
             annotator = _person(given, human_labels, where, fail, notes)
             if not isinstance(labels, list):
-                raise fail(f"must be a list of 0, 1 or null, not {_kind(labels)}.", where)
+                raise fail(f'must be a list of 0, 1, "unsure" or null, not {_kind(labels)}.',
+                           where)
             _one_per_chunk(labels, k, "label", where, fail, golden_id)
             for rank, label in enumerate(labels, 1):
-                if label is not None and not is_verdict(label):
-                    raise fail(f"the label at rank {rank} is {json.dumps(label)}; use 0, 1 or null.",
-                               where)
+                if label is not None and not is_answer(label):
+                    raise fail(f'the label at rank {rank} is {json.dumps(label)}; use 0, 1, '
+                               '"unsure" or null.', where)
             human_labels[annotator] = labels
 
     human_notes: dict[str, list[str | None]] = {}
@@ -599,6 +600,13 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
             if any(note is not None and not isinstance(note, str) for note in comments):
                 raise fail("every note must be a string or null.", where)
             human_notes[annotator] = comments
+    for annotator, labels in human_labels.items():
+        said = human_notes.get(annotator, [])
+        for rank, label in enumerate(labels, 1):
+            if label == UNSURE and not (rank <= len(said) and (said[rank - 1] or "").strip()):
+                raise fail(f'the label at rank {rank} is "unsure" without a note: an unsure '
+                           f"label needs one in human_notes.{annotator} saying what is unclear.",
+                           f"human_labels.{annotator}")
 
     return GoldenRecord(
         id=golden_id,

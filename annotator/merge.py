@@ -15,6 +15,7 @@ from pathlib import Path
 from annotator.errors import SessionError
 from annotator.files import new_session_file
 from annotator.store.session import Session
+from annotator.verdict import Answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +25,8 @@ class LabelConflict:
     annotator: str
     golden_id: str
     rank: int
-    versions: list[tuple[int | None, str | None, str]]
-    """(verdict, note, when) of every version, oldest first; the last is in force."""
+    versions: list[tuple[Answer | None, str | None, str]]
+    """(answer, note, when) of every version, oldest first; the last is in force."""
 
 
 @dataclass(slots=True)

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from annotator.verdict import UNSURE, Answer
+
 Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
 
@@ -17,6 +19,11 @@ GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 
 DESIGNS = ("uniform", "stratified", "active")
 """The labelling designs a sample may be drawn by (annotator.stats.designs)."""
+
+CHECKS_MIN = 0.8
+"""Below this accuracy on attention checks, the People section warns (annotator.checks)."""
+DEFAULT_CHECK_RATE = 0.05
+"""The share of goldens that are attention checks when only --checks-from is given."""
 
 @dataclass(slots=True)
 class JudgeVerdict:
@@ -40,8 +47,9 @@ class GoldenRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     judge_verdicts: dict[str, list[JudgeVerdict | None]] = field(default_factory=dict)
     """Judge name -> one entry per rank (None where that judge gave no verdict)."""
-    human_labels: dict[str, list[int | None]] = field(default_factory=dict)
-    """Annotator -> one entry per rank (None where that person has not decided)."""
+    human_labels: dict[str, list[Answer | None]] = field(default_factory=dict)
+    """Annotator -> one entry per rank: 0, 1, "unsure", or None where that person has not
+    decided."""
     human_notes: dict[str, list[str | None]] = field(default_factory=dict)
     """Annotator -> one comment per rank (None where there is none)."""
     line: int = 0
@@ -175,7 +183,8 @@ class StoredVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """One annotator's label on one chunk. ``verdict`` is None while only a note exists."""
+    """One annotator's label on one chunk. ``verdict`` is None while only a note exists, and on
+    an unsure one (``unsure``, whose note says why)."""
 
     chunk_id: int
     annotator: str
@@ -187,6 +196,15 @@ class Label:
     note: str | None
     decision_ms: float | None
     updated_at: str
+    unsure: bool = False
+    """The person could not tell (0/1 as stored): no verdict, and a note saying why."""
+    reason_wrong: bool = False
+    """The person accepted the judge's verdict but marked its reason wrong (0/1 as stored)."""
+
+    @property
+    def answer(self) -> Answer | None:
+        """The person's answer: their verdict, UNSURE, or None while pending."""
+        return UNSURE if self.unsure else self.verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +213,10 @@ class Undone:
 
     chunk_id: int
     golden_id: str
-    undone: int | None
-    """The verdict that was taken back."""
-    restored: int | None
-    """The verdict in force again (None: the chunk is pending again)."""
+    undone: Answer | None
+    """The answer that was taken back."""
+    restored: Answer | None
+    """The answer in force again (None: the chunk is pending again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +271,7 @@ class MergeFacts:
     judges: list[str]
     annotators: list[str]
     labels: int
-    """Decided labels in force."""
-    conflicts: dict[tuple[str, str, int], list[tuple[int | None, str | None, str]]]
+    """Answered labels in force (unsure ones count)."""
+    conflicts: dict[tuple[str, str, int], list[tuple[Answer | None, str | None, str]]]
     """(annotator, golden id, rank) -> every version (verdict, note, when), oldest first."""
     gold_conflicts: int

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from annotator.errors import SessionError
 from annotator.lexical import WORD, content_words, overlap
 from annotator.models import Golden
-from annotator.stats.chunk_agreement import wilson_interval
+from annotator.stats import chunk_agreement
 from annotator.stats.stat import Stat
 from annotator.store.session import Session
 from annotator.text import counted
@@ -157,10 +157,7 @@ class ProbeRate:
     @property
     def rate(self) -> Stat:
         """The false-positive rate on this kind of probe."""
-        if not self.probes:
-            return Stat.undefined("no probe of this kind has a verdict")
-        return Stat(self.useful / self.probes).with_interval(
-            wilson_interval(self.useful, self.probes))
+        return chunk_agreement.rate(self.useful, self.probes, "no probe of this kind has a verdict")
 
 
 def probe_rates(session: Session, judge: str | None = None) -> dict[str, dict[str, ProbeRate]]:

@@ -16,21 +16,22 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from annotator.checks import Check, is_turn, next_check
 from annotator.columns import MISSING
 from annotator.errors import NotSaved, SessionError
-from annotator.models import Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
+from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
 from annotator.resolve import judge_named
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.store.session import Session
-from annotator.verdict import flipped
+from annotator.verdict import UNSURE, Answer, flipped
 from annotator.verdict import name as verdict_name
 
 if TYPE_CHECKING:
     from annotator.report.model import Report
 
-ChunkState = Literal["pending", "accepted", "flipped", "set", "imported"]
+ChunkState = Literal["pending", "accepted", "flipped", "set", "imported", "unsure"]
 
 
 def is_blind(session_id: str, annotator: str, chunk_id: int, rate: float) -> bool:
@@ -62,8 +63,15 @@ class ChunkView:
         return None if self.label is None else self.label.verdict
 
     @property
+    def answer(self) -> Answer | None:
+        """The person's answer: a verdict, unsure, or None while pending."""
+        return None if self.label is None else self.label.answer
+
+    @property
     def state(self) -> ChunkState:
-        """pending, accepted, flipped, set or imported."""
+        """pending, accepted, flipped, set, imported or unsure."""
+        if self.label is not None and self.label.unsure:
+            return "unsure"
         if self.label is None or self.label.verdict is None or self.label.action is None:
             return "pending"
         return {"accept": "accepted", "flip": "flipped", "set": "set",
@@ -116,13 +124,17 @@ class Review:
 
     def __init__(self, session: Session, annotator: str, judge: str | None, *,
                  blind_rate: float = 0.0, pass_mark: float = 0.7,
-                 only: Sequence[str] | None = None, count: bool = True) -> None:
+                 only: Sequence[str] | None = None, count: bool = True,
+                 checks: Sequence[Check] = (), check_rate: float = 0.0,
+                 checks_min: float = CHECKS_MIN) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
         if judge is not None:
             judge_named(session.judges_judged(), judge)
         if not 0.0 <= blind_rate <= 1.0:
             raise SessionError("--blind-rate must be between 0 and 1, e.g. 0.15.")
+        if not 0.0 <= check_rate <= 1.0:
+            raise SessionError("--checks must be between 0 and 1, e.g. 0.05.")
         self.session = session
         self.annotator = annotator
         self.judge = judge
@@ -159,7 +171,7 @@ class Review:
         self.overall = Confusion()
         self._counting = False
         self._latest_verdict = session.latest_verdict_id()
-        self._since: list[tuple[int, str, int | None, int | None, int | None]] = []
+        self._since: list[tuple[int, str, Answer | None, Answer | None, int | None]] = []
         """Decisions made while a count is being read: (event id, golden, old, new, judge)."""
         self.index = 0
         self.cursor = 0
@@ -170,6 +182,15 @@ class Review:
         self._revealed: bool | None = None
         """After a blind answer on the chunk under the cursor: whether its golden was complete
         before it (the next j moves on from there as any decision would); else None."""
+        self.checks = list(checks)
+        self.check_rate = check_rate
+        self.checks_min = checks_min
+        self.check: Check | None = None
+        """The attention check on screen (annotator.checks), shown as any golden; else None."""
+        self._after_check = 0
+        """The golden to open once the check on screen is answered."""
+        self._completed_here = 0
+        """Goldens completed in this sitting: when a check comes is drawn on this count."""
         if count:
             self.apply(self.count())
         self.open(*self._start())
@@ -225,11 +246,12 @@ class Review:
     def open(self, index: int, cursor: int | None = None) -> None:
         """Show the golden at ``index``; the cursor goes to its first pending chunk."""
         self.index = index % len(self.golden_ids)
+        self.check = None
         golden_id = self.golden_ids[self.index]
         self.golden = self.session.golden(golden_id)
         self.reload()
         if cursor is None:
-            pending = [i for i, view in enumerate(self.chunk_views()) if view.decision is None]
+            pending = [i for i, view in enumerate(self.chunk_views()) if view.answer is None]
             cursor = pending[0] if pending else 0
         self.select(cursor)
         self.remember_position()
@@ -257,6 +279,10 @@ class Review:
 
     def reload(self) -> None:
         """Read the current golden's verdicts and labels again (a judge may be running)."""
+        if self.check is not None:
+            self.verdicts = self.check.stored_verdicts(self.judge)
+            self.labels = self._check_labels(self.check)
+            return
         ids = [self.golden.id]
         self.verdicts = self.session.verdicts(self.judge, ids) if self.judge else {}
         self.labels = self.session.labels(self.annotator, ids)
@@ -296,7 +322,7 @@ class Review:
                 labels = session.label_columns(self.annotator, frame, whole=False)
                 human = labels.verdict
                 both = (human != MISSING) & (said != MISSING)
-                columns = (frame.sizes.tolist(), frame.per_golden(labels.decided).tolist(),
+                columns = (frame.sizes.tolist(), frame.per_golden(labels.answered).tolist(),
                            context_precision_by_golden(human, frame.sizes).tolist(),
                            context_precision_by_golden(said, frame.sizes).tolist(),
                            frame.per_golden(both & (human != said)).tolist(),
@@ -316,7 +342,8 @@ class Review:
 
         with self.session.another() as session:
             return build_report(session, judge=self.judge, annotators=[self.annotator],
-                                pass_mark=self.pass_mark, resamples=0)
+                                pass_mark=self.pass_mark, resamples=0,
+                                checks_min=self.checks_min)
 
     def comparison(self) -> GoldenComparison:
         """The current golden, judge versus person, as the screen may show it.
@@ -391,7 +418,7 @@ class Review:
     def accept(self) -> Outcome:
         """Take the judge's verdict on the selected chunk."""
         view = self.selected
-        if (refused := self._needs_shown_verdict(view)) is not None:
+        if (refused := self.needs_shown_verdict(view)) is not None:
             return refused
         assert view.verdict is not None
         return self._decide(view, view.verdict.verdict, "accept")
@@ -399,7 +426,7 @@ class Review:
     def flip(self) -> Outcome:
         """Take the opposite of the judge's verdict on the selected chunk."""
         view = self.selected
-        if (refused := self._needs_shown_verdict(view)) is not None:
+        if (refused := self.needs_shown_verdict(view)) is not None:
             return refused
         assert view.verdict is not None
         return self._decide(view, flipped(view.verdict.verdict), "flip")
@@ -408,7 +435,26 @@ class Review:
         """Set the verdict yourself: the only way on a blind chunk, which it then reveals."""
         return self._decide(self.selected, verdict, "set")
 
-    def _needs_shown_verdict(self, view: ChunkView) -> Outcome | None:
+    def unsure(self, note: str) -> Outcome:
+        """Say you cannot tell, with a note saying why: no verdict (nothing counts it as 0 or
+        1), and the chunk waits for an adjudicator. A blind chunk stays blind."""
+        if not note.strip():
+            return Outcome(False, "Not saved: an unsure answer needs a note saying what is "
+                                  "unclear.")
+        return self._decide(self.selected, UNSURE, None, note=note.strip())
+
+    def reason_wrong(self, note: str | None = None) -> Outcome:
+        """Accept the judge's verdict on the selected chunk but mark its reason wrong (a note
+        saying what is wrong is optional)."""
+        view = self.selected
+        if (refused := self.needs_shown_verdict(view)) is not None:
+            return refused
+        assert view.verdict is not None
+        return self._decide(view, view.verdict.verdict, "accept", reason_wrong=True,
+                            note=(note or "").strip() or None)
+
+    def needs_shown_verdict(self, view: ChunkView) -> Outcome | None:
+        """Why the judge's verdict on a chunk cannot be accepted or flipped (None: it can)."""
         if view.verdict is None:
             return Outcome(False, "The judge has no verdict on this chunk yet: set yours with "
                                   "1 (useful) or 0 (noise).")
@@ -417,20 +463,25 @@ class Review:
                                   "first; the judge's verdict is shown after.")
         return None
 
-    def _decide(self, view: ChunkView, verdict: int, action: Action) -> Outcome:
+    def _decide(self, view: ChunkView, verdict: Answer, action: Action | None, *,
+                reason_wrong: bool = False, note: str | None = None) -> Outcome:
         elapsed_ms = (time.monotonic() - self._selected_at) * 1000
-        blind_answer = view.hidden
+        if self.check is not None:
+            return self._answer_check(view, verdict, note)
+        # Unsure is no answer to a blind chunk: its judge's verdict stays hidden.
+        blind = verdict if view.hidden and verdict != UNSURE else None
+        blind_answer = blind is not None
         judge_verdict = None if view.verdict is None else view.verdict.verdict
         was_complete = self.is_complete(self.golden.id)
         try:
             label = self.session.decide(
                 self.annotator, view.chunk.id, verdict, action, judge=self.judge,
-                shown_verdict=None if blind_answer else judge_verdict,
-                blind_verdict=verdict if blind_answer else None,
-                decision_ms=round(elapsed_ms, 1))
+                shown_verdict=None if view.hidden else judge_verdict,
+                blind_verdict=blind,
+                decision_ms=round(elapsed_ms, 1), reason_wrong=reason_wrong, note=note)
         except NotSaved as busy:  # nothing changed: the chunk stays as it was
             return Outcome(False, f"Not saved: {busy}")
-        self._recount(self.golden.id, view.decision, label.verdict, judge_verdict)
+        self._recount(self.golden.id, view.answer, label.answer, judge_verdict)
         self.labels[view.chunk.id] = label
         if blind_answer:
             # Stay: the person sees the judge's verdict now and may still change theirs.
@@ -444,23 +495,23 @@ class Review:
                                  "or change it with a, f, 1 or 0.")
         return self._move_on(was_complete)
 
-    def _recount(self, golden_id: str, old: int | None, new: int | None,
+    def _recount(self, golden_id: str, old: Answer | None, new: Answer | None,
                  judge: int | None) -> None:
-        """Move the running totals from one verdict of the person's to another (None: none),
+        """Move the running totals from one answer of the person's to another (None: none),
         on a chunk the judge said ``judge`` about (None: no verdict)."""
         if self._counting:
             self._since.append((self.session.last_event_id, golden_id, old, new, judge))
         if self.totals_known or self._counting:
             self._move_totals(golden_id, old, new, judge)
 
-    def _move_totals(self, golden_id: str, old: int | None, new: int | None,
+    def _move_totals(self, golden_id: str, old: Answer | None, new: Answer | None,
                      judge: int | None) -> None:
         if (old is None) != (new is None) and golden_id in self.chunk_counts:
             self._count_decided(golden_id, +1 if new is not None else -1)
-        if judge is not None:
-            if old is not None:
+        if judge is not None:  # an unsure answer is in no cell of the confusion table
+            if isinstance(old, int):
                 self.overall = self.overall - Confusion.of([(old, judge)])
-            if new is not None:
+            if isinstance(new, int):
                 self.overall = self.overall + Confusion.of([(new, judge)])
 
     def _move_on(self, was_complete: bool) -> Outcome:
@@ -469,28 +520,86 @@ class Review:
             self.select(self.cursor + 1)
             return Outcome(True)
         order = list(range(self.cursor + 1, len(views))) + list(range(self.cursor))
-        pending = [i for i in order if views[i].decision is None]
+        pending = [i for i in order if views[i].answer is None]
         if pending:
             self.select(pending[0])
             return Outcome(True)
         done = self.comparison()
         message = f"{self.golden.id} complete: CP {_cp(done.cp_human())} (you) vs " \
                   f"{_cp(done.cp_judge())} (judge)."
-        if self.sample is not None and self.judge is not None:
+        if self.sample is not None and self.judge is not None and self.check is None:
             from annotator.sampling import stopping_text
 
             self.stopping = stopping_text(self.session, self.sample, self.judge,
                                           self.annotator, self._judge_cp)
             if self.stopping:
                 message += f" Sample: {self.stopping}."
+        if self.check is not None:  # an attention check, answered: on to where it stood
+            self.open(self._after_check)
+            return Outcome(True, message)
         following = self._next_unfinished(self.index)
         if following == self.index:  # this golden, just finished, was the last unfinished one
             return Outcome(True, message + " Every golden is complete.")
+        self._completed_here += 1
+        if self.checks and is_turn(self.session_id, self.annotator, self._completed_here,
+                                   self.check_rate):
+            check = next_check(self.session, self.annotator, self.checks)
+            if check is not None:
+                self._open_check(check, following)
+                return Outcome(True, message)
         self.open(following)
         return Outcome(True, message)
 
+    # -- attention checks (annotator.checks) ------------------------------------------------------
+
+    def _open_check(self, check: Check, after: int) -> None:
+        """Show a check as any golden; ``after`` is the golden to open once it is answered."""
+        self.check, self._after_check = check, after
+        self.golden = check.golden
+        self.reload()
+        pending = [i for i, view in enumerate(self.chunk_views()) if view.answer is None]
+        self.select(pending[0] if pending else 0)
+
+    def _check_labels(self, check: Check) -> dict[int, Label]:
+        """This person's answers on a check, as labels for the screen (they are not labels)."""
+        out = {}
+        for (_, rank), row in self.session.check_answers(self.annotator, check.id).items():
+            verdict = row["answer"]
+            out[check.golden.chunks[rank - 1].id] = Label(
+                check.golden.chunks[rank - 1].id, self.annotator, verdict,
+                None if verdict is None else "set" if row["shown_verdict"] is None
+                else "accept" if verdict == row["shown_verdict"] else "flip",
+                None, row["shown_verdict"], self.judge, row["note"], None, row["answered_at"],
+                unsure=bool(row["unsure"]))
+        return out
+
+    def _answer_check(self, view: ChunkView, verdict: Answer, note: str | None) -> Outcome:
+        """Keep an answer on a check chunk apart from labels (never counted), and move on."""
+        assert self.check is not None
+        rank = view.chunk.rank
+        was_complete = all(v.answer is not None for v in self.chunk_views())
+        try:
+            self.session.answer_check(
+                self.annotator, self.check.id, rank, truth=self.check.truth[rank - 1],
+                answer=verdict, shown_verdict=None if view.hidden or view.verdict is None
+                else view.verdict.verdict, note=note)
+        except NotSaved as busy:
+            return Outcome(False, f"Not saved: {busy}")
+        self.reload()
+        return self._move_on(was_complete)
+
     def undo(self) -> Outcome:
-        """Revert this person's last decision (in any golden) and show that chunk."""
+        """Revert this person's last decision (in any golden) and show that chunk; on a check,
+        their last answer on it first."""
+        if self.check is not None:
+            try:
+                rank = self.session.undo_check(self.annotator, self.check.id)
+            except NotSaved as busy:
+                return Outcome(False, f"Not undone: {busy}")
+            if rank is not None:
+                self.reload()
+                self.select(rank - 1)
+                return Outcome(True, f"Undone: rank {rank} of {self.golden.id} is pending again.")
         try:
             undone = self.session.undo(self.annotator)
         except NotSaved as busy:
@@ -517,12 +626,16 @@ class Review:
 
     def comment(self, note: str | None) -> Outcome:
         """Set (or clear) the person's comment on the selected chunk."""
-        chunk_id = self.selected.chunk.id
+        chunk = self.selected.chunk
         try:
-            self.session.set_note(self.annotator, chunk_id, note)
+            if self.check is not None:
+                self.session.note_check(self.annotator, self.check.id, chunk.rank,
+                                        self.check.truth[chunk.rank - 1], note)
+            else:
+                self.session.set_note(self.annotator, chunk.id, note)
         except NotSaved as busy:
             return Outcome(False, f"Comment not saved: {busy}")
-        self.labels = self.session.labels(self.annotator, [self.golden.id])
+        self.reload()
         return Outcome(True, "Comment saved." if note else "Comment removed.")
 
 

@@ -2,7 +2,8 @@
 
 With several annotators (or any adjudicated chunk), the truth on a chunk is its gold label
 where an adjudicator decided one, else the label everyone who labelled it agrees on. Chunks
-where people disagree and nobody has adjudicated are left out, and counted.
+where people disagree, or someone is unsure, and nobody has adjudicated are left out, and
+counted. An unsure answer is never a 0 or a 1: until adjudicated its chunk has no truth.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotator.columns import MISSING, ChunkFrame
+from annotator.columns import MISSING, ChunkFrame, LabelColumns
 from annotator.errors import SessionError
 from annotator.models import Label
 from annotator.resolve import NOBODY, annotator_named
 from annotator.store.session import Session
+from annotator.verdict import UNSURE, Answer
 
 TEAM = "team"
 """The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
@@ -31,9 +33,13 @@ class Truth:
     verdict: np.ndarray
     source: str
     """Whose labels these are: a person's name, or TEAM."""
+    unsure: np.ndarray
+    """The chunks left without a truth because someone is unsure of them (not adjudicated)."""
     adjudicated: int = 0
     pending: int = 0
-    """Chunks where people disagree and nobody has adjudicated yet (left out)."""
+    """Chunks where people disagree, or someone is unsure, and nobody has adjudicated yet
+    (left out)."""
+
 
     @property
     def label(self) -> str:
@@ -48,53 +54,65 @@ class Truth:
         return [None if v == MISSING else v for v in said.tolist()]
 
 
-def by_chunk(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:
-    """Chunk id -> each person's label on it, from person -> chunk id -> label."""
-    out: dict[int, dict[str, int]] = {}
+def by_chunk(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, Answer]]:
+    """Chunk id -> each person's answer on it (a verdict or unsure), from person -> chunk id ->
+    label."""
+    out: dict[int, dict[str, Answer]] = {}
     for person, theirs in labels.items():
         for chunk_id, label in theirs.items():
-            if label.verdict is not None:
-                out.setdefault(chunk_id, {})[person] = label.verdict
+            if (answer := label.answer) is not None:
+                out.setdefault(chunk_id, {})[person] = answer
     return out
 
 
-def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, int]]:
-    """Chunk id -> each person's label, on the chunks where people gave different labels."""
-    return {c: given for c, given in by_chunk(labels).items() if len(set(given.values())) > 1}
+def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[str, Answer]]:
+    """Chunk id -> each person's answer, on the chunks an adjudicator must settle: where people
+    gave different labels, or someone answered unsure."""
+    return {c: given for c, given in by_chunk(labels).items()
+            if len(set(given.values())) > 1 or UNSURE in given.values()}
 
 
-def team_truth(frame: ChunkFrame, people: Mapping[str, np.ndarray], gold: np.ndarray) -> Truth:
-    """The team's truth from everyone's verdict columns and the gold column: gold where
-    adjudicated, else what everyone who labelled a chunk agrees on; with one person and no
-    gold, simply their labels."""
-    if len(people) == 1 and not (gold != MISSING).any():
+def team_truth(frame: ChunkFrame, people: Mapping[str, LabelColumns], gold: np.ndarray) -> Truth:
+    """The team's truth from everyone's label columns and the gold column: gold where
+    adjudicated, else what everyone who labelled a chunk agrees on (nobody unsure); with one
+    person and no gold, simply their labels."""
+    adjudicated = gold != MISSING
+    if len(people) == 1 and not adjudicated.any():
         [(person, theirs)] = people.items()
-        return Truth(frame, theirs, person)
+        return Truth(frame, theirs.verdict, person, theirs.unsure)
     agreed = np.full(len(frame), MISSING, dtype=np.int8)
-    disputed = np.zeros(len(frame), dtype=bool)
+    disputed = unsure = np.zeros(len(frame), dtype=bool)
     if people:
-        stacked = np.vstack(list(people.values()))
+        stacked = np.vstack([c.verdict for c in people.values()])
         labelled = stacked != MISSING
         ones = (labelled & (stacked == 1)).any(axis=0)
         zeros = (labelled & (stacked == 0)).any(axis=0)
-        agreed[ones & ~zeros] = 1
-        agreed[zeros & ~ones] = 0
-        disputed = ones & zeros
-    adjudicated = gold != MISSING
+        unsure = np.asarray(np.vstack([c.unsure for c in people.values()]).any(axis=0))
+        agreed[ones & ~zeros & ~unsure] = 1
+        agreed[zeros & ~ones & ~unsure] = 0
+        disputed = (ones & zeros) | unsure
     agreed[adjudicated] = gold[adjudicated]
-    return Truth(frame, agreed, TEAM, adjudicated=int(adjudicated.sum()),
+    return Truth(frame, agreed, TEAM, unsure & ~adjudicated, adjudicated=int(adjudicated.sum()),
                  pending=int((disputed & ~adjudicated).sum()))
 
 
 def truth(session: Session, annotator: str | None = None,
           frame: ChunkFrame | None = None) -> Truth:
-    """One person's labels when named; else the team's truth (see team_truth)."""
+    """One person's labels when named (an unsure chunk takes its gold label once adjudicated);
+    else the team's truth (see team_truth)."""
     people = session.annotators()
     frame = frame or session.chunk_frame()
     if annotator is not None:
         annotator_named(people, annotator)
-        return Truth(frame, session.label_columns(annotator, frame).verdict, annotator)
+        theirs = session.label_columns(annotator, frame)
+        verdict, unsure = theirs.verdict, theirs.unsure
+        if unsure.any():
+            gold = session.gold_column(frame)
+            settled = unsure & (gold != MISSING)
+            verdict = np.where(settled, gold, verdict).astype(np.int8)
+            unsure = unsure & ~settled
+        return Truth(frame, verdict, annotator, unsure)
     gold = session.gold_column(frame)
     if not people and not (gold != MISSING).any():
         raise SessionError(NOBODY)
-    return team_truth(frame, {p: session.label_columns(p, frame).verdict for p in people}, gold)
+    return team_truth(frame, {p: session.label_columns(p, frame) for p in people}, gold)

@@ -8,7 +8,7 @@ Booleans are refused everywhere: ``True`` would be a silent 1.
 
 from __future__ import annotations
 
-from typing import TypeAlias, TypeGuard
+from typing import Literal, TypeAlias, TypeGuard
 
 Verdict: TypeAlias = int
 """A verdict value: one of VALUES."""
@@ -23,6 +23,14 @@ NAMES: dict[Verdict, str] = {NOISE: "noise", USEFUL: "useful"}
 SPOKEN = "the number 0 (noise) or 1 (useful)"
 """How an error message says what a verdict may be."""
 
+UNSURE: Literal["unsure"] = "unsure"
+"""A person's third answer (never a judge's): they cannot tell, and say why in a note. It is not
+a verdict: no statistic counts it as 0 or 1, and a golden holding one has no CP until an
+adjudicator settles the chunk. Files write it as the string "unsure"."""
+
+Answer: TypeAlias = Verdict | Literal["unsure"]
+"""What a person may answer on a chunk: a verdict, or UNSURE."""
+
 PAIRS = len(VALUES) ** 2
 """How many (human, judge) combinations there are: the size of a confusion table."""
 
@@ -32,6 +40,11 @@ def is_verdict(value: object) -> TypeGuard[Verdict]:
     return type(value) is int and value in VALUES
 
 
+def is_answer(value: object) -> TypeGuard[Answer]:
+    """True when value is something a person may answer: a verdict or UNSURE."""
+    return value == UNSURE if isinstance(value, str) else is_verdict(value)
+
+
 def checked(value: object, what: str = "a verdict") -> Verdict:
     """Return value as a verdict, or raise ValueError naming what it was meant to be."""
     if not is_verdict(value):
@@ -39,9 +52,11 @@ def checked(value: object, what: str = "a verdict") -> Verdict:
     return value
 
 
-def name(verdict: Verdict | None) -> str:
-    """The verdict's word ("useful", "noise"), or "pending" for no verdict yet."""
-    return "pending" if verdict is None else NAMES[verdict]
+def name(verdict: Answer | None) -> str:
+    """The verdict's word ("useful", "noise"), "unsure", or "pending" for no answer yet."""
+    if verdict is None:
+        return "pending"
+    return UNSURE if verdict == UNSURE else NAMES[verdict]
 
 
 def flipped(verdict: Verdict) -> Verdict:

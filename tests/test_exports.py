@@ -59,7 +59,7 @@ def test_the_ragas_annotation_has_one_sample_per_chunk_corrected_where_people_di
         tmp_path: Path) -> None:
     path, chunks = team_file(tmp_path)
     with Session(path) as s:
-        data = ragas_annotation(s, "sample-judge")
+        data, _ = ragas_annotation(s, "sample-judge")
         verdicts = s.verdicts("sample-judge")
         truth_of = {c: label.verdict for c, label in s.labels("sample-reviewer").items()}
         truth_of[chunks["settled"]] = 1
@@ -96,8 +96,8 @@ def test_goldens_without_the_answer_are_left_out_of_the_ragas_file(tmp_path: Pat
                human_labels={"p": [1, 1, 0]})])
     with Session(tmp_path / "s.db") as s:
         s.import_goldens(read_goldens(source), path=str(source))
-        assert ragas_annotation(s, "j") == {RAGAS_METRIC["reference"]: []}
-        [samples] = ragas_annotation(s, "j", against="response").values()
+        assert ragas_annotation(s, "j") == ({RAGAS_METRIC["reference"]: []}, 0)
+        [samples] = ragas_annotation(s, "j", against="response")[0].values()
     assert len(samples) == 3 and samples[1]["prompts"][RAGAS_PROMPT]["edited_output"]["verdict"] == 1
     assert samples[0]["metric_input"]["response"] == "r"
 

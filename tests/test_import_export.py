@@ -230,7 +230,7 @@ BAD_JSONL = {
     "duplicate id, other content": ([GOOD, json.dumps(golden(id="ok-1", reference="other"))], 2,
                                     "id", "already used on line 1"),
     "human label 2": ([json.dumps(golden(human_labels={"al": [2, 0, 0]}))], 1, "human_labels.al",
-                      "use 0, 1 or null"),
+                      'use 0, 1, "unsure" or null'),
 }
 
 

@@ -15,10 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from annotator import checks
+from annotator.checks import CheckScore
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, action_code
 from annotator.errors import SessionError
 from annotator.lexical import content_words, overlap
 from annotator.memory import give_back
+from annotator.models import CHECKS_MIN
 from annotator.probes import probe_rates
 from annotator.report.headline import headline
 from annotator.report.model import (
@@ -34,6 +37,7 @@ from annotator.report.model import (
     GoldenSection,
     PeopleSection,
     RankRow,
+    ReasonCheck,
     Report,
     RerankRow,
     SystemPair,
@@ -107,6 +111,8 @@ class _Compared:
     blind: np.ndarray
     cp: np.ndarray
     """CP per golden under these labels (NaN while incomplete)."""
+    unsure: np.ndarray
+    """Chunks left without a label because someone answered unsure (not adjudicated)."""
 
 
 def build_report(
@@ -123,12 +129,14 @@ def build_report(
     top_k: bool = False,
     keep_share: float = 0.95,
     target_width: float = DEFAULT_TARGET,
+    checks_min: float = CHECKS_MIN,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
     """The agreement report for one judge against the given annotators (default: everyone), or
     with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on);
     ``top_k`` adds the cut to the first k chunks, for every k, and the smallest k keeping
-    ``keep_share`` of the relevant chunks."""
+    ``keep_share`` of the relevant chunks; a person below ``checks_min`` on attention checks
+    is warned of."""
     judge = choose_judge(session, judge)
     scope = unseen(session, [judge], "test")  # a judge shown examples: the test split only
     frame = session.chunk_frame()
@@ -170,7 +178,7 @@ def build_report(
         del every_label
 
     coverage = _coverage(frame, said, sides, pairs, rows)
-    people_section = _people(frame, said, people, mine)
+    people_section = _people(frame, said, people, mine, checks.scores(session), checks_min)
     sample = session.random_sample()
     designed = (sample is not None and sample.get("design", "uniform") != "uniform")
     ppi = None if designed else _ppi(session, rows, golden_ids, cp_judge)
@@ -211,6 +219,8 @@ def build_report(
         top_k=cut,
         errors=_errors(estimates, slicing) if len(pairs.cluster) else None,
         probes=list(probe_rates(session, judge).get(judge, {}).values()),
+        reasons=ReasonCheck(*session.reason_marks(
+            None if gold or not annotators else annotators).get(judge, (0, 0))),
     )
     report.headline.extend(headline(report))
     if scope.golden_ids is not None:
@@ -226,14 +236,17 @@ def _sides(session: Session, frame: ChunkFrame, people: dict[str, LabelColumns],
            ) -> tuple[list[_Compared], list[_Compared]]:
     """Each person's labels against the judge, and the label sets the report compares: the
     same, or with ``gold`` the team's truth alone."""
-    def compared(name: str, human: np.ndarray, blind: np.ndarray) -> _Compared:
-        return _Compared(name, human, blind, context_precision_by_golden(human, frame.sizes))
+    def compared(name: str, human: np.ndarray, blind: np.ndarray, unsure: np.ndarray
+                 ) -> _Compared:
+        return _Compared(name, human, blind, context_precision_by_golden(human, frame.sizes),
+                         unsure)
 
-    mine = [compared(name, c.verdict, c.blind) for name, c in people.items()]
+    mine = [compared(name, c.verdict, c.blind, c.unsure) for name, c in people.items()]
     if not gold:
         return mine, mine
-    team = team_truth(frame, {p: c.verdict for p, c in people.items()}, session.gold_column(frame))
-    return mine, [compared(team.label, team.verdict, np.full(len(frame), MISSING, dtype=np.int8))]
+    team = team_truth(frame, people, session.gold_column(frame))
+    return mine, [compared(team.label, team.verdict,
+                           np.full(len(frame), MISSING, dtype=np.int8), team.unsure)]
 
 
 def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judge: np.ndarray
@@ -725,7 +738,10 @@ def _coverage(frame: ChunkFrame, said: JudgeColumns, sides: list[_Compared], pai
         chunks_judged=int((said.verdict != MISSING).sum()),
         goldens_judged=int(frame.complete(said.verdict).sum()),
         annotators=[AnnotatorCoverage(side.name, int((side.human != MISSING).sum()),
-                                      int(frame.complete(side.human).sum())) for side in sides],
+                                      int(frame.complete(side.human).sum()),
+                                      int(side.unsure.sum()),
+                                      int((frame.per_golden(side.unsure) > 0).sum()))
+                    for side in sides],
         compared_chunks=len(pairs.cluster),
         compared_goldens=len(rows),
         distinct_chunks=len(np.unique(np.stack([pairs.cluster, pairs.rank]), axis=1).T),
@@ -735,7 +751,8 @@ def _coverage(frame: ChunkFrame, said: JudgeColumns, sides: list[_Compared], pai
 
 
 def _people(frame: ChunkFrame, said: JudgeColumns, people: dict[str, LabelColumns],
-            mine: list[_Compared]) -> PeopleSection:
+            mine: list[_Compared], scores: dict[str, CheckScore], checks_min: float
+            ) -> PeopleSection:
     rows = []
     accepted_code, shown_codes = action_code("accept"), [action_code(a) for a in SHOWN_ACTIONS]
     for name, labels in people.items():
@@ -751,8 +768,10 @@ def _people(frame: ChunkFrame, said: JudgeColumns, people: dict[str, LabelColumn
         longest = _longest_run(fast)
         both = decided & (said.verdict != MISSING)
         agreement = Confusion.of_arrays(labels.verdict[both], said.verdict[both])
-        warning = (f"{longest} accepts in a row, each under {FAST_ACCEPT_MS / 1000:g} s: check "
-                   "these were read, not rubber-stamped." if longest >= RUBBER_STAMP_RUN else None)
+        score = scores.get(name, CheckScore(0, 0))
+        warnings = [f"{longest} accepts in a row, each under {FAST_ACCEPT_MS / 1000:g} s: "
+                    "check these were read, not rubber-stamped."
+                    if longest >= RUBBER_STAMP_RUN else None, score.warning(checks_min)]
         n_shown = int(shown.sum())
         rows.append(AnnotatorRow(
             name, int(decided.sum()), n_shown,
@@ -761,8 +780,9 @@ def _people(frame: ChunkFrame, said: JudgeColumns, people: dict[str, LabelColumn
              "median_decision_ms": Stat(float(np.median(times))) if len(times) else
              Stat.undefined("not timed: no decision was made on the annotation screen"),
              "percent": percent_agreement(agreement),
-             "cohen_kappa": cohen_kappa(agreement)},
-            longest, warning))
+             "cohen_kappa": cohen_kappa(agreement),
+             "check_accuracy": score.accuracy},
+            longest, " ".join(w for w in warnings if w) or None, score.answered))
     blind = BlindSummary.of_columns(
         *(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int8) for parts in (
             [side.human for side in mine], [said.verdict for _ in mine],

@@ -34,6 +34,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("kendall", "cp", None),
     Column("systems_tau_b", "cp"),  # would the judge rank the retrievers as people do?
     Column("systems_tau_ap", "cp"),
+    Column("reason_wrong", "chunks", "lower"),  # people marked its reason wrong on a right verdict
 )
 
 CALL_SORTS: dict[str, Literal["higher", "lower"]] = {

@@ -141,7 +141,10 @@ def layout(report: Report) -> list[Block]:
         ["chunks judged", f"{cov.chunks_judged} ({counted(cov.goldens_judged, 'golden')} fully "
          "judged)"],
         *[[f"decided by {a.annotator}", f"{counted(a.chunks_decided, 'chunk')}, "
-           f"{counted(a.goldens_complete, 'golden')} complete"] for a in cov.annotators],
+           f"{counted(a.goldens_complete, 'golden')} complete"
+           + (f"; {counted(a.chunks_unsure, 'chunk')} unsure, left out (no CP for "
+              f"{counted(a.goldens_unsure, 'golden')} until adjudicated)"
+              if a.chunks_unsure else "")] for a in cov.annotators],
         *([["labels compared (person-chunk pairs)", f"{cov.compared_chunks:,} "
             f"({counted(cov.distinct_chunks, 'chunk')} from {counted(cov.from_goldens, 'golden')})"],
            ["person-golden pairs compared (complete under both)", f"{cov.compared_goldens:,} "
@@ -275,17 +278,28 @@ def layout(report: Report) -> list[Block]:
 
     if report.probes:
         blocks.append(_probe_grid("probes", [(report.judge, {r.kind: r for r in report.probes})]))
+    if report.reasons.wrong:
+        reasons = report.reasons
+        blocks.append(Paragraphs("reasons", "Right verdict, wrong reason", [
+            f"People accepted {counted(reasons.accepted, 'verdict')} of this judge with its "
+            f"reason on screen and marked the reason wrong on {reasons.wrong}: "
+            f"{with_interval(reasons.rate, 3)} (Wilson 95%, chunks as independent). Those "
+            "chunks are left out of the RAGAS annotation export and of --examples, so their "
+            "reasoning is not taught."]))
 
     people = report.people
     blocks.append(Grid(
         "people", "People",
         ["annotator", "decided", "with judge shown", "acceptance rate", "median decision ms",
-         "agreement", "Cohen's kappa", "longest fast-accept run"],
+         "agreement", "Cohen's kappa", "longest fast-accept run",
+         "attention checks right (Wilson 95%)"],
         [[a.annotator, str(a.chunks_decided), str(a.shown_judge),
           value(a.stats["acceptance_rate"], 3, short=True),
           value(a.stats["median_decision_ms"], 0, short=True),
           value(a.stats["percent"], 3, short=True), value(a.stats["cohen_kappa"], 3, short=True),
-          str(a.longest_fast_accept_run)] for a in people.annotators],
+          str(a.longest_fast_accept_run),
+          f"{with_interval(a.stats['check_accuracy'], 3)} of {a.checks}" if a.checks else "-"]
+         for a in people.annotators],
         [a.warning for a in people.annotators if a.warning is not None]))
     if (b := people.blind) is not None:
         blocks.append(Grid(

@@ -25,6 +25,7 @@ from annotator.models import Judge, Price
 from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.build import system_values
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
+from annotator.report.model import ReasonCheck
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
 from annotator.stats.bootstrap import (
@@ -209,6 +210,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     said = {name: session.judge_columns(name, frame).verdict for name in names}
     defined = {judge.name: judge for judge in session.judges()}
     majority = _majorities(session, frame, said, names)
+    reasons = session.reason_marks([annotator] if annotator else None)
     said.update({m.name: m.verdict for m in majority.values()})
     names = [*names, *majority]
     agreement = _judge_agreement(said, names)
@@ -279,10 +281,12 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
             "systems_tau_b": tau_b,
             "systems_tau_ap": tau_ap,
         }
-        stats = {entry.key: _chunk_stat(est, name, entry.key, c, prefix)
-                 if entry.table == "chunks" else per_golden[entry.key] for entry in COLUMNS}
         vote = majority.get(name)
         judge = vote.judge if vote is not None else name
+        own = {"reason_wrong": ReasonCheck(*reasons.get(judge, (0, 0))).rate}
+        stats = {entry.key: own[entry.key] if entry.key in own
+                 else _chunk_stat(est, name, entry.key, c, prefix)
+                 if entry.table == "chunks" else per_golden[entry.key] for entry in COLUMNS}
         calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
                        vote.runs if vote is not None else 1)
         cost, kappa = calls.figures["cost_per_1000_chunks"].value, stats["cohen_kappa"].value

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from annotator.probes import ProbeRate
 from annotator.sampling import DesignSection
-from annotator.stats.chunk_agreement import Confusion, McNemar
+from annotator.stats.chunk_agreement import Confusion, McNemar, rate
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.ppi import PpiEstimate
 from annotator.stats.raters import RaterAgreement
@@ -43,6 +43,8 @@ LABELS: dict[str, str] = {
     "rerank_judge": "mean CP in the judge's order",
     "rerank_captured": "share of the reranking gain the judge captures",
     "systems_tau_ap": "systems' ranking, tau_AP",
+    "reason_wrong": "reasons marked wrong (of accepted)",
+    "check_accuracy": "accuracy on attention checks",
     "ccc": "Lin's CCC",
     "share_big_difference": "share with |difference| > 0.1",
     "pass_rate_human": "pass rate, human labels",
@@ -76,6 +78,10 @@ class AnnotatorCoverage:
     annotator: str
     chunks_decided: int
     goldens_complete: int
+    chunks_unsure: int = 0
+    """Chunks answered unsure (and not adjudicated): left out of agreement, never a 0 or 1."""
+    goldens_unsure: int = 0
+    """Goldens with no CP under these labels because one of their chunks is unsure."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +347,8 @@ class AnnotatorRow:
     stats: dict[str, Stat]
     longest_fast_accept_run: int
     warning: str | None
+    checks: int = 0
+    """Attention-check chunks with a settled truth the person answered 0 or 1."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +380,21 @@ class ConfidenceSection:
     stats: dict[str, Stat]
     ece_conventions: dict[str, str]
     bins: list[ReliabilityBin]
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonCheck:
+    """How often people who accepted the judge's verdict marked its reason wrong."""
+
+    accepted: int
+    """Verdicts accepted with the judge's reason on screen."""
+    wrong: int
+    """Of those, the ones whose reason was marked wrong."""
+
+    @property
+    def rate(self) -> Stat:
+        """The share of accepted verdicts whose reason was marked wrong (Wilson 95%)."""
+        return rate(self.wrong, self.accepted, "no verdict of this judge was accepted yet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,3 +435,5 @@ class Report:
     """The half-width on mean CP a sample aims at."""
     probes: list[ProbeRate] = field(default_factory=list)
     """The judge's false-positive rate on each kind of gullibility probe it was tested with."""
+    reasons: ReasonCheck = ReasonCheck(0, 0)
+    """Right verdict, wrong reason: how often people marked the judge's reason wrong."""

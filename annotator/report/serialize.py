@@ -57,6 +57,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     m = c.mcnemar
     agreement = {
         "n": c.confusion.n,
+        # Chunks someone answered unsure: never counted as 0 or 1, so left out of n.
+        "unsure_left_out": sum(a.chunks_unsure for a in report.coverage.annotators),
         **stats_dict(c.stats),
         "confusion": _confusion(c.confusion),
         "percent_wilson95": list(c.wilson) if c.wilson else None,
@@ -142,7 +144,9 @@ def report_dict(report: Report) -> dict[str, Any]:
             "compared_goldens": cov.compared_goldens, "distinct_chunks": cov.distinct_chunks,
             "from_goldens": cov.from_goldens, "distinct_complete": cov.distinct_complete,
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
-                            "goldens_complete": a.goldens_complete} for a in cov.annotators],
+                            "goldens_complete": a.goldens_complete,
+                            "chunks_unsure": a.chunks_unsure,
+                            "goldens_unsure": a.goldens_unsure} for a in cov.annotators],
         },
         "agreement": agreement,
         "context_precision": context_precision,
@@ -170,9 +174,11 @@ def report_dict(report: Report) -> dict[str, Any]:
                         "fp_p": e.fp_p, "fn_p": e.fn_p, "fp_finding": e.fp_finding,
                         "fn_finding": e.fn_finding} for e in report.errors.slices]},
         "probes": probes_dict(report.probes),
+        "reasons": {"accepted": report.reasons.accepted, "marked_wrong": report.reasons.wrong,
+                    **stats_dict({"rate": report.reasons.rate})},
         "people": {
             "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
-                            "shown_judge": a.shown_judge,
+                            "shown_judge": a.shown_judge, "checks_answered": a.checks,
                             "longest_fast_accept_run": a.longest_fast_accept_run,
                             "warning": a.warning, **stats_dict(a.stats)}
                            for a in people.annotators],

@@ -290,6 +290,14 @@ def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tup
     return (centre - spread) / scale, (centre + spread) / scale
 
 
+def rate(successes: int, n: int, undefined: str) -> Stat:
+    """successes / n with its Wilson 95% interval (items as independent), or undefined with the
+    reason given when n is 0."""
+    if n == 0:
+        return Stat.undefined(undefined)
+    return Stat(successes / n).with_interval(wilson_interval(successes, n))
+
+
 @dataclass(frozen=True, slots=True)
 class McNemar:
     """Is the judge looser or stricter than the person beyond chance? (discordant chunks only)."""

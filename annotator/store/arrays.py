@@ -72,11 +72,13 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
     rows = np.fromiter(session.conn.execute(
         f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
                    coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
-                   coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != ''
+                   coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '', unsure,
+                   reason_wrong
             FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
         [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
                                       ("blind", np.int8), ("shown", np.int8),
-                                      ("action", np.int8), ("ms", float), ("note", bool)])
+                                      ("action", np.int8), ("ms", float), ("note", bool),
+                                      ("unsure", bool), ("reason_wrong", bool)])
     order = frame.slots(rows["chunk"])
 
     def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
@@ -85,6 +87,7 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
     return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
                         place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                         place("ms", np.nan, float), place("note", False, bool),
+                        place("unsure", False, bool), place("reason_wrong", False, bool),
                         order[order != MISSING])
 
 

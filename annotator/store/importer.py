@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from annotator.errors import InputError
 from annotator.models import GoldenRecord, ImportSummary, Judge, JudgeVerdict
 from annotator.store import bulk
+from annotator.verdict import UNSURE, Answer
 
 if TYPE_CHECKING:
     from annotator.store.session import Session
@@ -141,7 +142,7 @@ class Importer:
                 old_label = stored_labels.get(chunk_id)
                 if old_label is None:
                     self._queue_label(annotator, chunk_id, label, note)
-                elif (old_label.verdict, old_label.note) != (label, note):
+                elif (old_label.answer, old_label.note) != (label, note):
                     if not self.replace:
                         raise self._conflict(record, f"annotator '{annotator}'", rank)
                     self.conn.execute("DELETE FROM labels WHERE annotator = ? AND chunk_id = ?",
@@ -168,10 +169,12 @@ class Importer:
                               verdict.p_relevant, self.stamp))
         self.verdicts_added += 1
 
-    def _queue_label(self, annotator: str, chunk_id: int, label: int | None,
+    def _queue_label(self, annotator: str, chunk_id: int, label: Answer | None,
                      note: str | None) -> None:
-        self.labels.append((annotator, chunk_id, label, None if label is None else "import",
-                            note, self.stamp, self.stamp))
+        unsure = label == UNSURE
+        verdict = None if unsure else label
+        self.labels.append((annotator, chunk_id, verdict, None if verdict is None else "import",
+                            int(unsure), note, self.stamp, self.stamp))
         if label is not None:
             self.labels_added += 1
 
@@ -188,8 +191,8 @@ class Importer:
             execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)", self.verdicts)
         if self.labels:
-            execute("INSERT INTO labels(annotator, chunk_id, verdict, action, note, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.labels)
+            execute("INSERT INTO labels(annotator, chunk_id, verdict, action, unsure, note, "
+                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
         self.goldens, self.chunks, self.verdicts, self.labels = [], [], [], []
 
     def finish(self) -> None:

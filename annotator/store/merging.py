@@ -28,7 +28,7 @@ _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_re
 _PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
                        "tokens_in", "tokens_out", "latency_ms", "request_sha256")
 _LABEL_COLUMNS = ("verdict", "blind_verdict", "shown_verdict", "judge", "action", "note",
-                  "decision_ms", "created_at", "updated_at")
+                  "decision_ms", "unsure", "reason_wrong", "created_at", "updated_at")
 _GOLDEN_COLUMNS = ("user_input", "reference", "response", "metadata", "content_sha256",
                    "created_at")
 
@@ -45,7 +45,7 @@ def detach(conn: sqlite3.Connection, count: int) -> None:
                   "label_groups",
                   "shared_labels", "all_splits",
                   "all_settings", "all_events", "distinct_events", "ordered_events",
-                  "all_probes", "probe_map"):
+                  "all_probes", "probe_map", "all_checks", "check_map"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
     for i in range(count):
         conn.execute(f"DETACH DATABASE s{i}")
@@ -90,6 +90,7 @@ class _Merge:
         self.settings()
         self.events()
         self.probes()
+        self.checks()
 
     def goldens(self) -> None:
         """One row per golden id (content must agree), ordered by earliest position, then id."""
@@ -192,6 +193,34 @@ class _Merge:
                 GROUP BY chunk_id, {columns}
                 ORDER BY at, chunk_id, {columns}""")
 
+    def checks(self) -> None:
+        """Every attention check once by (source, golden id), as first kept (a snapshot); each
+        person's answer on a check chunk, the newest where files differ."""
+        self.conn.execute(f"CREATE TEMP TABLE all_checks AS "
+                          f"{self.every('checks', 'id, source, golden_id, record, created_at')}")
+        self.conn.execute(
+            """INSERT INTO checks(source, golden_id, record, created_at)
+               SELECT source, golden_id, record, created_at FROM (
+                 SELECT *, row_number() OVER (PARTITION BY source, golden_id
+                   ORDER BY created_at, record) AS choice FROM all_checks)
+               WHERE choice = 1 ORDER BY created_at, source, golden_id""")
+        self.conn.execute(
+            """CREATE TEMP TABLE check_map AS SELECT a.src, a.id AS old, n.id AS new
+               FROM all_checks a JOIN checks n ON n.source = a.source
+                AND n.golden_id = a.golden_id""")
+        columns = "annotator, rank, truth, answer, unsure, shown_verdict, note, answered_at"
+        answers = " UNION ALL ".join(
+            f"SELECT m.new AS check_id, {', '.join(f't.{c}' for c in columns.split(', '))} "
+            f"FROM s{i}.check_answers t JOIN check_map m ON m.src = {i} AND m.old = t.check_id"
+            for i in range(self.files))
+        self.conn.execute(
+            f"""INSERT INTO check_answers(check_id, {columns})
+                SELECT check_id, {columns} FROM (
+                  SELECT *, row_number() OVER (PARTITION BY annotator, check_id, rank
+                    ORDER BY answered_at DESC, json_array(answer, unsure, note) DESC) AS choice
+                  FROM ({answers}))
+                WHERE choice = 1 ORDER BY check_id, annotator, rank""")
+
     def probes(self) -> None:
         """Every probe once by (golden, kind, number): files that made it with the same seed
         hold the same text, and two texts for one probe stop the merge; then every distinct
@@ -267,18 +296,19 @@ class _Merge:
                       updated_at DESC, json_array({columns}) DESC) AS choice FROM shared_labels)
                   WHERE choice = 1)
                 ORDER BY annotator, chunk_id""")
+        # A version is (verdict, unsure, note): unsure and pending both hold no verdict.
         self.conn.execute(
-            f"""INSERT INTO label_conflicts(annotator, chunk_id, verdict, note, updated_at)
-                SELECT DISTINCT annotator, chunk_id, verdict, note, updated_at FROM (
-                  SELECT l.annotator, l.chunk_id, l.verdict, l.note, l.updated_at
+            f"""INSERT INTO label_conflicts(annotator, chunk_id, verdict, unsure, note, updated_at)
+                SELECT DISTINCT annotator, chunk_id, verdict, unsure, note, updated_at FROM (
+                  SELECT l.annotator, l.chunk_id, l.verdict, l.unsure, l.note, l.updated_at
                   FROM shared_labels l JOIN (
                     SELECT annotator, chunk_id FROM shared_labels GROUP BY annotator, chunk_id
-                    HAVING count(DISTINCT json_array(verdict, note)) > 1) d
+                    HAVING count(DISTINCT json_array(verdict, unsure, note)) > 1) d
                   ON d.annotator = l.annotator AND d.chunk_id = l.chunk_id
-                  UNION ALL SELECT annotator, chunk_id, verdict, note, updated_at FROM (
+                  UNION ALL SELECT annotator, chunk_id, verdict, unsure, note, updated_at FROM (
                     {self.mapped('label_conflicts',
-                                 ('annotator', 'verdict', 'note', 'updated_at'))}))
-                ORDER BY annotator, chunk_id, updated_at, json_array(verdict, note)""")
+                                 ('annotator', 'verdict', 'unsure', 'note', 'updated_at'))}))
+                ORDER BY annotator, chunk_id, updated_at, json_array(verdict, unsure, note)""")
 
     def gold(self) -> None:
         """The newest gold label per chunk."""

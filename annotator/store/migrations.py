@@ -289,3 +289,48 @@ def m006_probes(db: Database) -> None:
         )"""
     )
     db.execute("CREATE INDEX probe_calls_judge ON probe_calls(judge, probe_id)")
+
+
+@migrations()
+def m007_unsure_and_reasons(db: Database) -> None:
+    """A person's "unsure" (no verdict; a note says why) and "verdict right, reason wrong" on a
+    chunk whose verdict they accepted; a merge keeps unsure versions apart from pending ones."""
+    for table, column in (("labels", "unsure"), ("labels", "reason_wrong"),
+                          ("label_conflicts", "unsure")):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0 "
+                   f"CHECK ({column} IN (0, 1))")
+
+
+@migrations()
+def m008_attention_checks(db: Database) -> None:
+    """Attention checks: goldens whose truth is settled (adjudicated, or a gold file), shown
+    among the others, and each person's answers on them, kept apart from every label."""
+    # A check is a snapshot of its golden (content, the judges' verdicts shown, the truth per
+    # rank), so later edits to the session or the gold file change no answer's score.
+    db.execute(
+        """
+        CREATE TABLE checks (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            golden_id TEXT NOT NULL,
+            record TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (source, golden_id)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE check_answers (
+            id INTEGER PRIMARY KEY,
+            annotator TEXT NOT NULL,
+            check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL CHECK (rank >= 1),
+            truth INTEGER CHECK (truth IN (0, 1)),
+            answer INTEGER CHECK (answer IN (0, 1)),
+            unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1)),
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            note TEXT,
+            answered_at TEXT NOT NULL,
+            UNIQUE (annotator, check_id, rank)
+        )"""
+    )

@@ -44,7 +44,7 @@ from annotator.models import (
 from annotator.store import bulk, merging, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
-from annotator.verdict import checked
+from annotator.verdict import UNSURE, Answer, checked
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,8 +56,14 @@ BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
 
 _LABEL_COLUMNS = columns(Label)
-_DECISION_FIELDS = ("verdict", "action", "blind_verdict", "shown_verdict", "judge", "decision_ms")
-"""The label fields a decision sets and an undo restores (a note is not a decision)."""
+_DECISION_FIELDS: dict[str, Any] = {
+    "verdict": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
+    "decision_ms": None, "unsure": 0, "reason_wrong": 0}
+"""The label fields a decision sets and an undo restores, with their value on a pending chunk
+(a note is not a decision)."""
+
+ANSWERED = "(l.verdict IS NOT NULL OR l.unsure = 1)"
+"""A label (as ``l``) the person has answered: a verdict, or unsure. Progress counts these."""
 
 
 def now() -> str:
@@ -507,19 +513,19 @@ class Session:
         return f"AND c.golden_id IN ({','.join('?' * len(golden_ids))})", list(golden_ids)
 
     def label_counts(self, annotator: str) -> dict[str, int]:
-        """Golden id -> how many of its chunks this annotator has decided."""
+        """Golden id -> how many of its chunks this annotator has answered (unsure counts)."""
         rows = self.conn.execute(
-            """SELECT c.golden_id, count(*) FROM labels l JOIN chunks c ON c.id = l.chunk_id
-               WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY c.golden_id""",
+            f"""SELECT c.golden_id, count(*) FROM labels l JOIN chunks c ON c.id = l.chunk_id
+                WHERE l.annotator = ? AND {ANSWERED} GROUP BY c.golden_id""",
             [annotator],
         )
         return dict(rows)
 
     def progress(self, annotator: str, golden_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """Golden id -> (its chunks, how many this annotator has decided), for a few goldens."""
+        """Golden id -> (its chunks, how many this annotator has answered), for a few goldens."""
         marks = ",".join("?" * len(golden_ids))
         rows = self.conn.execute(
-            f"""SELECT c.golden_id, count(*), count(l.verdict) FROM chunks c
+            f"""SELECT c.golden_id, count(*), count(CASE WHEN {ANSWERED} THEN 1 END) FROM chunks c
                 LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ?
                 WHERE c.golden_id IN ({marks}) GROUP BY c.golden_id""",
             [annotator, *golden_ids])
@@ -534,7 +540,7 @@ class Session:
             f"""SELECT c.golden_id, l.annotator, count(*) FROM labels l
                 JOIN chunks c ON c.id = l.chunk_id
                 WHERE c.golden_id IN ({",".join("?" * len(golden_ids))}) AND l.annotator <> ?
-                  AND l.verdict IS NOT NULL
+                  AND {ANSWERED}
                 GROUP BY c.golden_id, l.annotator ORDER BY l.annotator""",
             [*golden_ids, annotator])
         for golden_id, person, decided in rows:
@@ -578,35 +584,53 @@ class Session:
         self,
         annotator: str,
         chunk_id: int,
-        verdict: int,
-        action: Action,
+        verdict: Answer,
+        action: Action | None,
         *,
         judge: str | None = None,
         shown_verdict: int | None = None,
         blind_verdict: int | None = None,
         decision_ms: float | None = None,
+        reason_wrong: bool = False,
+        note: str | None = None,
     ) -> Label:
         """Record one person's decision on one chunk, with its event, and commit it.
 
-        A blind answer is kept once given: a later decision on the same chunk leaves it alone.
+        ``verdict`` may be UNSURE, which needs a note saying why (given here, saved with it).
+        ``reason_wrong`` marks the judge's reason wrong on an accepted verdict. A note given
+        here replaces the chunk's comment in the same transaction. A blind answer is kept once
+        given: a later decision on the same chunk leaves it alone.
         """
-        checked(verdict, "a label")
+        unsure = verdict == UNSURE
+        if unsure:
+            if not (note or "").strip():
+                raise SessionError("An unsure answer needs a note saying what is unclear.")
+            action, blind_verdict = None, None
+        else:
+            checked(verdict, "a label")
+        if reason_wrong and action != "accept":
+            raise SessionError("Only an accepted verdict can have its reason marked wrong.")
         with self._write():
             before = self._label_row(annotator, chunk_id)
             if before is not None and before["blind_verdict"] is not None:
                 blind_verdict = before["blind_verdict"]
+            if note is None and before is not None:
+                note = before["note"]
             stamp = now()
             self.conn.execute(
                 """INSERT INTO labels(annotator, chunk_id, verdict, blind_verdict, shown_verdict,
-                                      judge, action, decision_ms, created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      judge, action, decision_ms, unsure, reason_wrong, note,
+                                      created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, chunk_id) DO UPDATE SET
                      verdict = excluded.verdict, blind_verdict = excluded.blind_verdict,
                      shown_verdict = excluded.shown_verdict, judge = excluded.judge,
                      action = excluded.action, decision_ms = excluded.decision_ms,
-                     updated_at = excluded.updated_at""",
-                (annotator, chunk_id, verdict, blind_verdict, shown_verdict, judge, action,
-                 decision_ms, stamp, stamp),
+                     unsure = excluded.unsure, reason_wrong = excluded.reason_wrong,
+                     note = excluded.note, updated_at = excluded.updated_at""",
+                (annotator, chunk_id, None if unsure else verdict, blind_verdict, shown_verdict,
+                 judge, action, decision_ms, int(unsure), int(reason_wrong), note or None,
+                 stamp, stamp),
             )
             after = self._label_row(annotator, chunk_id)
             assert after is not None
@@ -632,25 +656,19 @@ class Session:
             event_id, chunk_id, payload = row
             decision = json.loads(payload)
             before = decision["before"]
-            if before is None or (before["verdict"] is None and before["blind_verdict"] is None):
-                # Nothing was decided before: back to pending (keeping any note).
-                self.conn.execute(
-                    f"UPDATE labels SET {', '.join(f'{f} = NULL' for f in _DECISION_FIELDS)}, "
-                    "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
-                    (now(), annotator, chunk_id),
-                )
-            else:
-                self.conn.execute(
-                    f"UPDATE labels SET {', '.join(f'{f} = ?' for f in _DECISION_FIELDS)}, "
-                    "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
-                    (*(before[f] for f in _DECISION_FIELDS), now(), annotator, chunk_id),
-                )
+            # Nothing decided before: back to pending (keeping any note). Events written before
+            # a field existed lack it: its default is what the label held then.
+            restored = {f: (before or {}).get(f, default) for f, default in _DECISION_FIELDS.items()}
+            self.conn.execute(
+                f"UPDATE labels SET {', '.join(f'{f} = ?' for f in _DECISION_FIELDS)}, "
+                "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
+                (*restored.values(), now(), annotator, chunk_id),
+            )
             golden_id = self.golden_id_of(chunk_id)
             self._event("undo", annotator=annotator, chunk_id=chunk_id, golden_id=golden_id,
                         undoes=event_id)
         return Undone(chunk_id=int(chunk_id), golden_id=golden_id,
-                      undone=decision["after"]["verdict"],
-                      restored=None if before is None else before["verdict"])
+                      undone=_answer(decision["after"]), restored=_answer(before))
 
     def set_note(self, annotator: str, chunk_id: int, note: str | None) -> None:
         """Set (or clear, with None or "") this person's comment on a chunk, and commit it."""
@@ -861,6 +879,93 @@ class Session:
                 "error IS NULL", [judge]):
             out.setdefault(probe_id, set()).add(sha)
         return out
+
+    def reason_marks(self, annotators: Sequence[str] | None = None) -> dict[str, tuple[int, int]]:
+        """Judge -> (verdicts people accepted with its reason on screen, those whose reason
+        they marked wrong), over everyone's labels or the annotators named."""
+        where = (f"AND annotator IN ({','.join('?' * len(annotators))})"
+                 if annotators is not None else "")
+        rows = self.conn.execute(
+            f"""SELECT judge, count(*), sum(reason_wrong) FROM labels
+                WHERE action = 'accept' AND judge IS NOT NULL AND verdict IS NOT NULL {where}
+                GROUP BY judge""", list(annotators or []))
+        return {judge: (accepted, wrong) for judge, accepted, wrong in rows}
+
+    # -- attention checks (annotator.checks): never labels, never in a statistic -------------
+
+    def add_checks(self, source: str, items: Sequence[tuple[str, dict[str, Any]]]) -> int:
+        """Keep these (golden id, record) checks from a source, once each; return how many
+        were new."""
+        with self._write():
+            before = self.conn.total_changes
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO checks(source, golden_id, record, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                [(source, golden_id, json.dumps(record, ensure_ascii=False), now())
+                 for golden_id, record in items])
+            return self.conn.total_changes - before
+
+    def checks(self) -> list[tuple[int, str, str, dict[str, Any]]]:
+        """Every check: (id, source, golden id, record), in the order they were added."""
+        return [(row[0], row[1], row[2], json.loads(row[3])) for row in self.conn.execute(
+            "SELECT id, source, golden_id, record FROM checks ORDER BY id")]
+
+    def check_answers(self, annotator: str, check_id: int | None = None
+                      ) -> dict[tuple[int, int], sqlite3.Row]:
+        """(check id, rank) -> this person's answer row, on one check or every one."""
+        where = "" if check_id is None else "AND check_id = ?"
+        return {(row["check_id"], row["rank"]): row for row in self._rows(
+            f"""SELECT check_id, rank, truth, answer, unsure, shown_verdict, note, answered_at
+                FROM check_answers WHERE annotator = ? {where}""",
+            [annotator, *([] if check_id is None else [check_id])])}
+
+    def answer_check(self, annotator: str, check_id: int, rank: int, *, truth: int | None,
+                     answer: Answer, shown_verdict: int | None = None,
+                     note: str | None = None) -> None:
+        """Keep (or replace) a person's answer on one chunk of a check, apart from labels."""
+        unsure = answer == UNSURE
+        with self._write():
+            self.conn.execute(
+                """INSERT INTO check_answers(annotator, check_id, rank, truth, answer, unsure,
+                                             shown_verdict, note, answered_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(annotator, check_id, rank) DO UPDATE SET
+                     answer = excluded.answer, unsure = excluded.unsure,
+                     shown_verdict = excluded.shown_verdict, note = coalesce(excluded.note, note),
+                     answered_at = excluded.answered_at""",
+                (annotator, check_id, rank, truth, None if unsure else answer, int(unsure),
+                 shown_verdict, note, now()))
+            self._event("check", annotator=annotator,
+                        payload={"check_id": check_id, "rank": rank, "answer": answer})
+
+    def note_check(self, annotator: str, check_id: int, rank: int, truth: int | None,
+                   note: str | None) -> None:
+        """Set (or clear) a person's comment on one chunk of a check."""
+        with self._write():
+            self.conn.execute(
+                """INSERT INTO check_answers(annotator, check_id, rank, truth, note, answered_at)
+                   VALUES (?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(annotator, check_id, rank) DO UPDATE SET note = excluded.note""",
+                (annotator, check_id, rank, truth, note or None, now()))
+
+    def undo_check(self, annotator: str, check_id: int) -> int | None:
+        """Take back this person's latest answer on a check; the rank it was on (None: none)."""
+        with self._write():
+            row = self.conn.execute(
+                """SELECT id, rank FROM check_answers WHERE annotator = ? AND check_id = ?
+                     AND (answer IS NOT NULL OR unsure = 1)
+                   ORDER BY answered_at DESC, id DESC LIMIT 1""", [annotator, check_id]).fetchone()
+            if row is None:
+                return None
+            self.conn.execute("UPDATE check_answers SET answer = NULL, unsure = 0 WHERE id = ?",
+                              [row[0]])
+            return int(row[1])
+
+    def check_scores(self) -> dict[str, tuple[int, int]]:
+        """Person -> (check chunks answered 0 or 1 that have a truth, those answered right)."""
+        return {person: (answered, right) for person, answered, right in self.conn.execute(
+            """SELECT annotator, count(*), sum(answer = truth) FROM check_answers
+               WHERE answer IS NOT NULL AND truth IS NOT NULL GROUP BY annotator""")}
 
     def probe_results(self, judge: str | None = None) -> dict[str, dict[str, tuple[int, int]]]:
         """Judge -> probe kind -> (probes with a verdict, probes it called useful), from each
@@ -1288,9 +1393,9 @@ class Session:
                         ]
                 for name in annotators:
                     mine = [labels[name].get(chunk.id) for chunk in golden.chunks]
-                    if any(label is not None and label.verdict is not None for label in mine):
+                    if any(label is not None and label.answer is not None for label in mine):
                         record.human_labels[name] = [
-                            None if label is None else label.verdict for label in mine
+                            None if label is None else label.answer for label in mine
                         ]
                     if any(label is not None and label.note for label in mine):
                         record.human_notes[name] = [
@@ -1312,24 +1417,27 @@ class Session:
                 gold_conflicts = merging.merge_into(conn, names)
         finally:
             merging.detach(conn, len(paths))
-        versions: dict[tuple[str, str, int], list[tuple[int | None, str | None, str]]] = {}
-        for annotator, golden_id, rank, verdict, note, updated_at in conn.execute(
-                """SELECT x.annotator, c.golden_id, c.rank, x.verdict, x.note, x.updated_at
-                   FROM (SELECT annotator, chunk_id, verdict, note, updated_at FROM label_conflicts
-                         UNION SELECT l.annotator, l.chunk_id, l.verdict, l.note, l.updated_at
+        versions: dict[tuple[str, str, int], list[tuple[Answer | None, str | None, str]]] = {}
+        for annotator, golden_id, rank, verdict, unsure, note, updated_at in conn.execute(
+                """SELECT x.annotator, c.golden_id, c.rank, x.verdict, x.unsure, x.note,
+                          x.updated_at
+                   FROM (SELECT annotator, chunk_id, verdict, unsure, note, updated_at
+                         FROM label_conflicts
+                         UNION SELECT l.annotator, l.chunk_id, l.verdict, l.unsure, l.note,
+                                      l.updated_at
                          FROM labels l WHERE EXISTS (SELECT 1 FROM label_conflicts k
                            WHERE k.annotator = l.annotator AND k.chunk_id = l.chunk_id)) x
                    JOIN chunks c ON c.id = x.chunk_id
                    ORDER BY x.annotator, c.golden_id, c.rank, x.updated_at,
-                            json_array(x.verdict, x.note)"""):
+                            json_array(x.verdict, x.unsure, x.note)"""):
             versions.setdefault((annotator, golden_id, rank), []).append(
-                (verdict, note, updated_at))
+                (UNSURE if unsure else verdict, note, updated_at))
         return MergeFacts(
             goldens=self.count_goldens(),
             judges=[row[0] for row in conn.execute("SELECT name FROM judges ORDER BY name")],
             annotators=[row[0] for row in conn.execute(
                 "SELECT DISTINCT annotator FROM labels ORDER BY annotator")],
-            labels=int(self._scalar("SELECT count(*) FROM labels WHERE verdict IS NOT NULL")),
+            labels=int(self._scalar(f"SELECT count(*) FROM labels l WHERE {ANSWERED}")),
             conflicts=versions, gold_conflicts=gold_conflicts)
 
 
@@ -1349,3 +1457,10 @@ def _storage_failure(error: sqlite3.OperationalError) -> bool:
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
     return None if row is None else {field: row[field] for field in _DECISION_FIELDS}
+
+
+def _answer(state: dict[str, Any] | None) -> Answer | None:
+    """The answer a decision state (an event's before or after) holds."""
+    if state is None:
+        return None
+    return UNSURE if state.get("unsure") else state["verdict"]

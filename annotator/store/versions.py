@@ -9,5 +9,6 @@ from __future__ import annotations
 
 MIGRATION_SET = "cp-annotator"
 NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs",
-         "m005_batches", "m006_probes")
+         "m005_batches", "m006_probes", "m007_unsure_and_reasons",
+         "m008_attention_checks")
 """Every migration this version knows, in the order they run."""

@@ -44,6 +44,12 @@ KEYS: tuple[Key, ...] = (
     Key("left_square_bracket", "[", "previous_golden", "Prev", "Previous golden."),
     Key("o", "o", "unfold", "Unfold", "Unfold or fold the selected chunk's long text.", footer=False),
     Key("c", "c", "comment", "Comment", "Write a comment on the selected chunk."),
+    Key("m", "m", "unsure", "Unsure",
+        "Unsure: you cannot tell. Needs a note; no verdict counts it until adjudicated.",
+        footer=False),
+    Key("r", "r", "reason_wrong", "Reason wrong",
+        "Accept the judge's verdict but mark its reason wrong (a note is optional), move on.",
+        footer=False),
 )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from annotator.checks import Check
+from annotator.models import CHECKS_MIN
 from annotator.store.session import Session
 from annotator.text import counted
 
@@ -14,7 +16,9 @@ SCREEN_BUSY_S = 2.0
 
 
 def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark: float,
-               blind_rate: float, only: Sequence[str] | None, adjudicate: bool) -> str:
+               blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
+               checks: Sequence[Check] = (), check_rate: float = 0.0,
+               checks_min: float = CHECKS_MIN) -> str:
     """Run the screen until the person quits; return the sentence saying what is stored."""
     if adjudicate:
         from annotator.adjudication import Adjudication
@@ -30,7 +34,8 @@ def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark
 
     # count=False: the screen paints the golden first and reads the totals in a worker.
     review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
-                    only=only, count=False)
+                    only=only, count=False, checks=checks, check_rate=check_rate,
+                    checks_min=checks_min)
     AnnotatorApp(review, session.path.name).run()
     review.remember_position()  # the chunk under the cursor, to reopen there
     done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "

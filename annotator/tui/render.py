@@ -14,6 +14,7 @@ from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import passes
 from annotator.stats.stat import number
 from annotator.text import visible
+from annotator.verdict import Answer
 from annotator.verdict import name as verdict_name
 
 FOLD_CHARS = 500
@@ -26,11 +27,12 @@ STATE_TEXT = {
     "flipped": ("flipped", "magenta"),
     "set": ("set", "cyan"),
     "imported": ("imported", "cyan"),
+    "unsure": ("UNSURE: waits for an adjudicator", "bold yellow"),
 }
 
 
-def verdict_word(verdict: int | None) -> str:
-    """useful / noise / -."""
+def verdict_word(verdict: Answer | None) -> str:
+    """useful / noise / unsure / -."""
     return "-" if verdict is None else verdict_name(verdict)
 
 
@@ -133,6 +135,8 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     else:
         text.append(verdict_word(view.decision).upper(), style="bold")
         text.append(f" ({label})", style=style)
+        if view.label is not None and view.label.reason_wrong:
+            text.append("  reason marked wrong", style="bold magenta")
     if view.blind and view.label is not None and view.label.blind_verdict is not None:
         text.append(f"  blind answer: {verdict_word(view.label.blind_verdict)}", style="dim")
     if view.label is not None and view.label.note:

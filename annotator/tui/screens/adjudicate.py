@@ -13,6 +13,7 @@ from annotator.errors import NotSaved
 from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word
+from annotator.verdict import UNSURE, Answer
 
 INTRO = (
     "These are the chunks people labelled differently. Read each person's label and note, "
@@ -20,6 +21,9 @@ INTRO = (
     "stored with your name before the screen moves on, and the leaderboard scores judges "
     "against it."
 )
+
+
+ANSWER_STYLES: dict[Answer, str] = {1: "green", 0: "red", UNSURE: "bold yellow"}
 
 
 def dispute_text(adjudication: Adjudication) -> Text:
@@ -40,7 +44,7 @@ def dispute_text(adjudication: Adjudication) -> Text:
     for opinion in dispute.opinions:
         text.append(f"  {visible(opinion.annotator)}: ", style="bold")
         text.append(verdict_word(opinion.verdict).upper(),
-                    style="green" if opinion.verdict else "red")
+                    style=ANSWER_STYLES[opinion.verdict])
         if opinion.note:
             text.append("  ")
             text.append(visible(opinion.note), style="yellow")

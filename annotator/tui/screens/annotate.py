@@ -174,6 +174,38 @@ class AnnotateScreen(Screen[None]):
 
         self.app.push_screen(CommentModal(view.chunk.rank, current), save)
 
+    def action_unsure(self) -> None:
+        from annotator.tui.screens.comment import CommentModal
+
+        view = self.review.selected
+        current = view.label.note if view.label else None
+
+        def save(note: str | None) -> None:
+            if note is not None:  # None: cancelled, nothing written
+                self.say(self.review.unsure(note))
+
+        self.app.push_screen(CommentModal(
+            view.chunk.rank, current,
+            f"Unsure of rank {view.chunk.rank}: what is unclear? (needed; enter saves, escape "
+            "cancels)"), save)
+
+    def action_reason_wrong(self) -> None:
+        from annotator.tui.screens.comment import CommentModal
+
+        view = self.review.selected
+        if (refused := self.review.needs_shown_verdict(view)) is not None:
+            self.say(refused)
+            return
+
+        def save(note: str | None) -> None:
+            if note is not None:  # None: cancelled, nothing written
+                self.say(self.review.reason_wrong(note))
+
+        self.app.push_screen(CommentModal(
+            view.chunk.rank, None,
+            f"The judge's verdict on rank {view.chunk.rank} stands; what is wrong with its "
+            "reason? (optional; enter saves, escape cancels)"), save)
+
     def action_queue(self) -> None:
         from annotator.tui.screens.queue import QueueScreen
 

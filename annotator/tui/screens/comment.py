@@ -15,15 +15,16 @@ class CommentModal(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]  # noqa: RUF012
 
-    def __init__(self, rank: int, current: str | None) -> None:
+    def __init__(self, rank: int, current: str | None, prompt: str | None = None) -> None:
         super().__init__()
         self.rank = rank
         self.current = current or ""
+        self.prompt = prompt or (f"Comment on rank {rank} (enter saves, escape cancels, empty "
+                                 "removes):")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"Comment on rank {self.rank} (enter saves, escape cancels, empty removes):",
-                        markup=False)
+            yield Label(self.prompt, markup=False)
             yield Input(value=self.current, id="comment-input")
 
     @on(Input.Submitted)

@@ -32,6 +32,7 @@ class ChunkCard(Static):
         self.update(chunk_card(view, p_judge, p_human, unfolded=self.unfolded))
         self.set_class(view.hidden, "-blind")
         self.set_class(view.decision is not None, "-decided")
+        self.set_class(view.state == "unsure", "-unsure")
         judge = None if view.verdict is None or view.hidden else view.verdict.verdict
         self.set_class(view.decision is not None and judge is not None
                        and view.decision != judge, "-disagree")
