@@ -552,6 +552,12 @@ class Review:
 
     # -- attention checks (annotator.checks) ------------------------------------------------------
 
+    @property
+    def place(self) -> int:
+        """The golden's place in the review, from 0, as the header shows it: a check takes the
+        place of the golden it comes before, so nothing tells it apart."""
+        return self._after_check if self.check is not None else self.index
+
     def _open_check(self, check: Check, after: int) -> None:
         """Show a check as any golden; ``after`` is the golden to open once it is answered."""
         self.check, self._after_check = check, after

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from textual.widgets import Static
 
 from annotator import checks
 from annotator.cli import cli
@@ -60,6 +61,8 @@ async def test_a_check_is_shown_like_a_golden_answered_apart_and_scored(db: Path
             await pilot.press("a", "a", "a", "a", "a")  # the first golden, complete
             assert on_check(app)  # then a check, looking like any golden
             assert app.review.golden.id == GOLD_GOLDEN
+            header = str(app.screen.query_one("#header", Static).content)
+            assert "golden 2 of 16" in header  # the place of the golden it comes before
             shown = app.review.chunk_views()
             assert all(v.verdict is not None for v in shown)  # the judge's verdicts, as usual
             await pilot.press("a")

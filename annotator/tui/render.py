@@ -54,7 +54,7 @@ def header(review: Review, session_name: str) -> Text:
     terminal cuts the names rather than the counts."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" cp-annotator ", style="bold reverse")
-    text.append(f"  golden {review.index + 1} of {len(review.golden_ids)}", style="bold")
+    text.append(f"  golden {review.place + 1} of {len(review.golden_ids)}", style="bold")
     if review.sampled:
         text.append(f" ({review.design} sample" + (f"; {review.stopping}" if review.stopping
                                                     else "") + ")")
@@ -160,8 +160,7 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
         text.append(_pass(cp_judge, mark))
     text.append("\nyou    ")
     if cp_human is None:
-        pending = len(golden.human) - golden.decided
-        text.append(f"{pending} pending", style="dim")
+        text.append(_waiting(review, golden), style="dim")
     else:
         text.append(fmt(cp_human), style="bold")
         text.append(_pass(cp_human, mark))
@@ -185,6 +184,13 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
     return text
 
 
+def _waiting(review: Review, golden: GoldenComparison) -> str:
+    """Why the person's CP is not there yet: "2 pending", "1 unsure", "2 pending, 1 unsure"."""
+    unsure = sum(view.state == "unsure" for view in review.chunk_views())
+    pending = len(golden.human) - golden.decided - unsure
+    return ", ".join(f"{n} {what}" for n, what in ((pending, "pending"), (unsure, "unsure")) if n)
+
+
 def summary_line(review: Review, golden: GoldenComparison) -> Text:
     """The summary on one line, for a narrow terminal: CP both ways, the pass mark, agreement."""
     cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
@@ -199,7 +205,7 @@ def summary_line(review: Review, golden: GoldenComparison) -> Text:
         text.append(_pass(cp_judge, mark))
     text.append("  you ")
     if cp_human is None:
-        text.append(f"{len(golden.human) - golden.decided} pending", style="dim")
+        text.append(_waiting(review, golden), style="dim")
     else:
         text.append(fmt(cp_human), style="bold")
         text.append(_pass(cp_human, mark))
