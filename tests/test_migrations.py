@@ -143,10 +143,49 @@ def test_a_new_session_file_imports_neither_pandas_nor_numpy(tmp_path: Path) -> 
     import subprocess
     import sys
 
+    old = tmp_path / "old.db"
+    shutil.copy(fixture_path(LATER[-1]), old)
     code = ("import sys; from annotator.store.session import Session; "
             f"Session({str(tmp_path / 's.db')!r}).close(); "
             "print('sqlite_utils' in sys.modules, 'pandas' in sys.modules, 'numpy' in sys.modules);"
+            f"Session({str(old)!r}).close(); "
+            "print('sqlite_utils' in sys.modules, 'pandas' in sys.modules, 'numpy' in sys.modules);"
             " import pandas, numpy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    # Migrated without them, and both import as usual afterwards.
-    assert out.stdout.split() == ["True", "False", "False"]
+    # A new file gets the stored schema: none of them. An old file is migrated through
+    # sqlite-utils without pandas or numpy, and both import as usual afterwards.
+    assert out.stdout.split() == ["False", "False", "False", "True", "False", "False"]
+
+
+def _master(path: Path) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+                            "ORDER BY type, name").fetchall()
+    finally:
+        conn.close()
+
+
+def test_the_stored_schema_is_what_the_migrations_make(tmp_path: Path) -> None:
+    from sqlite_utils import Database
+
+    from annotator.store import schema
+    from annotator.store.versions import NAMES
+
+    migrated = tmp_path / "migrated.db"
+    conn = sqlite3.connect(migrated)
+    migrations.apply(Database(conn))
+    conn.close()
+    conn = sqlite3.connect(migrated)
+    try:  # the script, as 'python -m annotator.store.schema' would write it now
+        assert schema.SCRIPT.read_text(encoding="utf-8") == schema.dumped(conn), (
+            "write it again with: python -m annotator.store.schema")
+    finally:
+        conn.close()
+    with Session(tmp_path / "new.db") as new:
+        assert migrations.pending(new.db) == []
+        assert [m.name for m in migrations.applied(new.db)] == list(NAMES)
+        assert len(new.session_id) == 32
+    assert _master(tmp_path / "new.db") == _master(migrated)
+    with Session(tmp_path / "other.db") as other, Session(tmp_path / "new.db") as new:
+        assert other.session_id != new.session_id  # each file its own identity

@@ -41,7 +41,7 @@ from annotator.models import (
     StoredVerdict,
     Undone,
 )
-from annotator.store import bulk, merging, versions
+from annotator.store import bulk, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
 from annotator.verdict import UNSURE, Answer, checked
@@ -103,7 +103,11 @@ class Session:
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = wal")
-            if self._applied(conn) != set(versions.NAMES):
+            applied = self._applied(conn)
+            if not applied:  # a new file: the whole schema at once (store/schema.py)
+                with self._write():
+                    schema.create(conn)
+            elif applied != set(versions.NAMES):
                 from annotator.store.migrations import migrations
 
                 with self._write():
