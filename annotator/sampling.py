@@ -117,6 +117,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
                            "--judge.")
     view = judge_view(session, judge, group_by, seed)
     rng = np.random.default_rng(seed)
+    extra: dict[str, Any]
     if design == "stratified":
         names = designs.strata(view.judge_cp, view.systems)
         keys = np.asarray(names)
@@ -137,13 +138,14 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
                                    for g in order}}
     else:
         q = designs.active_probabilities(np.sqrt(view.error))
-        draws = [view.golden_ids[i] for i in designs.active_draws(q, size, rng)]
-        order = list(dict.fromkeys(draws))
-        per_draw = dict(zip(view.golden_ids, q.tolist(), strict=True))
+        order = [view.golden_ids[i] for i in designs.active_order(q, size, rng)]
+        per_golden = dict(zip(view.golden_ids, q.tolist(), strict=True))
+        chosen = np.asarray([per_golden[g] for g in order])
         extra = {"design": "active", "judge": judge, "population": view.golden_ids,
-                 "draws": draws, "q": {g: per_draw[g] for g in order},
+                 "draws": order, "q": {g: per_golden[g] for g in order}, "replacement": False,
                  "systems": dict(zip(view.golden_ids, view.systems, strict=True)),
-                 "probabilities": {g: 1 - (1 - per_draw[g]) ** size for g in order}}
+                 "probabilities": dict(zip(order, designs.inclusion(chosen, size).tolist(),
+                                           strict=True))}
     extra["error_source"] = view.source
     return session.set_random_sample(size, seed, order, extra)
 
@@ -219,6 +221,7 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
                 break
             draws.append(g)
         q = sample["q"]
+        with_replacement = sample.get("replacement", True)  # as samples were drawn before
 
         def estimate(value: Callable[[float], float], only: Sequence[str] | None,
                      lam: float | None = None) -> Estimate | str:
@@ -227,16 +230,19 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
             if len(mine) < designs.MIN_PER_STRATUM:
                 return (f"needs {designs.MIN_PER_STRATUM} labelled draws" + (
                     " of this system" if only else "") + f"; {len(mine)} so far")
+            sizes = np.asarray([q[g] for g in mine])
             return designs.active_estimate(
                 np.asarray([value(human[g]) for g in mine]),
-                np.asarray([value(judge[g]) for g in mine]),
-                np.asarray([q[g] for g in mine]),
-                np.asarray([value(judge[g]) for g in pool]), lam)
+                np.asarray([value(judge[g]) for g in mine]), sizes,
+                np.asarray([value(judge[g]) for g in pool]), lam,
+                # The labelled prefix of a sample without replacement is one of its size.
+                None if with_replacement else designs.inclusion(sizes, len(draws)))
 
         labelled_n = len(set(draws))
         weights = {}
-        for g in draws:
-            weights[g] = weights.get(g, 0.0) + 1 / q[g]
+        for g in draws:  # a golden drawn twice (with replacement) counts twice
+            weights[g] = weights.get(g, 0.0) + 1 / (
+                q[g] if with_replacement else min(1.0, len(draws) * q[g]))
 
     def mean(x: float) -> float:
         return x

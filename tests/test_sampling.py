@@ -74,11 +74,14 @@ def test_sample_stores_one_draw_and_gives_each_golden_its_chance(tmp_path: Path,
         # Every stratum's draws stand for its goldens: one over the chance sums to them all.
         assert len(ids) == 40 and sum(1 / p for p in chances) == pytest.approx(GOLDENS)
     else:
-        assert len(ids) <= 40  # draws with replacement: a golden drawn twice is labelled once
+        assert len(ids) == 40  # without replacement: 40 distinct goldens
         with Session(tmp_path / "s.db") as session:
             stored = session.random_sample()
-        assert stored is not None and len(stored["draws"]) == 40
-        assert sum(stored["q"][g] for g in set(stored["draws"])) <= 1
+        assert stored is not None and stored["draws"] == ids and not stored["replacement"]
+        assert sum(stored["q"][g] for g in ids) <= 1
+        # Each golden's chance is 40 times its size (at most 1): they add up to the sample.
+        assert chances == pytest.approx([min(1.0, 40 * stored["q"][g]) for g in ids])
+        assert sum(chances) <= 40
         # Goldens the judge is unsure of are drawn more often than the rest.
         p_of = {g["id"]: [v["p_relevant"] for v in g["judge_verdicts"]] for g in study()}
         unsure = {g: float(np.mean([min(p, 1 - p) for p in ps])) for g, ps in p_of.items()}
@@ -133,11 +136,16 @@ def test_plan_gives_each_design_a_size_and_rescales_on_labels(tmp_path: Path) ->
     assert "P(relevant) on 160 goldens" in out and "rescaled" not in out
     # A judge unsure everywhere alike gains nothing from leaning on its confidence.
     assert sizes["active"] <= sizes["uniform"]
-    # Halving the width needs about four times the goldens.
+    # Halving the width needs about four times the goldens from an endless population:
+    # n0 = n / (1 - n / N) undoes the finite-population correction of these 160 goldens.
     code, out2, _ = invoke("plan", db, "--target-width", "0.05")
     wider = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in out2.splitlines()
              if line.strip().split(" ")[0] in ("uniform", "stratified", "active")}
-    assert 3.5 <= wider["uniform"] / sizes["uniform"] <= 4.5
+
+    def endless(n: int) -> float:
+        return n / (1 - n / 160)
+
+    assert 3.5 <= endless(wider["uniform"]) / endless(sizes["uniform"]) <= 4.5
     with Session(tmp_path / "s.db") as session:
         label(session, goldens, [g["id"] for g in goldens[:20]])
     code, out3, _ = invoke("plan", db, "--target-width", "0.05")

@@ -6,11 +6,15 @@ of mean CP under human labels that stay valid under each (annotator.sampling dra
   system, Neyman-allocated from the judge's expected error in each stratum, at least two a
   stratum; estimated by stratified PPI++ (Fisch et al. 2024): PPI++ within each stratum,
   combined with the strata's shares of the goldens.
-- ``active``: goldens drawn with replacement, each draw golden i with probability q_i
-  proportional to the square root of its expected squared error (mixed with uniform, so no
-  q_i is 0: Zrnic & Candes 2024's active inference); estimated by inverse-probability-weighted
-  PPI++ (ppi-python's weighted estimator with weights 1 / (N q_i)). Any prefix of the draws is
-  itself such a sample, so people may stop at any golden.
+- ``active``: goldens drawn without replacement, golden i with a size q_i proportional to the
+  square root of its expected squared error (mixed with uniform, so no q_i is 0: Zrnic &
+  Candes 2024's active inference), in the order of sequential Poisson sampling (Ohlsson 1998:
+  u_i / q_i ascending), so any prefix of m goldens is itself such a sample, with inclusion
+  probabilities min(1, m q_i), and people may stop at any golden; estimated by
+  inverse-probability-weighted PPI++ (ppi-python's weighted estimator with weights 1 / pi_i)
+  with the finite-population correction a sample without replacement earns. Samples stored
+  before (drawn with replacement, each draw golden i with probability q_i) keep their own
+  estimator.
 
 Every interval is normal at 95% (ddof 0), as in ppi-python.
 """
@@ -144,9 +148,17 @@ def active_probabilities(score: np.ndarray) -> np.ndarray:
     return np.asarray((1 - MIX) * np.nan_to_num(score) / total + MIX / n)
 
 
-def active_draws(q: np.ndarray, n: int, rng: np.random.Generator) -> list[int]:
-    """``n`` draws with replacement, golden i with probability q_i each time."""
-    return [int(i) for i in rng.choice(len(q), size=n, replace=True, p=q / q.sum())]
+def active_order(q: np.ndarray, n: int, rng: np.random.Generator) -> list[int]:
+    """``n`` distinct goldens by sequential Poisson sampling with sizes q: u_i / q_i ascending,
+    so the first m of them are a sample of m with inclusion probabilities ``inclusion(q, m)``."""
+    keys = rng.random(len(q)) / (q / q.sum())
+    return [int(i) for i in np.argsort(keys, kind="stable")[:n]]
+
+
+def inclusion(q: np.ndarray, m: int) -> np.ndarray:
+    """The chance of goldens with sizes q (as ``active_probabilities`` gives them, summing to 1
+    over every golden) of being among the first m of ``active_order``: m q_i, at most 1."""
+    return np.asarray(np.minimum(1.0, m * q))
 
 
 # -- estimating -------------------------------------------------------------------------------
@@ -176,13 +188,16 @@ def _lam(y: np.ndarray, f: np.ndarray) -> float:
 
 
 def active_estimate(y_draws: np.ndarray, f_draws: np.ndarray, q_draws: np.ndarray,
-                    f_all: np.ndarray, lam: float | None = None) -> Estimate:
-    """Inverse-probability-weighted PPI++ from draws with replacement (golden i drawn with
-    probability q_i each time): lam * mean(f_all) plus the weighted mean of y - lam f, weights
-    1 / q normalised to mean 1 (ppi-python's weighted point estimate), with its linearised
-    variance over the draws (the judge's CP is known on every golden, so its mean has none).
-    Lambda, when not given, minimises that variance, clipped to [0, 1]."""
-    w = 1.0 / q_draws
+                    f_all: np.ndarray, lam: float | None = None,
+                    pi: np.ndarray | None = None) -> Estimate:
+    """Inverse-probability-weighted PPI++: lam * mean(f_all) plus the weighted mean of
+    y - lam f, weights 1 / pi normalised to mean 1 (ppi-python's weighted point estimate), with
+    its linearised variance (the judge's CP is known on every golden, so its mean has none).
+    ``pi``: the goldens' inclusion probabilities in a sample without replacement, each term of
+    the variance taken down by 1 - pi_i; None: draws with replacement, golden i drawn with
+    probability ``q_draws`` each time. Lambda, when not given, minimises the variance (as
+    with replacement), clipped to [0, 1]."""
+    w = 1.0 / (q_draws if pi is None else pi)
     w = w / w.mean()
     y_bar, f_bar = float(np.mean(w * y_draws)), float(np.mean(w * f_draws))
     if lam is None:
@@ -191,7 +206,13 @@ def active_estimate(y_draws: np.ndarray, f_draws: np.ndarray, q_draws: np.ndarra
         lam = 0.0 if spread == 0 else float(np.clip(np.sum(dy * df) / spread, 0.0, 1.0))
     point = lam * float(f_all.mean()) + y_bar - lam * f_bar
     centred = w * ((y_draws - lam * f_draws) - (y_bar - lam * f_bar))
-    se = float(centred.std(ddof=1)) / math.sqrt(len(w)) if len(w) > 1 else math.inf
+    n = len(w)
+    if n < 2:
+        se = math.inf
+    elif pi is None:
+        se = float(centred.std(ddof=1)) / math.sqrt(n)
+    else:
+        se = math.sqrt(float(np.sum((1 - pi) * centred ** 2)) / (n * (n - 1)))
     return Estimate(point, point - Z * se, point + Z * se, lam)
 
 
@@ -236,23 +257,40 @@ def more_needed(labelled: int, half_width: float, target: float) -> int:
 
 def planned_sizes(bias: np.ndarray, error: np.ndarray, stratum_of: Sequence[str],
                   target: float) -> dict[str, int]:
-    """Goldens (or draws) each design needs for a 95% half-width of ``target``, from each
-    golden's expected difference (people's CP minus the judge's) and expected squared
-    difference: the variance of the difference PPI corrects with, the judge's mean bias taken
-    out (within each stratum for ``stratified``)."""
+    """Goldens each design needs for a 95% half-width of ``target``, from each golden's
+    expected difference (people's CP minus the judge's) and expected squared difference: the
+    variance of the difference PPI corrects with, the judge's mean bias taken out (within each
+    stratum for ``stratified``). Every design draws without replacement, so its variance with n
+    goldens is V / n - B (B the finite-population correction), and n = V / (w^2 + B) with w
+    the target over z."""
     big_n = len(error)
     if not big_n:
         return dict.fromkeys(DESIGNS, 0)
-    z2 = (Z / target) ** 2
+    w2 = (target / Z) ** 2
     mean_bias = float(np.mean(bias))
-    sizes = {"uniform": z2 * max(float(np.mean(error)) - mean_bias ** 2, 0.0)}
+    spread = max(float(np.mean(error)) - mean_bias ** 2, 0.0)  # the goldens' own variance
+    sizes = {"uniform": (spread, spread / big_n)}
     names = np.asarray(stratum_of)
-    spread = 0.0
+    sd, within = 0.0, 0.0
     for h in set(stratum_of):
         mine = names == h
-        within = max(float(np.mean(error[mine])) - float(np.mean(bias[mine])) ** 2, 0.0)
-        spread += mine.sum() / big_n * math.sqrt(within)
-    sizes["stratified"] = z2 * spread ** 2
+        variance = max(float(np.mean(error[mine])) - float(np.mean(bias[mine])) ** 2, 0.0)
+        sd += mine.sum() / big_n * math.sqrt(variance)
+        within += mine.sum() / big_n * variance
+    sizes["stratified"] = (sd ** 2, within / big_n)
+    planned = {d: math.ceil(v / (w2 + b)) for d, (v, b) in sizes.items()}
+    # Active: each golden's own correction, 1 - pi_i with pi_i = min(1, n q_i), so the
+    # variance sum((1 - pi_i) d_i / pi_i) / N^2 is solved for n by bisection.
     q = active_probabilities(np.sqrt(error))
-    sizes["active"] = z2 * max(float(np.sum(error / (big_n ** 2 * q))) - mean_bias ** 2, 0.0)
-    return {d: min(big_n, max(MIN_PER_STRATUM, math.ceil(n))) for d, n in sizes.items()}
+    own = np.maximum(error - mean_bias ** 2, 0.0)
+
+    def active_variance(n: int) -> float:
+        pi = inclusion(q, n)
+        return float(np.sum((1 - pi) * own / pi)) / big_n ** 2
+
+    low, high = 1, big_n
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if active_variance(middle) <= w2 else (middle + 1, high)
+    planned["active"] = low
+    return {d: min(big_n, max(MIN_PER_STRATUM, n)) for d, n in planned.items()}
