@@ -104,10 +104,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
     refused); return the sample in force."""
     if design not in DESIGNS:
         raise SessionError(f"No design '{design}'; choose from {', '.join(DESIGNS)}.")
-    stored = session.random_sample()
-    if stored is not None and design != "uniform" and (
-            stored["size"], stored["seed"], stored.get("design", "uniform")) == (
-            size, seed, design):
+    if (stored := session.stored_draw(size, seed, design)) is not None:
         return stored  # drawn before from the verdicts of the time: it stands
     if design == "uniform":
         return session.set_random_sample(size, seed, draw_sample(session.golden_ids(), size,

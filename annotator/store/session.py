@@ -1106,6 +1106,14 @@ class Session:
         value = self._setting("random_sample")
         return None if value is None else dict(value)
 
+    def stored_draw(self, size: int, seed: int, design: str) -> dict[str, Any] | None:
+        """The stored sample when a draw with these arguments would give it back without being
+        made again (a design drawn from the judge's verdicts stands as drawn); else None."""
+        stored = self.random_sample()
+        if stored is None or design == "uniform" or not _same_draw(stored, size, seed, design):
+            return None
+        return stored
+
     def set_random_sample(self, size: int, seed: int, golden_ids: list[str],
                           design: dict[str, Any] | None = None) -> dict[str, Any]:
         """Store the sample of goldens drawn for unbiased estimates (once: a second, different
@@ -1116,11 +1124,10 @@ class Session:
         with self._write():
             stored = self._setting("random_sample")
             if stored is not None:
-                same = ((stored["size"], stored["seed"], stored.get("design", "uniform"))
-                        == (size, seed, kind))
                 # A uniform draw depends on the golden ids alone; the others on the judge's
                 # verdicts at the time, so the stored draw stands for the same arguments.
-                if same and (kind != "uniform" or stored["golden_ids"] == golden_ids):
+                if _same_draw(stored, size, seed, kind) and (
+                        kind != "uniform" or stored["golden_ids"] == golden_ids):
                     return dict(stored)
                 raise SessionError(
                     f"This session's sample was drawn with --sample {stored['size']} --design "
@@ -1461,6 +1468,12 @@ def _storage_failure(error: sqlite3.OperationalError) -> bool:
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
     return None if row is None else {field: row[field] for field in _DECISION_FIELDS}
+
+
+def _same_draw(stored: dict[str, Any], size: int, seed: int, design: str) -> bool:
+    """Whether a stored sample was drawn with these arguments."""
+    return (stored["size"], stored["seed"], stored.get("design", "uniform")) == (size, seed,
+                                                                                 design)
 
 
 def _answer(state: dict[str, Any] | None) -> Answer | None:
