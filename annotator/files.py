@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +40,8 @@ def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
     target = Path(output)
     # A new file of our own (O_EXCL, a random name in the same folder): a file or a symlink
     # planted at a predictable name is never followed, and the final rename stays on one disk.
+    import tempfile  # only where a file is written: start-up skips it
+
     try:
         fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                     suffix=".partial")

@@ -13,7 +13,6 @@ import json
 import operator
 import os
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -190,6 +189,8 @@ class Session:
         target = Path(target)
         if target.exists():
             raise SessionError(f"{target} already exists; copy to a new file, or remove it first.")
+        import tempfile  # only for a copy: start-up skips it
+
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
         os.close(fd)
         try:
