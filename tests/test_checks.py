@@ -45,6 +45,18 @@ def count(db: Path, sql: str) -> int:
         conn.close()
 
 
+def screen_text(app: AnnotatorApp) -> str:
+    """Everything the current screen shows, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    for widget in app.screen.query(Static):
+        console.print(widget.content)
+    return console.export_text()
+
+
 def on_check(app: AnnotatorApp) -> bool:
     """Whether the screen shows an attention check (a function: the review changes under it)."""
     return app.review.check is not None
@@ -79,6 +91,10 @@ async def test_a_check_is_shown_like_a_golden_answered_apart_and_scored(db: Path
             # Every check answered whole: the next golden done brings no check.
             await pilot.press(*["a"] * len(app.review.golden.chunks))
             assert not on_check(app)
+            # The statistics screen warns of the checks answered wrong.
+            await pilot.press("s")
+            await app.workers.wait_for_complete()  # the report is built in a worker
+            assert "1 attention check of 2 answered wrong" in screen_text(app)
         report = build_report(session, judge="sample-judge", annotators=["dan"], resamples=0)
         [row] = report.people.annotators
         assert row.checks == 2 and row.stats["check_accuracy"].value == pytest.approx(0.5)

@@ -184,13 +184,21 @@ def test_unsure_is_never_a_0_or_1_in_agreement_or_cp_until_adjudicated(db: Path)
         assert gold["context_precision"]["goldens"] == 1
 
 
-async def test_the_adjudication_screen_shows_an_unsure_answer_with_its_note(db: Path) -> None:
-    from annotator.tui.screens.adjudicate import dispute_text
+async def test_the_adjudication_screen_walks_an_unsure_answer_with_its_note(db: Path) -> None:
+    from textual.widgets import Static
 
-    _two_people_one_unsure(db)
+    from annotator.tui.app import AdjudicatorApp
+
+    ids = _two_people_one_unsure(db)
     with Session(db) as session:
-        text = dispute_text(Adjudication(session, "carol")).plain
-        assert "alice: UNSURE  fee or balance?" in text and "bob: USEFUL" in text
+        app = AdjudicatorApp(Adjudication(session, "carol"), db.name)
+        async with app.run_test(size=SIZE) as pilot:
+            text = str(app.screen.query_one("#dispute", Static).render())
+            assert "alice: UNSURE  fee or balance?" in text and "bob: USEFUL" in text
+            assert "dispute 1 of 1" in str(app.screen.query_one("#header", Static).render())
+            await pilot.press("0")
+        assert session.gold_labels()[ids[2]].verdict == 0
+        assert truth(session, "alice").at([ids[2]]) == [0]
 
 
 def test_unsure_round_trips_through_jsonl_and_csv_and_merges(db: Path, tmp_path: Path) -> None:
