@@ -198,7 +198,12 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
         elif fmt == "calibration":
             from annotator.exports import write_calibration
 
-            count = _write_output(output, lambda out: write_calibration(session, out, annotator))
+            count, marked = _write_output(output,
+                                          lambda out: write_calibration(session, out, annotator))
+            if marked:
+                _say(f"{counted(marked, 'judge verdict')} carry reason_marked_wrong: people "
+                     "marked the reason wrong, so leave them out of any demonstrations.",
+                     err=True)
         elif fmt == "ragas-annotation":
             from annotator.exports import ragas_annotation
             from annotator.jsonout import write_json

@@ -86,13 +86,17 @@ def _source(found: Truth, gold: dict[int, Any], chunk_id: int, right: int | None
     return "gold" if chunk_id in gold else "agreed"
 
 
-def write_calibration(session: Session, out: IO[str], annotator: str | None = None) -> int:
-    """Write the calibration set as JSONL; return the number of goldens."""
-    count = 0
+def write_calibration(session: Session, out: IO[str], annotator: str | None = None
+                      ) -> tuple[int, int]:
+    """Write the calibration set as JSONL; return the number of goldens, and of judge verdicts
+    whose reason people marked wrong (``reason_marked_wrong``: no demonstration)."""
+    count = marked = 0
     for record in calibration_records(session, annotator):
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
         count += 1
-    return count
+        marked += sum(v["reason_marked_wrong"] for said in record["judges"].values()
+                      for v in said if v is not None)
+    return count, marked
 
 
 def ragas_annotation(session: Session, judge: str, annotator: str | None = None,

@@ -295,7 +295,11 @@ def test_exports_and_examples_leave_out_chunks_whose_reason_was_marked_wrong(db:
                                        "--annotator", "alice"])
     assert result.exit_code == 0
     assert "Left out 2 chunks whose reason people marked wrong" in result.output
-    assert ids
+    result = CliRunner().invoke(cli, ["export", str(db), "--format", "calibration",
+                                      "--annotator", "alice"])
+    assert result.exit_code == 0
+    assert "2 judge verdicts carry reason_marked_wrong" in result.output
+    assert len(ids) == 5
 
 
 def test_a_session_from_before_unsure_opens_and_undoes_its_old_decisions(tmp_path: Path) -> None:
