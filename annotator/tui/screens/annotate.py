@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -162,49 +164,36 @@ class AnnotateScreen(Screen[None]):
         card.unfolded = not card.unfolded
         self.redraw()
 
-    def action_comment(self) -> None:
+    def _with_note(self, then: Callable[[str], Outcome], prompt: str | None = None,
+                   current: str | None = None) -> None:
+        """Open the note box on the selected chunk; what it holds goes to ``then`` (escape:
+        nothing is written)."""
         from annotator.tui.screens.comment import CommentModal
 
-        view = self.review.selected
-        current = view.label.note if view.label else None
-
         def save(note: str | None) -> None:
-            if note is not None:  # None: cancelled
-                self.say(self.review.comment(note))
+            if note is not None:
+                self.say(then(note))
 
-        self.app.push_screen(CommentModal(view.chunk.rank, current), save)
+        self.app.push_screen(CommentModal(self.review.selected.chunk.rank, current, prompt), save)
+
+    def action_comment(self) -> None:
+        label = self.review.selected.label
+        self._with_note(self.review.comment, current=label.note if label else None)
 
     def action_unsure(self) -> None:
-        from annotator.tui.screens.comment import CommentModal
-
         view = self.review.selected
-        current = view.label.note if view.label else None
-
-        def save(note: str | None) -> None:
-            if note is not None:  # None: cancelled, nothing written
-                self.say(self.review.unsure(note))
-
-        self.app.push_screen(CommentModal(
-            view.chunk.rank, current,
-            f"Unsure of rank {view.chunk.rank}: what is unclear? (needed; enter saves, escape "
-            "cancels)"), save)
+        self._with_note(self.review.unsure,
+                        f"Unsure of rank {view.chunk.rank}: what is unclear? (needed; enter "
+                        "saves, escape cancels)", view.label.note if view.label else None)
 
     def action_reason_wrong(self) -> None:
-        from annotator.tui.screens.comment import CommentModal
-
         view = self.review.selected
         if (refused := self.review.needs_shown_verdict(view)) is not None:
             self.say(refused)
             return
-
-        def save(note: str | None) -> None:
-            if note is not None:  # None: cancelled, nothing written
-                self.say(self.review.reason_wrong(note))
-
-        self.app.push_screen(CommentModal(
-            view.chunk.rank, None,
-            f"The judge's verdict on rank {view.chunk.rank} stands; what is wrong with its "
-            "reason? (optional; enter saves, escape cancels)"), save)
+        self._with_note(self.review.reason_wrong,
+                        f"The judge's verdict on rank {view.chunk.rank} stands; what is wrong "
+                        "with its reason? (optional; enter saves, escape cancels)")
 
     def action_queue(self) -> None:
         from annotator.tui.screens.queue import QueueScreen
