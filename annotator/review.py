@@ -250,17 +250,21 @@ class Review:
         golden_id = self.golden_ids[self.index]
         self.golden = self.session.golden(golden_id)
         self.reload()
-        if cursor is None:
-            pending = [i for i, view in enumerate(self.chunk_views()) if view.answer is None]
-            cursor = pending[0] if pending else 0
-        self.select(cursor)
+        self.select(self._first_pending() if cursor is None else cursor)
         self.remember_position()
+
+    def _first_pending(self) -> int:
+        """The first chunk of the golden on screen the person has not answered (else 0)."""
+        return next((i for i, view in enumerate(self.chunk_views()) if view.answer is None), 0)
 
     def remember_position(self) -> None:
         """Store the golden and chunk under the cursor, so the next visit reopens there (a
-        convenience: skipped while another command holds the file)."""
+        convenience: skipped while another command holds the file). On a check, the golden it
+        comes before."""
+        golden_id, rank = ((self.golden_ids[self._after_check], 1) if self.check is not None
+                           else (self.golden.id, self.cursor + 1))
         with contextlib.suppress(NotSaved):
-            self.session.set_position(self.annotator, self.golden.id, self.cursor + 1)
+            self.session.set_position(self.annotator, golden_id, rank)
 
     def refresh_verdicts(self) -> bool:
         """Pick up verdicts a judge stored since the last look (it may run in another process).
@@ -563,8 +567,7 @@ class Review:
         self.check, self._after_check = check, after
         self.golden = check.golden
         self.reload()
-        pending = [i for i, view in enumerate(self.chunk_views()) if view.answer is None]
-        self.select(pending[0] if pending else 0)
+        self.select(self._first_pending())
 
     def _check_labels(self, check: Check) -> dict[int, Label]:
         """This person's answers on a check, as labels for the screen (they are not labels)."""
@@ -619,7 +622,8 @@ class Review:
             self._recount(golden_id, undone.undone, undone.restored, judge)
             return Outcome(True, f"Undone: your last decision, on golden {golden_id}, which is "
                                  "not in this sample.")
-        if golden_id != self.golden.id:
+        if golden_id != self.golden.id or self.check is not None:  # a check is left too
+            self.check = None
             self.index = self._at[golden_id]
             self.golden = self.session.golden(golden_id)
         self.reload()

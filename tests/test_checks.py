@@ -82,6 +82,12 @@ async def test_a_check_is_shown_like_a_golden_answered_apart_and_scored(db: Path
             await pilot.press("u")  # undo on a check takes back its own answer
             assert count(db, "SELECT count(*) FROM check_answers WHERE answer IS NOT NULL") == 0
             assert on_check(app) and app.review.cursor == 0
+            await pilot.press("u")  # none left on it: the last decision before it, left behind
+            assert not on_check(app) and app.review.golden.id == first
+            assert count(db, "SELECT count(*) FROM labels WHERE annotator = 'dan' "
+                             "AND verdict IS NOT NULL") == 4
+            await pilot.press("a")  # deciding it again brings the check back
+            assert on_check(app) and app.review.golden.id == GOLD_GOLDEN
             await pilot.press(*["a"] * len(shown))  # accept every verdict: rank 1 is wrong
             assert not on_check(app) and app.review.golden.id != first
             # Answers are on disk apart from labels, and no statistic counts them.
