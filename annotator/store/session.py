@@ -898,17 +898,15 @@ class Session:
 
     # -- attention checks (annotator.checks): never labels, never in a statistic -------------
 
-    def add_checks(self, source: str, items: Sequence[tuple[str, dict[str, Any]]]) -> int:
-        """Keep these (golden id, record) checks from a source, once each; return how many
-        were new."""
+    def add_checks(self, source: str, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Keep these (golden id, record) checks from a source, once each (a check kept before
+        stays as it was: its answers were given to it)."""
         with self._write():
-            before = self.conn.total_changes
             self.conn.executemany(
                 "INSERT OR IGNORE INTO checks(source, golden_id, record, created_at) "
                 "VALUES (?, ?, ?, ?)",
                 [(source, golden_id, json.dumps(record, ensure_ascii=False), now())
                  for golden_id, record in items])
-            return self.conn.total_changes - before
 
     def checks(self) -> list[tuple[int, str, str, dict[str, Any]]]:
         """Every check: (id, source, golden id, record), in the order they were added."""
@@ -964,6 +962,8 @@ class Session:
                 return None
             self.conn.execute("UPDATE check_answers SET answer = NULL, unsure = 0 WHERE id = ?",
                               [row[0]])
+            self._event("check_undo", annotator=annotator,
+                        payload={"check_id": check_id, "rank": row[1]})
             return int(row[1])
 
     def check_scores(self) -> dict[str, tuple[int, int]]:
