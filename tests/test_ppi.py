@@ -118,7 +118,8 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
         goldens.append({"id": f"g{i:03d}", "user_input": f"q{i}", "reference": "a",
                         "retrieved_contexts": [f"c{i}-{k}" for k in range(6)], "judge": "j",
                         "judge_verdicts": [{"verdict": v} for v in judge],
-                        "metadata": {"truth": [int(h) for h in human]}})
+                        "metadata": {"truth": [int(h) for h in human],
+                                     "retriever": "bm25" if i % 2 else "dense"}})
     with make_session(tmp_path, goldens) as session:
         sample = draw_sample(session.golden_ids(), 30, 4)
         session.set_random_sample(30, 4, sample)
@@ -156,3 +157,19 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
     assert "judge_only" not in data["ci95"]
     text = markdown_report(report)
     assert "corrected by a random sample" in text and "PPI++" in text
+    # The pass rate and each system's mean CP the same way (a system's goldens in a random
+    # sample are a random sample of that system's goldens).
+    def passes(cp: np.ndarray) -> np.ndarray:
+        return (cp >= 0.7 - 1e-9).astype(float)
+
+    lo, hi = ppi_mean_ci(passes(y), passes(f), passes(fu), alpha=0.05)
+    assert ppi.stats["pass_rate_ppi"].interval == pytest.approx((float(lo[0]), float(hi[0])))
+    system = {g["id"]: g["metadata"]["retriever"] for g in goldens}
+    for name in ("bm25", "dense"):
+        mine = [i for i, g in enumerate(sample[:25]) if system[g] == name]
+        rest = np.array([cp for g, cp in judge_cp.items()
+                         if g not in sample[:25] and system[g] == name])
+        lo, hi = ppi_mean_ci(y[mine], f[mine], rest, alpha=0.05)
+        assert ppi.systems[name].interval == pytest.approx((float(lo[0]), float(hi[0])))
+        assert data["systems"]["ci95"][name] == list(ppi.systems[name].interval or ())
+    assert "mean CP, bm25" in text and "pass rate, PPI++" in text

@@ -6,6 +6,7 @@ cluster bootstrap (goldens resampled, never chunks) costs a few matrix products.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -181,7 +182,7 @@ def build_report(
     people_section = _people(frame, said, people, mine, checks.scores(session), checks_min)
     sample = session.random_sample()
     designed = (sample is not None and sample.get("design", "uniform") != "uniform")
-    ppi = None if designed else _ppi(session, rows, golden_ids, cp_judge)
+    ppi = None if designed else _ppi(session, rows, golden_ids, cp_judge, pass_mark, group_by)
     design = (_design(sample, rows, golden_ids, cp_judge, pass_mark, target_width)
               if designed and sample is not None else None)
     # The session's columns are done with: let them go before the bootstrap's weights arrive.
@@ -249,10 +250,11 @@ def _sides(session: Session, frame: ChunkFrame, people: dict[str, LabelColumns],
                            np.full(len(frame), MISSING, dtype=np.int8), team.unsure)]
 
 
-def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judge: np.ndarray
-         ) -> PpiEstimate | None:
+def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judge: np.ndarray,
+         pass_mark: float, group_by: str | None) -> PpiEstimate | None:
     """PPI++ from the session's random sample: human CP on its labelled goldens, judge CP on
-    every fully judged golden."""
+    every fully judged golden; the same for the pass rate, and per system (each system's
+    goldens of a random sample are a random sample of that system's)."""
     sample = session.random_sample()
     if sample is None:
         return None
@@ -264,9 +266,32 @@ def _ppi(session: Session, rows: list[GoldenRow], golden_ids: list[str], cp_judg
     judge = {g: cp for g, cp in zip(golden_ids, cp_judge.tolist(), strict=True)
              if not math.isnan(cp)}
     labelled = [g for g in sample["golden_ids"] if g in human and g in judge]
-    return ppi_estimate(len(in_sample), [statistics.fmean(human[g]) for g in labelled],
-                        [judge[g] for g in labelled],
-                        [cp for g, cp in judge.items() if g not in human])
+    people = {g: statistics.fmean(human[g]) for g in labelled}
+
+    def estimate(value: Callable[[float], float], keep: Callable[[str], bool]) -> PpiEstimate:
+        return ppi_estimate(sum(1 for g in in_sample if keep(g)),
+                            [value(people[g]) for g in labelled if keep(g)],
+                            [value(judge[g]) for g in labelled if keep(g)],
+                            [value(cp) for g, cp in judge.items() if g not in human and keep(g)])
+
+    def passes(x: float) -> float:
+        return float(x >= pass_mark - 1e-9)
+
+    def every(_: str) -> bool:
+        return True
+
+    def within(name: str) -> Callable[[str], bool]:
+        return lambda g: system_of.get(g, "(none)") == name
+
+    overall = estimate(float, every)
+    _, system_of = system_values(session, group_by)
+    names = sorted({system_of.get(g, "(none)") for g in judge})
+    systems = ({name: estimate(float, within(name)).stats["ppi_plus_plus"] for name in names}
+               if len(names) > 1 else {})
+    return dataclasses.replace(
+        overall, stats={**overall.stats,
+                        "pass_rate_ppi": estimate(passes, every).stats["ppi_plus_plus"]},
+        systems=systems)
 
 
 def _design(sample: dict[str, Any], rows: list[GoldenRow], golden_ids: list[str],

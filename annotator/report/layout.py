@@ -128,6 +128,12 @@ def report_title(report: Report) -> str:
     return f"Judge '{report.judge}' against human labels"
 
 
+def _system_rows(systems: dict[str, Stat]) -> list[list[str]]:
+    """One row per system's corrected mean CP."""
+    return [[f"mean CP, {name}", value(stat), stat.interval_text()]
+            for name, stat in systems.items()]
+
+
 def layout(report: Report) -> list[Block]:
     """Every block of the report, the headline first."""
     c, g = report.chunks, report.goldens
@@ -318,7 +324,7 @@ def layout(report: Report) -> list[Block]:
     if (ppi := report.ppi) is not None:
         blocks.append(Grid(
             "ppi", "Mean context precision, corrected by a random sample of people's labels",
-            ["estimate", "value", "95% CI"], _stat_rows(ppi.stats),
+            ["estimate", "value", "95% CI"], _stat_rows(ppi.stats) + _system_rows(ppi.systems),
             [f"{ppi.labelled} of the {ppi.sampled} goldens drawn at random are labelled and "
              f"judged (n); {ppi.unlabelled} other goldens carry the judge's CP only (N).",
              *([f"PPI++ leans on the judge with lambda = {value(ppi.lam, 3)} (0: people only, "
@@ -333,9 +339,7 @@ def layout(report: Report) -> list[Block]:
         blocks.append(Grid(
             "design", f"Mean context precision under the {design.design} sample",
             ["estimate", "value", "95% CI"],
-            _stat_rows(design.stats) + [[f"mean CP, {name}", value(stat),
-                                         stat.interval_text()]
-                                        for name, stat in design.systems.items()],
+            _stat_rows(design.stats) + _system_rows(design.systems),
             [f"{design.labelled} of the {design.sampled} goldens drawn are labelled"
              + (" (active: the draws up to the first golden not yet labelled)"
                 if design.design == "active" else "") + ".",

@@ -126,7 +126,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     if (p := report.ppi) is not None:
         ppi = {"sampled": p.sampled, "labelled": p.labelled, "unlabelled": p.unlabelled,
                **stats_dict({**p.stats, "lambda": p.lam,
-                             "effective_labelled": p.effective_labelled})}
+                             "effective_labelled": p.effective_labelled}),
+               "systems": stats_dict(p.systems)}
     cov = report.coverage
     return {
         "schema_version": SCHEMA_VERSION,

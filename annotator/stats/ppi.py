@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
@@ -79,6 +79,8 @@ class PpiEstimate:
     """ppi_plus_plus, ppi, human_only (with 95% intervals) and judge_only (no interval)."""
     effective_labelled: Stat
     """How many human-labelled goldens the human-only interval would need to be as narrow."""
+    systems: dict[str, Stat] = field(default_factory=dict)
+    """Per system: mean CP under human labels by PPI++ on that system's goldens."""
 
 
 def ppi_estimate(sampled: int, y: npt.ArrayLike, f: npt.ArrayLike,
