@@ -250,6 +250,27 @@ def _login_name() -> str:
         return "annotator"
 
 
+def _check_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The attention-check options of every command that opens the annotation screen."""
+    options = [
+        click.option("--checks", "check_rate", type=click.FloatRange(0, 1), default=0.0,
+                     help="Interleave attention checks at this rate (a share of the goldens "
+                     "shown): goldens whose truth is settled, shown like any other; answers on "
+                     "them are kept apart and never count as labels."),
+        click.option("--checks-from", type=click.Path(exists=True, dir_okay=False),
+                     help="A gold goldens file (JSONL/JSON/CSV) whose human_labels are the "
+                     "truth, as more attention checks beside the session's adjudicated gold "
+                     "labels."),
+        click.option("--checks-min", type=click.FloatRange(0, 1), default=CHECKS_MIN,
+                     show_default=True,
+                     help="The statistics screen warns of a person right on fewer checks than "
+                     "this."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command("annotate")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--annotator", "-a", default=_login_name, show_default="your login name",
@@ -270,15 +291,7 @@ def _login_name() -> str:
 @click.option("--adjudicate", is_flag=True,
               help="Walk only the chunks people labelled differently and give each its gold "
               "label (stored with your --annotator name).")
-@click.option("--checks", "check_rate", type=click.FloatRange(0, 1), default=0.0,
-              help="Interleave attention checks at this rate (a share of the goldens shown): "
-              "goldens whose truth is settled, shown like any other; answers on them are kept "
-              "apart and never count as labels.")
-@click.option("--checks-from", type=click.Path(exists=True, dir_okay=False),
-              help="A gold goldens file (JSONL/JSON/CSV) whose human_labels are the truth, as "
-              "more attention checks beside the session's adjudicated gold labels.")
-@click.option("--checks-min", type=click.FloatRange(0, 1), default=CHECKS_MIN, show_default=True,
-              help="The statistics screen warns of a person right on fewer checks than this.")
+@_check_options
 @click.option("--delimiter", default=",", show_default=True,
               help="The cell separator of a CSV goldens file opened for the first time.")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
@@ -351,14 +364,22 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                 from annotator.sampling import draw
 
                 only = draw(session, sample_size, design, seed, judge)["golden_ids"]
-            if check_rate > 0 or checks_from is not None:
-                from annotator.checks import prepare
-
-                pool = prepare(session, Path(checks_from) if checks_from else None)
-                check_rate = check_rate or DEFAULT_CHECK_RATE
+            pool, check_rate = _prepare_checks(session, check_rate, checks_from)
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
                         checks_min=checks_min), err=True)
+
+
+def _prepare_checks(session: Session, check_rate: float, checks_from: str | None
+                    ) -> tuple[list[Check], float]:
+    """The checks to interleave (kept in the session) and their rate: none without --checks
+    or --checks-from; --checks-from alone interleaves at the default rate."""
+    if check_rate <= 0 and checks_from is None:
+        return [], 0.0
+    from annotator.checks import prepare
+
+    return (prepare(session, Path(checks_from) if checks_from else None),
+            check_rate or DEFAULT_CHECK_RATE)
 
 
 def _unfinished(db_path: Path) -> bool:
@@ -1310,9 +1331,11 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
               "proxy (e.g. X-Forwarded-User); the URL's ?annotator= is then ignored.")
 @click.option("--dashboard", is_flag=True,
               help="Serve /dashboard: each person's progress and the agreement between people.")
+@_check_options
 def serve_command(session_path: str, host: str, port: int, judge: str | None, pass_mark: float,
                   blind_rate: float, sample_size: int | None, design: str, seed: int,
-                  adjudicate: bool, user_header: str | None, dashboard: bool) -> None:
+                  adjudicate: bool, user_header: str | None, dashboard: bool, check_rate: float,
+                  checks_from: str | None, checks_min: float) -> None:
     """Serve the annotation screen to a team's browsers, one session file for everyone.
 
     Each person opens http://HOST:PORT/?annotator=NAME (or the page asks for a name); each tab
@@ -1338,9 +1361,11 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
             from annotator.sampling import draw
 
             draw(session, sample_size, design, seed, judge)
+        if not adjudicate:  # kept in the session: each tab reads them there
+            _, check_rate = _prepare_checks(session, check_rate, checks_from)
     settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
-                "adjudicate": adjudicate}
+                "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min}
 
     show = None
     if dashboard:

@@ -245,6 +245,18 @@ def test_a_served_sample_and_adjudication_reach_every_tab(tmp_path: Path, browse
         assert press(page, db, "fay", "a", 1)[0][0] == first  # the sample's first golden
     finally:
         sampled.kill()
+    # erin's gold label makes its golden an attention check, which every tab may be shown.
+    checked = Served(db, "--checks", "1")
+    try:
+        page = open_screen(browser, checked.url + "/?annotator=gil", [])
+        for n in range(1, 6):  # the first golden, whole: a check comes next
+            press(page, db, "gil", "a", n)
+        page.keyboard.press("a")
+        answered = until(lambda: sqlite3.connect(db).execute(
+            "SELECT annotator, rank FROM check_answers").fetchall(), "gil's check answer")
+        assert answered == [("gil", 1)] and len(labels(db, "gil")) == 5  # apart from labels
+    finally:
+        checked.kill()
 
 
 def test_a_port_already_in_use_is_a_sentence(tmp_path: Path) -> None:

@@ -39,16 +39,20 @@ def _die_with_parent() -> None:
 
 def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
     """In the forked child: the screen for one person, on the pipes now at fds 0, 1 and 2."""
+    from annotator.checks import load
+    from annotator.models import CHECKS_MIN
     from annotator.store.session import Session
     from annotator.tui.launch import SCREEN_BUSY_S, run_screen
 
     os.environ["COLUMNS"], os.environ["ROWS"] = str(request["width"]), str(request["height"])
     with Session(settings["session"], create=False, busy_timeout=SCREEN_BUSY_S) as session:
         sample = session.random_sample() if settings["sample"] else None
+        check_rate = settings.get("check_rate", 0.0)
         sys.stderr.write(run_screen(
             session, request["annotator"], settings["judge"], pass_mark=settings["pass_mark"],
             blind_rate=settings["blind_rate"], only=sample["golden_ids"] if sample else None,
-            adjudicate=settings["adjudicate"]) + "\n")
+            adjudicate=settings["adjudicate"], checks=load(session) if check_rate else [],
+            check_rate=check_rate, checks_min=settings.get("checks_min", CHECKS_MIN)) + "\n")
 
 
 def _rehearse() -> None:
