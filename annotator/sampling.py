@@ -277,8 +277,7 @@ def _ratio(weights: dict[str, float], counts: dict[str, tuple[int, int, int, int
     return Stat(rate, interval=(max(0.0, rate - designs.Z * se), min(1.0, rate + designs.Z * se)))
 
 
-CALIBRATE_FROM = 10
-"""Labelled goldens from which a plan trusts people's labels over the judge's confidence."""
+CALIBRATE_FROM = designs.CALIBRATE_FROM
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +297,7 @@ def plan(session: Session, judge: str, target: float = DEFAULT_TARGET,
     """Each design's sample size for ``target``, from the judge's expected error; where people
     have labelled CALIBRATE_FROM goldens or more, that error is rescaled to what they found."""
     view = judge_view(session, judge, group_by)
-    error = view.error.copy()
+    error = view.error
     frame = session.chunk_frame()
     cp: dict[str, list[float]] = {}
     for person in session.annotators():
@@ -312,13 +311,10 @@ def plan(session: Session, judge: str, target: float = DEFAULT_TARGET,
     calibrated = 0
     if len(seen) >= CALIBRATE_FROM:
         index = np.asarray([at[g] for g in seen])
-        found = np.mean([(float(np.mean(cp[g])) - view.judge_cp[at[g]]) ** 2 for g in seen])
-        expected = float(error[index].mean())
-        if expected > 0:
-            error *= found / expected
-            calibrated = len(seen)
+        people = np.asarray([float(np.mean(cp[g])) for g in seen])
+        error, calibrated = designs.rescaled(error, view.judge_cp, index, people), len(seen)
     names = designs.strata(view.judge_cp, view.systems)
-    return Plan(designs.planned_sizes(view.bias, error, names, target), target,
+    return Plan(designs.planned_sizes(view.judge_cp, view.bias, error, names, target), target,
                 len(view.golden_ids), view.source, calibrated)
 
 

@@ -109,7 +109,7 @@ def test_each_design_covers_and_active_needs_fewer_labels_when_the_judge_knows(
     pop = population(informative)
     found = simulate(pop)
     names = d.strata(pop["f"], ["one system"] * N)
-    plan = d.planned_sizes(pop["bias"], pop["error"], names, TARGET)
+    plan = d.planned_sizes(pop["f"], pop["bias"], pop["error"], names, TARGET)
     print(f"\n{'informative' if informative else 'uninformative'} judge confidence, {RUNS} runs "
           f"of {SAMPLE} goldens from {N}:")
     for design, (coverage, width, needed) in found.items():
@@ -118,14 +118,31 @@ def test_each_design_covers_and_active_needs_fewer_labels_when_the_judge_knows(
     for coverage, _, _ in found.values():
         assert 0.93 <= coverage <= 0.97
     uniform, stratified, active = (found[k][2] for k in DESIGNS)
+    for design, (_, _, needed) in found.items():  # the plan, from the judge alone
+        assert abs(plan[design] - needed) <= 0.3 * needed
     if informative:
         assert active <= uniform / 2 and stratified <= uniform
-        for design, (_, _, needed) in found.items():  # the plan, from the judge alone
-            assert abs(plan[design] - needed) <= 0.3 * needed
     else:
         # The judge's confidence says nothing: neither design is worse than uniform by more
         # than noise (active still pays a little for its uneven weights).
         assert stratified <= uniform * 1.1 and active <= uniform * 1.1
+
+
+@pytest.mark.parametrize("informative", [True, False])
+def test_a_plan_rescaled_on_the_first_labelled_goldens_stays_near_the_simulation(
+        informative: bool) -> None:
+    pop = population(informative)
+    names = d.strata(pop["f"], ["one system"] * N)
+    found = simulate(pop)
+    rng = np.random.default_rng(11)
+    plans = []
+    for _ in range(200):  # the first CALIBRATE_FROM goldens of a random sample, labelled
+        seen = rng.choice(N, d.CALIBRATE_FROM, replace=False)
+        error = d.rescaled(pop["error"], pop["f"], seen, pop["y"][seen])
+        plans.append(d.planned_sizes(pop["f"], pop["bias"], error, names, TARGET))
+    for design in DESIGNS:
+        median = float(np.median([p[design] for p in plans]))
+        assert abs(median - found[design][2]) <= 0.3 * found[design][2], design
 
 
 def test_the_active_estimate_is_ppi_pythons_weighted_estimate_and_a_hand_computed_mean(

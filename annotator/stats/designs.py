@@ -255,34 +255,62 @@ def more_needed(labelled: int, half_width: float, target: float) -> int:
 
 # -- planning ---------------------------------------------------------------------------------
 
-def planned_sizes(bias: np.ndarray, error: np.ndarray, stratum_of: Sequence[str],
-                  target: float) -> dict[str, int]:
+CALIBRATE_FROM = 20
+"""Labelled goldens from which a plan trusts people's labels over the judge's confidence: with
+10, where one golden in ten is hard, the rescaled plan's median was half the goldens needed
+(few samples hold a hard golden); with 20 it is within a fifth (tests/test_designs.py)."""
+
+
+def rescaled(error: np.ndarray, judge_cp: np.ndarray, seen: np.ndarray,
+             people_cp: np.ndarray) -> np.ndarray:
+    """The judge's expected squared errors scaled to what people found on the goldens at
+    ``seen`` (their CP ``people_cp``): by the ratio of the squared differences found to those
+    expected there (unchanged where none was expected)."""
+    expected = float(error[seen].mean())
+    if expected <= 0:
+        return error
+    found = float(np.mean((people_cp - judge_cp[seen]) ** 2))
+    return np.asarray(error * (found / expected))
+
+
+def residuals(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """Each golden's expected squared residual y - lambda f - c under PPI++: people's CP y has
+    mean f + bias and variance error - bias^2 (the judge's CP f is known), lambda is the
+    population's regression of y on f clipped to [0, 1] (as PPI++ tunes it: near 0 for a judge
+    whose CP says little of people's, near 1 for one that tracks them) and c centres it."""
+    expected = judge_cp + bias
+    spread = np.maximum(error - bias ** 2, 0.0)
+    variance_f = float(judge_cp.var())
+    covariance = float(np.mean((expected - expected.mean()) * (judge_cp - judge_cp.mean())))
+    lam = 0.0 if variance_f == 0 else float(np.clip(covariance / variance_f, 0.0, 1.0))
+    centred = expected - lam * judge_cp
+    return np.asarray(spread + (centred - centred.mean()) ** 2)
+
+
+def planned_sizes(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray,
+                  stratum_of: Sequence[str], target: float) -> dict[str, int]:
     """Goldens each design needs for a 95% half-width of ``target``, from each golden's
     expected difference (people's CP minus the judge's) and expected squared difference: the
-    variance of the difference PPI corrects with, the judge's mean bias taken out (within each
-    stratum for ``stratified``). Every design draws without replacement, so its variance with n
-    goldens is V / n - B (B the finite-population correction), and n = V / (w^2 + B) with w
-    the target over z."""
+    variance PPI++ is left with after leaning on the judge (``residuals``; within each stratum
+    for ``stratified``). Every design draws without replacement, so its variance with n goldens
+    is V / n - B (B the finite-population correction): n = V / (w^2 + B), w the target over z;
+    for ``active`` each golden has its own correction, 1 - pi_i, and n is found by bisection."""
     big_n = len(error)
     if not big_n:
         return dict.fromkeys(DESIGNS, 0)
     w2 = (target / Z) ** 2
-    mean_bias = float(np.mean(bias))
-    spread = max(float(np.mean(error)) - mean_bias ** 2, 0.0)  # the goldens' own variance
-    sizes = {"uniform": (spread, spread / big_n)}
+    own = residuals(judge_cp, bias, error)
+    spread = float(own.mean())
+    planned = {"uniform": math.ceil(spread / (w2 + spread / big_n))}
     names = np.asarray(stratum_of)
     sd, within = 0.0, 0.0
     for h in set(stratum_of):
         mine = names == h
-        variance = max(float(np.mean(error[mine])) - float(np.mean(bias[mine])) ** 2, 0.0)
+        variance = float(residuals(judge_cp[mine], bias[mine], error[mine]).mean())
         sd += mine.sum() / big_n * math.sqrt(variance)
         within += mine.sum() / big_n * variance
-    sizes["stratified"] = (sd ** 2, within / big_n)
-    planned = {d: math.ceil(v / (w2 + b)) for d, (v, b) in sizes.items()}
-    # Active: each golden's own correction, 1 - pi_i with pi_i = min(1, n q_i), so the
-    # variance sum((1 - pi_i) d_i / pi_i) / N^2 is solved for n by bisection.
+    planned["stratified"] = math.ceil(sd ** 2 / (w2 + within / big_n))
     q = active_probabilities(np.sqrt(error))
-    own = np.maximum(error - mean_bias ** 2, 0.0)
 
     def active_variance(n: int) -> float:
         pi = inclusion(q, n)
