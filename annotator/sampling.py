@@ -129,7 +129,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
             members.setdefault(h, []).append(golden_id)
         stratum_of = dict(zip(view.golden_ids, names, strict=True))
         extra = {"design": "stratified", "judge": judge, "strata": members,
-                 "systems": dict(zip(names, view.systems, strict=True)),
+                 "stratum_systems": dict(zip(names, view.systems, strict=True)),
                  "allocation": alloc,
                  "probabilities": {g: alloc[stratum_of[g]] / sizes[stratum_of[g]]
                                    for g in order}}
@@ -140,7 +140,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
         chosen = np.asarray([per_golden[g] for g in order])
         extra = {"design": "active", "judge": judge, "population": view.golden_ids,
                  "draws": order, "q": {g: per_golden[g] for g in order}, "replacement": False,
-                 "systems": dict(zip(view.golden_ids, view.systems, strict=True)),
+                 "golden_systems": dict(zip(view.golden_ids, view.systems, strict=True)),
                  "probabilities": dict(zip(order, designs.inclusion(chosen, size).tolist(),
                                            strict=True))}
     extra["error_source"] = view.source
@@ -182,6 +182,11 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
     labelled golden its (false positives, people's noise chunks, false negatives, people's
     useful chunks)."""
     design = sample["design"]
+    # Stratum -> system (stratified) or golden -> system (active); samples stored before this
+    # release kept either under "systems".
+    system_of: dict[str, str] = sample.get(
+        "stratum_systems" if design == "stratified" else "golden_systems",
+        sample.get("systems", {}))
     estimate: Callable[[Callable[[float], float], Sequence[str] | None, float | None],
                        Estimate | str]
     weights: dict[str, float]
@@ -195,7 +200,7 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
             strata: designs.Strata = {}
             labelled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             for h, ids in members.items():
-                if only is not None and sample["systems"].get(h) not in only:
+                if only is not None and system_of.get(h) not in only:
                     continue
                 known = [g for g in ids if g in judge]
                 strata[h] = (len(ids), float(np.mean([value(judge[g]) for g in known]))
@@ -222,8 +227,8 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
 
         def estimate(value: Callable[[float], float], only: Sequence[str] | None,
                      lam: float | None = None) -> Estimate | str:
-            mine = [g for g in draws if only is None or sample["systems"].get(g) in only]
-            pool = [g for g in population if only is None or sample["systems"].get(g) in only]
+            mine = [g for g in draws if only is None or system_of.get(g) in only]
+            pool = [g for g in population if only is None or system_of.get(g) in only]
             if len(mine) < designs.MIN_PER_STRATUM:
                 return (f"needs {designs.MIN_PER_STRATUM} labelled draws" + (
                     " of this system" if only else "") + f"; {len(mine)} so far")
@@ -253,7 +258,7 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
              Stat.undefined("no golden is judged whole"),
              "pass_rate_ppi": _stat(estimate(passes, None, None)),
              "fp_rate": _ratio(weights, counts, 0, 1), "fn_rate": _ratio(weights, counts, 2, 3)}
-    systems = sorted({s for s in sample.get("systems", {}).values() if s})
+    systems = sorted({s for s in system_of.values() if s})
     half = None if isinstance(best, str) else best.half_width
     return DesignSection(design, len(sample["golden_ids"]), labelled_n, stats,
                          {s: _stat(estimate(mean, [s], None)) for s in systems}, target, half,

@@ -166,7 +166,16 @@ def test_the_report_estimates_mean_cp_as_the_design_allows(tmp_path: Path, desig
         before = build_report(session, resamples=0).design
         label(session, goldens, [outside])
         report = build_report(session, resamples=0, target_width=0.02)
+        # A sample stored by the release before kept its systems under "systems".
+        stored = dict(session.random_sample() or {})
+        stored["systems"] = stored.pop("stratum_systems" if design == "stratified"
+                                       else "golden_systems")
+        session.conn.execute("UPDATE settings SET value = ? WHERE key = 'random_sample'",
+                             [json.dumps(stored)])
+        session.conn.commit()
+        old = build_report(session, resamples=0, target_width=0.02).design
     section = report.design
+    assert old is not None and section is not None and old.systems == section.systems
     assert section is not None and before is not None and report.ppi is None
     assert section.design == design and section.sampled == len(ids)
     assert section.labelled == len(ids)
