@@ -174,6 +174,81 @@ def _stat(estimate: Estimate | str) -> Stat:
     return Stat(estimate.point, interval=(estimate.low, estimate.high))
 
 
+Value = Callable[[float], float]
+"""What is estimated of a golden's CP: the CP itself, or whether it passes the mark."""
+
+
+class _Stratified:
+    """A stratified sample's estimates: stratified PPI++ over its strata."""
+
+    def __init__(self, sample: dict[str, Any], human: dict[str, float],
+                 judge: dict[str, float], system_of: dict[str, str]) -> None:
+        self.members: dict[str, list[str]] = sample["strata"]
+        self.human, self.judge, self.system_of = human, judge, system_of
+        # A golden people labelled outside the sample was not drawn: it is no stratum's draw.
+        self.drawn = {g for g in sample["golden_ids"] if g in human and g in judge}
+        self.labelled = self.steps = len(self.drawn)
+        stratum_of = {g: h for h, ids in self.members.items() for g in ids}
+        per_stratum = {h: sum(1 for g in ids if g in self.drawn)
+                       for h, ids in self.members.items()}
+        self.weights = {g: len(self.members[stratum_of[g]]) / per_stratum[stratum_of[g]]
+                        for g in self.drawn}
+
+    def estimate(self, value: Value, only: Sequence[str] | None,
+                 lam: float | None) -> Estimate | str:
+        """The estimate of ``value``'s mean over the strata of ``only``'s systems (None: all)."""
+        strata: designs.Strata = {}
+        labelled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for h, ids in self.members.items():
+            if only is not None and self.system_of.get(h) not in only:
+                continue
+            known = [g for g in ids if g in self.judge]
+            strata[h] = (len(ids), float(np.mean([value(self.judge[g]) for g in known]))
+                         if known else 0.0)
+            mine = [g for g in ids if g in self.drawn]
+            labelled[h] = (np.asarray([value(self.human[g]) for g in mine]),
+                           np.asarray([value(self.judge[g]) for g in mine]))
+        return designs.stratified_estimate(strata, labelled, lam)
+
+
+class _Active:
+    """An active sample's estimates: inverse-probability-weighted PPI++ over the draws labelled
+    so far (without replacement; with replacement for samples stored before)."""
+
+    def __init__(self, sample: dict[str, Any], human: dict[str, float],
+                 judge: dict[str, float], system_of: dict[str, str]) -> None:
+        self.human, self.judge, self.system_of = human, judge, system_of
+        self.population = [g for g in sample["population"] if g in judge]
+        self.draws: list[str] = []
+        for g in sample["draws"]:  # the draws up to the first golden not yet labelled
+            if g not in human or g not in judge:
+                break
+            self.draws.append(g)
+        self.q: dict[str, float] = sample["q"]
+        self.with_replacement = sample.get("replacement", True)  # as drawn before
+        self.labelled, self.steps = len(set(self.draws)), len(self.draws)
+        self.weights: dict[str, float] = {}
+        for g in self.draws:  # a golden drawn twice (with replacement) counts twice
+            self.weights[g] = self.weights.get(g, 0.0) + 1 / (
+                self.q[g] if self.with_replacement else min(1.0, len(self.draws) * self.q[g]))
+
+    def estimate(self, value: Value, only: Sequence[str] | None,
+                 lam: float | None) -> Estimate | str:
+        """The estimate of ``value``'s mean over ``only``'s systems' goldens (None: all)."""
+        mine = [g for g in self.draws if only is None or self.system_of.get(g) in only]
+        pool = [g for g in self.population if only is None or self.system_of.get(g) in only]
+        if len(mine) < designs.MIN_PER_STRATUM:
+            return (f"needs {designs.MIN_PER_STRATUM} labelled draws" + (
+                " of this system" if only else "") + f"; {len(mine)} so far")
+        sizes = np.asarray([self.q[g] for g in mine])
+        return designs.active_estimate(
+            np.asarray([value(self.human[g]) for g in mine]),
+            np.asarray([value(self.judge[g]) for g in mine]), sizes,
+            np.asarray([value(self.judge[g]) for g in pool]), lam,
+            # The labelled prefix of a sample without replacement is one of its size.
+            None if self.with_replacement else designs.inclusion(sizes, len(self.draws)))
+
+
 def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[str, float],
                    counts: dict[str, tuple[int, int, int, int]], pass_mark: float,
                    target: float = DEFAULT_TARGET) -> DesignSection:
@@ -187,64 +262,7 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
     system_of: dict[str, str] = sample.get(
         "stratum_systems" if design == "stratified" else "golden_systems",
         sample.get("systems", {}))
-    estimate: Callable[[Callable[[float], float], Sequence[str] | None, float | None],
-                       Estimate | str]
-    weights: dict[str, float]
-    if design == "stratified":
-        members: dict[str, list[str]] = sample["strata"]
-        # A golden people labelled outside the sample was not drawn: it is no stratum's draw.
-        drawn = {g for g in sample["golden_ids"] if g in human and g in judge}
-
-        def estimate(value: Callable[[float], float], only: Sequence[str] | None,
-                     lam: float | None = None) -> Estimate | str:
-            strata: designs.Strata = {}
-            labelled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-            for h, ids in members.items():
-                if only is not None and system_of.get(h) not in only:
-                    continue
-                known = [g for g in ids if g in judge]
-                strata[h] = (len(ids), float(np.mean([value(judge[g]) for g in known]))
-                             if known else 0.0)
-                mine = [g for g in ids if g in drawn]
-                labelled[h] = (np.asarray([value(human[g]) for g in mine]),
-                               np.asarray([value(judge[g]) for g in mine]))
-            return designs.stratified_estimate(strata, labelled, lam)
-
-        stratum_of = {g: h for h, ids in members.items() for g in ids}
-        labelled_n = len(drawn)
-        per_stratum = {h: sum(1 for g in ids if g in drawn) for h, ids in members.items()}
-        weights = {g: len(members[stratum_of[g]]) / per_stratum[stratum_of[g]] for g in drawn}
-        draws: list[str] = []
-    else:
-        population = [g for g in sample["population"] if g in judge]
-        draws = []
-        for g in sample["draws"]:  # the draws up to the first golden not yet labelled
-            if g not in human or g not in judge:
-                break
-            draws.append(g)
-        q = sample["q"]
-        with_replacement = sample.get("replacement", True)  # as samples were drawn before
-
-        def estimate(value: Callable[[float], float], only: Sequence[str] | None,
-                     lam: float | None = None) -> Estimate | str:
-            mine = [g for g in draws if only is None or system_of.get(g) in only]
-            pool = [g for g in population if only is None or system_of.get(g) in only]
-            if len(mine) < designs.MIN_PER_STRATUM:
-                return (f"needs {designs.MIN_PER_STRATUM} labelled draws" + (
-                    " of this system" if only else "") + f"; {len(mine)} so far")
-            sizes = np.asarray([q[g] for g in mine])
-            return designs.active_estimate(
-                np.asarray([value(human[g]) for g in mine]),
-                np.asarray([value(judge[g]) for g in mine]), sizes,
-                np.asarray([value(judge[g]) for g in pool]), lam,
-                # The labelled prefix of a sample without replacement is one of its size.
-                None if with_replacement else designs.inclusion(sizes, len(draws)))
-
-        labelled_n = len(set(draws))
-        weights = {}
-        for g in draws:  # a golden drawn twice (with replacement) counts twice
-            weights[g] = weights.get(g, 0.0) + 1 / (
-                q[g] if with_replacement else min(1.0, len(draws) * q[g]))
+    by = (_Stratified if design == "stratified" else _Active)(sample, human, judge, system_of)
 
     def mean(x: float) -> float:
         return x
@@ -252,18 +270,19 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
     def passes(x: float) -> float:
         return float(x >= pass_mark - 1e-9)
 
-    best = estimate(mean, None, None)
-    stats = {"ppi_plus_plus": _stat(best), "human_only": _stat(estimate(mean, None, 0.0)),
+    best = by.estimate(mean, None, None)
+    stats = {"ppi_plus_plus": _stat(best), "human_only": _stat(by.estimate(mean, None, 0.0)),
              "judge_only": Stat(float(np.mean(list(judge.values())))) if judge else
              Stat.undefined("no golden is judged whole"),
-             "pass_rate_ppi": _stat(estimate(passes, None, None)),
-             "fp_rate": _ratio(weights, counts, 0, 1), "fn_rate": _ratio(weights, counts, 2, 3)}
+             "pass_rate_ppi": _stat(by.estimate(passes, None, None)),
+             "fp_rate": _ratio(by.weights, counts, 0, 1),
+             "fn_rate": _ratio(by.weights, counts, 2, 3)}
     systems = sorted({s for s in system_of.values() if s})
     half = None if isinstance(best, str) else best.half_width
-    return DesignSection(design, len(sample["golden_ids"]), labelled_n, stats,
-                         {s: _stat(estimate(mean, [s], None)) for s in systems}, target, half,
-                         None if half is None else designs.more_needed(
-                             len(draws) or labelled_n, half, target))
+    return DesignSection(design, len(sample["golden_ids"]), by.labelled, stats,
+                         {s: _stat(by.estimate(mean, [s], None)) for s in systems}, target,
+                         half, None if half is None else designs.more_needed(
+                             by.steps, half, target))
 
 
 def _ratio(weights: dict[str, float], counts: dict[str, tuple[int, int, int, int]], top: int,
