@@ -72,22 +72,31 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
             if len(set(given.values())) > 1 or UNSURE in given.values()}
 
 
-def team_truth(frame: ChunkFrame, people: Mapping[str, LabelColumns], gold: np.ndarray) -> Truth:
-    """The team's truth from everyone's label columns and the gold column: gold where
-    adjudicated, else what everyone who labelled a chunk agrees on (nobody unsure); with one
-    person and no gold, simply their labels."""
+Answers = tuple[np.ndarray, np.ndarray]
+"""One person's verdict column (MISSING where none) and unsure column, aligned to a frame."""
+
+
+def answers(columns: LabelColumns) -> Answers:
+    """The two columns of a person's labels the truth reads (the rest may be let go)."""
+    return columns.verdict, columns.unsure
+
+
+def team_truth(frame: ChunkFrame, people: Mapping[str, Answers], gold: np.ndarray) -> Truth:
+    """The team's truth from everyone's answers and the gold column: gold where adjudicated,
+    else what everyone who labelled a chunk agrees on (nobody unsure); with one person and no
+    gold, simply their labels."""
     adjudicated = gold != MISSING
     if len(people) == 1 and not adjudicated.any():
-        [(person, theirs)] = people.items()
-        return Truth(frame, theirs.verdict, person, theirs.unsure)
+        [(person, (verdict, unsure))] = people.items()
+        return Truth(frame, verdict, person, unsure)
     agreed = np.full(len(frame), MISSING, dtype=np.int8)
     disputed = unsure = np.zeros(len(frame), dtype=bool)
     if people:
-        stacked = np.vstack([c.verdict for c in people.values()])
+        stacked = np.vstack([verdict for verdict, _ in people.values()])
         labelled = stacked != MISSING
         ones = (labelled & (stacked == 1)).any(axis=0)
         zeros = (labelled & (stacked == 0)).any(axis=0)
-        unsure = np.asarray(np.vstack([c.unsure for c in people.values()]).any(axis=0))
+        unsure = np.asarray(np.vstack([marks for _, marks in people.values()]).any(axis=0))
         agreed[ones & ~zeros & ~unsure] = 1
         agreed[zeros & ~ones & ~unsure] = 0
         disputed = (ones & zeros) | unsure
@@ -115,4 +124,4 @@ def truth(session: Session, annotator: str | None = None,
     gold = session.gold_column(frame)
     if not people and not (gold != MISSING).any():
         raise SessionError(NOBODY)
-    return team_truth(frame, {p: session.label_columns(p, frame) for p in people}, gold)
+    return team_truth(frame, {p: answers(session.label_columns(p, frame)) for p in people}, gold)

@@ -83,7 +83,7 @@ from annotator.stats.systems import ranking_agreement
 from annotator.stats.topk import first_k, smallest_k
 from annotator.store.session import Session
 from annotator.text import counted
-from annotator.truth import team_truth
+from annotator.truth import answers, team_truth
 from annotator.unseen import unseen
 
 DEFAULT_GROUP_BY = "retriever"
@@ -245,7 +245,8 @@ def _sides(session: Session, frame: ChunkFrame, people: dict[str, LabelColumns],
     mine = [compared(name, c.verdict, c.blind, c.unsure) for name, c in people.items()]
     if not gold:
         return mine, mine
-    team = team_truth(frame, people, session.gold_column(frame))
+    team = team_truth(frame, {p: answers(c) for p, c in people.items()},
+                      session.gold_column(frame))
     return mine, [compared(team.label, team.verdict,
                            np.full(len(frame), MISSING, dtype=np.int8), team.unsure)]
 
