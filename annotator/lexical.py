@@ -33,12 +33,28 @@ def content_words(question: str) -> frozenset[str]:
 
 def overlap(question_words: frozenset[str], text: str) -> float:
     """The share of ``question_words`` found as whole words in ``text`` (NaN when the question
-    has none)."""
+    has none): as if the lower-cased text were split into ``WORD`` runs, without splitting it
+    (a report reads a million chunks)."""
     if not question_words:
         return math.nan
     lowered = text.lower()
-    # Most chunks hold none of the question's words even as substrings: those are settled
-    # without splitting the chunk into words.
-    if not any(word in lowered for word in question_words):
-        return 0.0
-    return len(question_words.intersection(WORD.findall(lowered))) / len(question_words)
+    return sum(1 for word in question_words
+               if word in lowered and _whole_word(word, lowered)) / len(question_words)
+
+
+def _is_word_char(char: str) -> bool:
+    """Whether ``\\w`` matches the character (re's rule: alphanumeric, or the underscore)."""
+    return char.isalnum() or char == "_"
+
+
+def _whole_word(word: str, text: str) -> bool:
+    """Whether ``word`` (itself a run of word characters) stands in ``text`` as a whole run:
+    no word character right before or after it."""
+    end = len(word)
+    at = text.find(word)
+    while at != -1:
+        if ((at == 0 or not _is_word_char(text[at - 1]))
+                and (at + end == len(text) or not _is_word_char(text[at + end]))):
+            return True
+        at = text.find(word, at + 1)
+    return False

@@ -192,3 +192,10 @@ def test_overlap_counts_whole_words_exactly_as_splitting_does(question: str, tex
                 else math.nan)
     got = overlap(words, text)
     assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+def test_a_word_character_is_what_re_calls_one_in_every_code_point() -> None:
+    from annotator.lexical import _is_word_char
+
+    word = re.compile(r"\w")
+    assert all(bool(word.match(c)) == _is_word_char(c) for c in map(chr, range(0x110000)))

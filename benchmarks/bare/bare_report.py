@@ -3,34 +3,52 @@
 The simplest program doing the work 'annotator report' does on a session: read every chunk's
 golden, rank, person's label, judge's verdict and P(relevant) in one query; CP per golden and
 the confusion, CP and calibration sums per golden in numpy; the cluster bootstrap with the
-same draws. It prints nothing but its CPU seconds (benchmarks/scale.py measures it).
-Run: python benchmarks/bare/bare_report.py SESSION.db JUDGE ANNOTATOR [RESAMPLES]
+same draws. With --slices it also does the work of the report's error slices (where the judge
+errs): it reads every chunk's text and question in the same query, takes each chunk's length
+and its overlap with the question's content words (split into words the plain way), cuts
+rank, length and overlap into slices and sums each slice's error counts per golden into the
+bootstrap. The leaderboard has no slices: it is measured against the program without them.
+It prints nothing (benchmarks/scale.py measures its CPU).
+Run: python benchmarks/bare/bare_report.py SESSION.db JUDGE ANNOTATOR [RESAMPLES] [--slices]
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import sys
+from typing import Any
 
 import numpy as np
 
+from annotator.lexical import STOP_WORDS  # a constant: the same stop words
+
 BLOCK = 200
+WORD = re.compile(r"\w+")
 
 
 def main() -> None:
     """Read, sum, resample."""
-    path, judge, annotator = sys.argv[1:4]
-    resamples = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
+    slices = "--slices" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--slices"]
+    path, judge, annotator = args[:3]
+    resamples = int(args[3]) if len(args) > 3 else 2000
     conn = sqlite3.connect(path)
-    rows = np.fromiter(conn.execute(
-        """SELECT g.position, c.rank, coalesce(l.verdict, -1), coalesce(v.verdict, -1),
-                  coalesce(v.p, 'nan')
+    texts: list[tuple[str, str]] = []
+
+    def kept(row: tuple[object, ...]) -> tuple[object, ...]:
+        texts.append((row[5], row[6]))  # type: ignore[arg-type]
+        return row[:5]
+
+    rows = np.fromiter((kept(row) if slices else row for row in conn.execute(
+        f"""SELECT g.position, c.rank, coalesce(l.verdict, -1), coalesce(v.verdict, -1),
+                  coalesce(v.p, 'nan'){", c.text, g.user_input" if slices else ""}
            FROM goldens g JOIN chunks c ON c.golden_id = g.id
            LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ?
            LEFT JOIN (SELECT chunk_id, verdict, p_relevant AS p, max(id) FROM verdicts
                       WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id) v
              ON v.chunk_id = c.id
-           ORDER BY g.position, c.rank""", [annotator, judge]),
+           ORDER BY g.position, c.rank""", [annotator, judge])),
         dtype=[("g", np.int64), ("rank", np.int64), ("h", np.int8), ("j", np.int8),
                ("p", float)])
     golden = np.unique(rows["g"], return_inverse=True)[1].ravel()
@@ -67,6 +85,8 @@ def main() -> None:
         columns += [per_golden(in_bin.astype(float)), per_golden(np.nan_to_num(p) * in_bin),
                     per_golden(h * in_bin)]
     columns += [per_golden((np.nan_to_num(p) - h) ** 2 * has_p)]
+    if slices:
+        columns += slice_columns(texts, rows["rank"], h, j, both, per_golden)
     matrix = np.column_stack(columns)
     rng = np.random.default_rng(0)
     weights = np.empty((min(BLOCK, resamples), goldens))
@@ -79,6 +99,39 @@ def main() -> None:
         done += b
     replicates = np.vstack(out)
     np.percentile(replicates, [2.5, 97.5], axis=0)
+
+
+def slice_columns(texts: list[tuple[str, str]], rank: np.ndarray, h: np.ndarray, j: np.ndarray,
+                  both: np.ndarray, per_golden: Any) -> list[np.ndarray]:
+    """Per slice of rank, length and overlap: false positives, people's noise chunks, false
+    negatives and people's useful chunks, summed per golden."""
+    words: dict[str, frozenset[str]] = {}
+    lengths, overlaps = np.full(len(rank), np.nan), np.full(len(rank), np.nan)
+    for i in np.flatnonzero(both).tolist():
+        text, question = texts[i]
+        if question not in words:
+            words[question] = frozenset(w for w in WORD.findall(question.lower())
+                                        if len(w) > 1 and w not in STOP_WORDS)
+        mine = words[question]
+        lengths[i] = len(text)
+        if mine:
+            overlaps[i] = len(mine & set(WORD.findall(text.lower()))) / len(mine)
+    codes = [np.searchsorted([1, 2, 3, 5, 10, 20], rank, side="left")]
+    for values in (lengths, overlaps):
+        known = ~np.isnan(values)
+        edges = (np.unique(np.quantile(values[known], [0.25, 0.5, 0.75])) if known.any()
+                 else np.zeros(0))
+        codes.append(np.where(known, np.searchsorted(edges, np.nan_to_num(values),
+                                                     side="right"), -1))
+    out = []
+    for code in codes:
+        for b in np.unique(code[code >= 0]).tolist():
+            inside = both & (code == b)
+            out += [per_golden(((h == 0) & (j == 1) & inside).astype(float)),
+                    per_golden(((h == 0) & inside).astype(float)),
+                    per_golden(((h == 1) & (j == 0) & inside).astype(float)),
+                    per_golden(((h == 1) & inside).astype(float))]
+    return out
 
 
 if __name__ == "__main__":
