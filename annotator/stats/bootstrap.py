@@ -23,7 +23,10 @@ LEVEL = 0.95
 MIN_VALID_SHARE = 0.9
 """An interval needs at least this share of replicates where the statistic is defined."""
 BLOCK = 200
-"""Replicates drawn at once: bounds memory at BLOCK x goldens weights."""
+"""Replicates drawn at once, at most: bounds memory at BLOCK x goldens weights."""
+WEIGHTS = 10_000_000
+"""At most this many weights at once (80 MB): a million-chunk report's 100,000 goldens draw 100
+replicates a block, not 200."""
 
 
 class ClusterSums:
@@ -60,11 +63,12 @@ class ClusterSums:
         blocks = []
         done = 0
         g = self.clusters
-        weights = np.empty((min(BLOCK, resamples), g))
+        block = max(1, min(BLOCK, WEIGHTS // max(g, 1), resamples))
+        weights = np.empty((block, g))
         while done < resamples:
-            b = min(BLOCK, resamples - done)
+            b = min(block, resamples - done)
             # One replicate's draws at a time (the generator's stream is the same however it is
-            # cut), into one block of float weights: memory stays at BLOCK x goldens floats.
+            # cut), into one block of float weights: memory stays at block x goldens floats.
             for row in range(b):
                 weights[row] = np.bincount(rng.integers(0, g, size=g), minlength=g)
             blocks.append(weights[:b] @ matrix)
