@@ -166,6 +166,8 @@ def test_unsure_is_never_a_0_or_1_in_agreement_or_cp_until_adjudicated(db: Path)
         assert (alice["chunks_decided"], alice["chunks_unsure"], alice["goldens_unsure"]) == (
             4, 1, 1)
         assert data["context_precision"]["goldens"] == 0  # the golden has no CP under alice
+        assert any("1 golden waits for an adjudicator to settle an unsure chunk" in line
+                   for line in mine.headline)
         team = truth(session)
         assert team.pending == 1 and int(team.unsure.sum()) == 1
         assert team.at([ids[2]]) == [None] and team.at([ids[1]]) == [1]

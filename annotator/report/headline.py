@@ -84,8 +84,12 @@ def headline(report: Report) -> list[str]:
             f"{interval_text(g.stats['pass_rate_judge'], 2, True)} under the judge's; "
             f"{counted(changes, 'golden')} {'changes' if changes == 1 else 'change'} verdict.")
     else:
+        waiting = sum(a.goldens_unsure for a in report.coverage.annotators)
         lines.append("No golden is complete under both label sets yet, so context precision "
-                     "cannot be compared: finish whole goldens.")
+                     "cannot be compared: " + (
+                         f"{counted(waiting, 'golden')} {'waits' if waiting == 1 else 'wait'} "
+                         "for an adjudicator to settle an unsure chunk ('annotator annotate "
+                         "SESSION --adjudicate')." if waiting else "finish whole goldens."))
     if c.note:
         lines.append(c.note)
     if report.top_k is not None and (pick := report.top_k.smallest.get(None)) is not None:
