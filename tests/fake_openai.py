@@ -177,6 +177,12 @@ class FakeOpenAI:
         """(chunk, behaviour) of every request, in the order they came."""
         self._serial_lock = threading.Lock()
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
+        self.hits = 0
+        """Every HTTP request received, on any path (chat, files, batches)."""
+        self.hold_after: int | None = None
+        """Chat requests beyond this many wait for ``release`` before they are answered: a test
+        can stop a client in the middle of its work however slow the machine is."""
+        self.release = threading.Event()
         self._lock = threading.Lock()
         ThreadingHTTPServer.request_queue_size = 1024  # many clients connect at once
         handler = self._handler()
@@ -195,7 +201,13 @@ class FakeOpenAI:
         self._thread.start()
         return self
 
+    def let_go(self) -> None:
+        """Answer the held requests and hold no more."""
+        self.hold_after = None
+        self.release.set()
+
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -225,6 +237,8 @@ class FakeOpenAI:
                 pass
 
             def do_GET(self) -> None:
+                with server._lock:
+                    server.hits += 1
                 status, payload, kind = server.batch.get(self.path)
                 if isinstance(payload, bytes):
                     return self._send_raw(status, payload, kind)
@@ -233,6 +247,8 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
+                with server._lock:
+                    server.hits += 1
                 if not self.path.endswith("/chat/completions"):
                     status, payload = server.batch.post(
                         self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
@@ -241,6 +257,9 @@ class FakeOpenAI:
                 with server._lock:
                     server.requests.append((time.monotonic(), body,
                                             {k.lower(): v for k, v in self.headers.items()}))
+                    held = server.hold_after is not None and len(server.requests) > server.hold_after
+                if held:
+                    server.release.wait()
                 if server.serial:
                     with server._serial_lock:
                         return self._answer(body)

@@ -30,7 +30,7 @@ from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
-from tests.conftest import ROOT, banking_file, write_lines
+from tests.conftest import PATIENCE, ROOT, banking_file, rows, wait_until, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
 from tests.terminal import Terminal
 
@@ -320,25 +320,35 @@ def test_a_local_server_needs_no_key(tmp_path: Path) -> None:
 
 def judge_in_background(db: Path, server: FakeOpenAI, requests: int,
                         stdout: Any = subprocess.PIPE) -> subprocess.Popen[str]:
-    """`annotator judge` in a process of its own, returned once it has sent ``requests``."""
+    """`annotator judge` in a process of its own, returned once ``requests`` were answered and
+    the next is held by the server (``server.let_go()`` answers it): the run is mid-way however
+    slow the machine."""
+    server.hold_after = requests
     process = subprocess.Popen(
         [sys.executable, "-m", "annotator", "judge", str(db), "--model", "fake",
          "--concurrency", "2"], env=cli_env(server), cwd=ROOT,
         stdout=stdout, stderr=stdout, text=True)
-    deadline = time.monotonic() + 30
-    while len(server.requests) < requests and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: len(server.requests) > requests or process.poll() is not None,
+               f"the judge to send {requests + 1} requests")
+    assert process.poll() is None, "the judge ended before its requests were held"
     return process
+
+
+def stored_verdicts(db: Path) -> int:
+    """Verdicts on disk, read while another process writes them."""
+    return rows(db, "SELECT count(*) FROM verdicts WHERE error IS NULL")
 
 
 def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) -> None:
     db = tmp_path / "b.db"
     banking_file(db)
-    with FakeOpenAI(latency=0.05) as server:
+    with FakeOpenAI() as server:
         process = judge_in_background(db, server, 20)
+        wait_until(lambda: stored_verdicts(db) >= 10, "10 verdicts on disk")
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=PATIENCE)
         assert process.returncode == 130 and "Stopped." in err and "Traceback" not in err
+        server.let_go()
         with Session(db) as session:
             kept = len(session.verdicts("fake-builtin"))
         assert 10 <= kept < 80
@@ -354,15 +364,16 @@ def test_ctrl_c_keeps_everything_finished_and_a_rerun_resumes(tmp_path: Path) ->
 def test_ctrl_c_in_a_terminal_prints_its_sentence_after_the_closed_progress_bar(
         tmp_path: Path) -> None:
     db = banking_file(tmp_path / "b.db")
-    with FakeOpenAI(latency=0.05) as server, Terminal(
-            ["judge", str(db), "--model", "fake", "--concurrency", "2"],
-            env=cli_env(server)) as term:
-        term.wait_for(rb"Judging with fake-builtin")
-        deadline = time.monotonic() + 30
-        while len(server.requests) < 10 and time.monotonic() < deadline:
-            term.read(0.05)
-        term.process.send_signal(signal.SIGINT)
-        assert term.finish() == 130
+    with FakeOpenAI() as server:
+        server.hold_after = 10
+        with Terminal(["judge", str(db), "--model", "fake", "--concurrency", "2"],
+                      env=cli_env(server)) as term:
+            term.wait_for(rb"Judging with fake-builtin", timeout=PATIENCE)
+            wait_until(lambda: len(server.requests) > 10, "the judge to send 11 requests")
+            wait_until(lambda: stored_verdicts(db) >= 5, "5 verdicts on disk")
+            term.process.send_signal(signal.SIGINT)
+            assert term.finish(timeout=PATIENCE) == 130
+        server.let_go()
     stopped = term.seen.index(b"Stopped.")
     before = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", term.seen[:stopped])
     assert re.search(rb"\d:\d\d\r\n$", before)  # the closed bar's last line, then the sentence
@@ -757,7 +768,8 @@ def test_a_second_run_of_the_same_judge_is_refused_while_the_first_runs(tmp_path
         assert second.exit_code == 2, second.output
         assert (f"Judge 'fake-builtin' is already being run on this session by process "
                 f"{first.pid}") in second.stderr
-        _, err = first.communicate(timeout=60)
+        server.let_go()
+        _, err = first.communicate(timeout=PATIENCE)
         assert first.returncode == 0, err
         asked = Counter(chunk_of(body) for _, body, _ in server.requests)
         assert len(asked) == 80 and max(asked.values()) == 1  # no chunk asked twice
@@ -771,7 +783,8 @@ def test_a_killed_run_does_not_hold_the_judge(tmp_path: Path) -> None:
     with FakeOpenAI(latency=0.05) as server:
         first = judge_in_background(db, server, 4, stdout=subprocess.DEVNULL)
         first.kill()
-        first.wait(timeout=30)
+        first.wait(timeout=PATIENCE)
+        server.let_go()
         again = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake"], env=cli_env(server))
     assert again.exit_code == 0, again.output  # its process is gone: the lease lapses at once
     with Session(db) as session:
