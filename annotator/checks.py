@@ -4,7 +4,8 @@ A check is a snapshot of a golden (question, reference, chunks, the judges' verd
 with the truth on each rank: the gold labels an adjudicator gave in this session, or the labels
 of a gold file (``--checks-from``; where the people in it disagree or are unsure, a rank has no
 truth). A person's answers on a check are kept apart (``check_answers``): never a label, never
-in agreement, CP or any export; the report's People section gives each person's accuracy on
+in agreement, CP or an export of labels (the session JSONL carries them as check lines, so
+they survive a round trip); the report's People section gives each person's accuracy on
 them, with a Wilson interval, and warns below ``--checks-min``.
 """
 

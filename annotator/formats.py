@@ -19,7 +19,15 @@ from types import NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError
-from annotator.models import GOLDENS_SUFFIXES, GoldenRecord, JudgeVerdict, stable_golden_id
+from annotator.models import (
+    GOLD_FIELDS,
+    GOLDENS_SUFFIXES,
+    MARK_FIELDS,
+    CheckRecord,
+    GoldenRecord,
+    JudgeVerdict,
+    stable_golden_id,
+)
 from annotator.text import counted, visible
 from annotator.verdict import SPOKEN, UNSURE, VALUES, Answer, is_answer, is_verdict
 
@@ -42,16 +50,21 @@ KNOWN_FIELDS = (
     "judges",
     "human_labels",
     "human_notes",
+    "human_marks",
+    "gold_labels",
     "metadata",
 )
 """Fields with a meaning of their own; any other field is kept in the golden's metadata."""
+
+CHECK_FIELD = "attention_check"
+"""A session JSONL line holding an attention check (and people's answers on it), not a golden."""
 _VERDICTS = frozenset(VALUES)
 
 _NAMED = frozenset(KNOWN_FIELDS) | frozenset(ALIASES)
 """Every field name read as itself (a set: looked up for every field of every golden)."""
 
 CSV_JSON_COLUMNS = ("retrieved_contexts", "judge_verdicts", "judges", "human_labels",
-                    "human_notes", "metadata")
+                    "human_notes", "human_marks", "gold_labels", "metadata")
 """CSV columns whose cells hold JSON (lists or objects)."""
 
 MAX_CHUNKS = 1000
@@ -67,12 +80,14 @@ csv.field_size_limit(2**31 - 1)  # chunks may be megabytes long; csv's 128 KiB d
 # Reading
 
 
-def read_goldens(path: str | Path, *, delimiter: str = ",",
-                 notices: list[str] | None = None) -> Iterator[GoldenRecord]:
+def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] | None = None,
+                 checks: list[CheckRecord] | None = None) -> Iterator[GoldenRecord]:
     """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
 
     ``delimiter`` separates a CSV file's cells. What was changed on the way in (an annotator's
-    name trimmed of spaces) is said in ``notices``, once per case, when a list is given.
+    name trimmed of spaces) is said in ``notices``, once per case, when a list is given. A
+    session JSONL's attention checks (lines with CHECK_FIELD) are validated and appended to
+    ``checks`` when a list is given, else passed over: they are not goldens.
     """
     path = Path(path)
     notes = _Notices(notices, str(path))
@@ -90,7 +105,7 @@ def read_goldens(path: str | Path, *, delimiter: str = ",",
     if suffix == ".csv":
         yield from _read_csv(path, delimiter, notes)
     elif suffix in GOLDENS_SUFFIXES:
-        yield from _read_json_lines(path, notes)
+        yield from _read_json_lines(path, notes, checks)
     else:
         raise InputError(
             name,
@@ -127,7 +142,8 @@ class _Notices:
             self.out.append(f"{self.path}: {sentence}")
 
 
-def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
+def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | None
+                     ) -> Iterator[GoldenRecord]:
     name = str(path)
     ids: dict[str, tuple[str, int]] = {}
     seen_any = False
@@ -160,6 +176,10 @@ def _read_json_lines(path: Path, notes: _Notices) -> Iterator[GoldenRecord]:
             seen_any = True
             if line_no == 1 and (rows := _table_rows(obj)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
+                continue
+            if type(obj) is dict and CHECK_FIELD in obj:
+                if checks is not None:
+                    checks.append(validate_check(obj, name, line_no))
                 continue
             yield _checked_unique(validate_golden(obj, name, line_no, notes), name, ids)
     if not seen_any:
@@ -408,6 +428,10 @@ def _csv_rows(reader: csv.DictReader[str], name: str) -> Iterator[dict[str, str 
             row = next(reader)
         except StopIteration:
             return
+        except UnicodeDecodeError:  # the first pass read it all as UTF-8: it changed since
+            raise InputError(name, "the file changed while it was being read (from this line on "
+                             "it is no longer the UTF-8 text checked a moment ago); import it "
+                             "again once nothing is writing to it.", line=start) from None
         except csv.Error as error:
             unclosed = "unexpected end of data" in str(error) or "EOF" in str(error)
             raise InputError(
@@ -600,6 +624,36 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
             if any(note is not None and not isinstance(note, str) for note in comments):
                 raise fail("every note must be a string or null.", where)
             human_notes[annotator] = comments
+    human_marks: dict[str, list[dict[str, Any] | None]] = {}
+    raw_marks = obj.get("human_marks")
+    if raw_marks is not None:
+        if not isinstance(raw_marks, dict):
+            raise fail("must be an object from annotator name to a list of marks.", "human_marks")
+        for given, marks in raw_marks.items():
+            where = f"human_marks.{given}"
+            annotator = _person(given, human_marks, where, fail, notes)
+            if annotator not in human_labels and annotator not in human_notes:
+                raise fail(f"'{annotator}' has marks but no human_labels or human_notes.", where)
+            if not isinstance(marks, list):
+                raise fail(f"must be a list of {k} objects or nulls, not {_kind(marks)}.", where)
+            _one_per_chunk(marks, k, "mark", where, fail, golden_id)
+            held = (human_labels.get(annotator) or [None] * k,
+                    human_notes.get(annotator) or [None] * k)
+            human_marks[annotator] = [None if mark is None else _mark(mark, rank, where, fail)
+                                      for rank, mark in enumerate(marks, 1)]
+            if any(mark is not None and held[0][i] is None and held[1][i] is None
+                   for i, mark in enumerate(marks)):
+                raise fail("a mark stands on a rank where this person has no label or note.",
+                           where)
+    gold_labels = None
+    raw_gold = obj.get("gold_labels")
+    if raw_gold is not None:
+        if not isinstance(raw_gold, list):
+            raise fail(f"must be a list of {k} gold labels or nulls, not {_kind(raw_gold)}.",
+                       "gold_labels")
+        _one_per_chunk(raw_gold, k, "gold label", "gold_labels", fail, golden_id)
+        gold_labels = [None if gold is None else _gold(gold, rank, fail)
+                       for rank, gold in enumerate(raw_gold, 1)]
     for annotator, labels in human_labels.items():
         said = human_notes.get(annotator, [])
         for rank, label in enumerate(labels, 1):
@@ -618,6 +672,8 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         judge_verdicts=judge_verdicts,
         human_labels=human_labels,
         human_notes=human_notes,
+        human_marks=human_marks,
+        gold_labels=gold_labels,
         line=line or 0,
     )
 
@@ -673,6 +729,100 @@ def _one_per_chunk(items: list[Any], k: int, what: str, where: str, fail: Any,
                    "(null where there is none).", where)
 
 
+_MARK_KINDS: dict[str, tuple[type, ...]] = {
+    "action": (str,), "judge": (str,), "shown_verdict": (int,), "blind_verdict": (int,),
+    "reason_wrong": (bool,), "decision_ms": (int, float), "created_at": (str,),
+    "updated_at": (str,)}
+_ACTIONS = ("accept", "flip", "set", "import")
+
+
+def _mark(item: Any, rank: int, where: str, fail: Any) -> dict[str, Any]:
+    """One entry of a person's human_marks list (MARK_FIELDS), each fault with its sentence."""
+    if not isinstance(item, dict):
+        raise fail(f"the mark at rank {rank} must be an object, not {_kind(item)}.", where)
+    for key, value in item.items():
+        kinds = _MARK_KINDS.get(key)
+        if kinds is None:
+            raise fail(f"the mark at rank {rank} has '{key}'; a mark holds "
+                       f"{', '.join(MARK_FIELDS)}.", where)
+        if value is None:
+            continue
+        if type(value) not in kinds or (key.endswith("_verdict") and not is_verdict(value)) or (
+                key == "action" and value not in _ACTIONS) or (
+                key == "decision_ms" and not (math.isfinite(value) and value >= 0)):
+            raise fail(f"'{key}' in the mark at rank {rank} is {_kind(value)}, which it cannot "
+                       "be.", where)
+    return {key: item[key] for key in MARK_FIELDS if item.get(key) is not None}
+
+
+def _gold(item: Any, rank: int, fail: Any) -> dict[str, Any]:
+    """One entry of gold_labels: a verdict and who decided it, when, with an optional note."""
+    if not isinstance(item, dict) or set(item) - set(GOLD_FIELDS):
+        raise fail(f"the gold label at rank {rank} must be an object holding "
+                   f"{', '.join(GOLD_FIELDS)}.", "gold_labels")
+    if not is_verdict(item.get("verdict")):
+        raise fail(f"the gold label at rank {rank} has verdict "
+                   f"{json.dumps(item.get('verdict'))}; it must be {SPOKEN}.", "gold_labels")
+    for key in ("decided_by", "decided_at"):
+        if not isinstance(item.get(key), str) or not item[key]:
+            raise fail(f"the gold label at rank {rank} needs '{key}' as a string.", "gold_labels")
+    if item.get("note") is not None and not isinstance(item["note"], str):
+        raise fail(f"the gold label's note at rank {rank} must be a string.", "gold_labels")
+    return {key: item[key] for key in GOLD_FIELDS if item.get(key) is not None}
+
+
+CHECK_ANSWER_KINDS: dict[str, tuple[type, ...]] = {
+    "truth": (int,), "answer": (int,), "unsure": (bool,), "shown_verdict": (int,),
+    "note": (str,), "answered_at": (str,)}
+"""What a person's answer on one rank of an attention check holds in the session JSONL."""
+
+
+def validate_check(obj: dict[str, Any], name: str, line: int) -> CheckRecord:
+    """A session JSONL line holding an attention check and the answers on it, or InputError."""
+
+    def fail(message: str, field: str) -> InputError:
+        return InputError(name, message, line=line, field=field)
+
+    check = obj[CHECK_FIELD]
+    if not isinstance(check, dict):
+        raise fail(f"must be an object, not {_kind(check)}.", CHECK_FIELD)
+    for key in ("source", "golden_id", "created_at"):
+        if not isinstance(check.get(key), str) or not check[key]:
+            raise fail(f"needs '{key}' as a string.", f"{CHECK_FIELD}.{key}")
+    record = check.get("record")
+    if not isinstance(record, dict):
+        record = {}
+    chunks = record.get("chunks")
+    if not isinstance(chunks, list) or not chunks or not isinstance(record.get("truth"), list) \
+            or len(record["truth"]) != len(chunks):
+        raise fail("needs a record with its chunks and one truth per chunk, as the session "
+                   "stored it.", f"{CHECK_FIELD}.record")
+    answers = obj.get("check_answers", {})
+    if not isinstance(answers, dict):
+        raise fail("must be an object from annotator name to a list of answers.", "check_answers")
+    out: dict[str, list[dict[str, Any] | None]] = {}
+    for person, given in answers.items():
+        where = f"check_answers.{person}"
+        if not isinstance(given, list) or len(given) != len(chunks):
+            raise fail(f"must be a list of {len(chunks)} answers or nulls.", where)
+        out[person] = []
+        for rank, answer in enumerate(given, 1):
+            if answer is None:
+                out[person].append(None)
+                continue
+            if not isinstance(answer, dict) or not isinstance(answer.get("answered_at"), str) \
+                    or any(key not in CHECK_ANSWER_KINDS or (value is not None and (
+                        type(value) not in CHECK_ANSWER_KINDS[key]
+                        or (key in ("truth", "answer", "shown_verdict") and not is_verdict(value))))
+                           for key, value in answer.items()):
+                raise fail(f"the answer at rank {rank} must be an object holding "
+                           f"{', '.join(CHECK_ANSWER_KINDS)} (answered_at needed).", where)
+            out[person].append({key: answer[key] for key in CHECK_ANSWER_KINDS
+                                if answer.get(key) is not None})
+    return CheckRecord(check["source"], check["golden_id"], record, check["created_at"], out,
+                       line)
+
+
 def _judge_list(raw: Any, k: int, where: str, fail: Any, golden_id: str
                 ) -> list[JudgeVerdict | None]:
     if not isinstance(raw, list):
@@ -685,10 +835,12 @@ def _judge_list(raw: Any, k: int, where: str, fail: Any, golden_id: str
         verdicts: list[Any] = list(map(dict.get, raw, repeat("verdict")))
         reasons: list[Any] = list(map(dict.get, raw, repeat("reason")))
         chances: list[Any] = list(map(dict.get, raw, repeat("p_relevant")))
+        grades: list[Any] = list(map(dict.get, raw, repeat("grade")))
         given = [p for p in chances if p is not None]
         if (set(map(type, verdicts)) == {int} and set(verdicts) <= _VERDICTS
                 and set(map(type, reasons)) <= {str, NoneType}
                 and set(map(type, given)) <= {float}
+                and set(map(type, grades)) == {NoneType}
                 and all(map(_ZERO.__le__, given)) and all(map(_ONE.__ge__, given))):  # no NaN
             return list(map(JudgeVerdict, verdicts, reasons, chances))
     return [_judge_verdict(item, rank, where, fail) for rank, item in enumerate(raw, 1)]
@@ -717,8 +869,12 @@ def _judge_verdict(item: Any, rank: int, where: str, fail: Any) -> JudgeVerdict 
     if p is not None and (isinstance(p, bool) or not isinstance(p, int | float)
                           or not 0.0 <= p <= 1.0 or math.isnan(p)):
         raise fail(f"p_relevant at rank {rank} must be a number from 0 to 1.", where)
+    grade = item.get("grade")
+    if grade is not None and (type(grade) is not int or grade < 0):
+        raise fail(f"the grade at rank {rank} must be a whole number from 0 up, not "
+                   f"{_kind(grade)}.", where)
     return JudgeVerdict(verdict=verdict, reason=reason,
-                        p_relevant=None if p is None else float(p))
+                        p_relevant=None if p is None else float(p), grade=grade)
 
 
 def _kind(value: Any) -> str:
@@ -763,6 +919,10 @@ def golden_to_object(record: GoldenRecord) -> dict[str, Any]:
         obj["human_labels"] = dict(sorted(record.human_labels.items()))
     if record.human_notes:
         obj["human_notes"] = dict(sorted(record.human_notes.items()))
+    if record.human_marks:
+        obj["human_marks"] = dict(sorted(record.human_marks.items()))
+    if record.gold_labels is not None:
+        obj["gold_labels"] = record.gold_labels
     if record.metadata:
         obj["metadata"] = record.metadata
     return obj
@@ -774,16 +934,32 @@ def _verdict_object(verdict: JudgeVerdict | None) -> dict[str, Any] | None:
     obj: dict[str, Any] = {"verdict": verdict.verdict, "reason": verdict.reason}
     if verdict.p_relevant is not None:
         obj["p_relevant"] = verdict.p_relevant
+    if verdict.grade is not None:
+        obj["grade"] = verdict.grade
     return obj
 
 
-def write_jsonl(records: Iterable[GoldenRecord], out: IO[str]) -> int:
-    """Write goldens as session JSONL (UTF-8, one object per line); return how many."""
+def check_to_object(check: CheckRecord) -> dict[str, Any]:
+    """The session-JSONL object of an attention check, with every person's answers on it."""
+    obj: dict[str, Any] = {CHECK_FIELD: {"source": check.source, "golden_id": check.golden_id,
+                                         "record": check.record, "created_at": check.created_at}}
+    if check.answers:
+        obj["check_answers"] = dict(sorted(check.answers.items()))
+    return obj
+
+
+def write_jsonl(records: Iterable[GoldenRecord], out: IO[str],
+                checks: Iterable[CheckRecord] = ()) -> int:
+    """Write goldens as session JSONL (UTF-8, one object per line), then the attention checks;
+    return how many goldens."""
     count = 0
     for record in records:
         out.write(_json_text(golden_to_object(record)))
         out.write("\n")
         count += 1
+    for check in checks:
+        out.write(_json_text(check_to_object(check)))
+        out.write("\n")
     return count
 
 

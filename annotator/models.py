@@ -33,6 +33,17 @@ class JudgeVerdict:
     verdict: int
     reason: str | None = None
     p_relevant: float | None = None
+    grade: int | None = None
+    """The grade a graded judge replied (its verdict read through the scale), if any."""
+
+
+MARK_FIELDS = ("action", "judge", "shown_verdict", "blind_verdict", "reason_wrong", "decision_ms",
+               "created_at", "updated_at")
+"""What a label records beyond its answer and note: how it came about (the judge shown, what was
+said blind), the person's marks on it, its time; carried by the session JSONL as human_marks."""
+
+GOLD_FIELDS = ("verdict", "decided_by", "note", "decided_at")
+"""A gold label as the session JSONL carries it (gold_labels, one entry per rank)."""
 
 
 @dataclass(slots=True)
@@ -52,6 +63,11 @@ class GoldenRecord:
     decided."""
     human_notes: dict[str, list[str | None]] = field(default_factory=dict)
     """Annotator -> one comment per rank (None where there is none)."""
+    human_marks: dict[str, list[dict[str, Any] | None]] = field(default_factory=dict)
+    """Annotator -> per rank the label's MARK_FIELDS (None where that person has no label); an
+    import without them stamps its labels as imported now."""
+    gold_labels: list[dict[str, Any] | None] | None = None
+    """Per rank the adjudicated gold label's GOLD_FIELDS (None where there is none)."""
     line: int = 0
     """Where the golden came from, for error messages (0 when it came from a session)."""
     _sha256: str | None = field(default=None, repr=False, compare=False)
@@ -63,6 +79,19 @@ class GoldenRecord:
             self._sha256 = content_sha256(self.user_input, self.reference, self.response,
                                           self.retrieved_contexts, self.metadata)
         return self._sha256
+
+
+@dataclass(slots=True)
+class CheckRecord:
+    """An attention check as the session JSONL carries it: the stored snapshot and, per person,
+    their answer on each rank (None where they gave none)."""
+
+    source: str
+    golden_id: str
+    record: dict[str, Any]
+    created_at: str
+    answers: dict[str, list[dict[str, Any] | None]]
+    line: int = 0
 
 
 def content_sha256(
@@ -179,6 +208,7 @@ class StoredVerdict:
     verdict: int
     reason: str | None
     p_relevant: float | None
+    grade: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +230,7 @@ class Label:
     """The person could not tell (0/1 as stored): no verdict, and a note saying why."""
     reason_wrong: bool = False
     """The person accepted the judge's verdict but marked its reason wrong (0/1 as stored)."""
+    created_at: str = ""
 
     @property
     def answer(self) -> Answer | None:

@@ -12,7 +12,13 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import InputError
-from annotator.models import GoldenRecord, ImportSummary, Judge, JudgeVerdict
+from annotator.models import (
+    CheckRecord,
+    GoldenRecord,
+    ImportSummary,
+    Judge,
+    JudgeVerdict,
+)
 from annotator.store import bulk
 from annotator.verdict import UNSURE, Answer
 
@@ -48,6 +54,7 @@ class Importer:
         self.chunks: list[tuple[Any, ...]] = []
         self.verdicts: list[tuple[Any, ...]] = []
         self.labels: list[tuple[Any, ...]] = []
+        self.gold: list[tuple[Any, ...]] = []
         self.read = self.added = self.replaced = self.verdicts_added = self.labels_added = 0
         self.stamp = stamp
 
@@ -98,20 +105,29 @@ class Importer:
             self._ensure_judge(judge)
             queued = len(self.verdicts)
             self.verdicts.extend([
-                (judge, chunk_id, verdict.verdict, verdict.reason, verdict.p_relevant, stamp)
+                (judge, chunk_id, verdict.verdict, verdict.reason, verdict.p_relevant,
+                 verdict.grade, stamp)
                 for chunk_id, verdict in zip(chunk_ids, verdicts, strict=True)
                 if verdict is not None])
             self.verdicts_added += len(self.verdicts) - queued
+        nothing = [None] * count
         for annotator, labels in record.human_labels.items():
-            notes = record.human_notes.get(annotator, [None] * len(labels))
-            for chunk_id, label, note in zip(chunk_ids, labels, notes, strict=True):
+            notes = record.human_notes.get(annotator, nothing)
+            marks = record.human_marks.get(annotator, nothing)
+            for chunk_id, label, note, mark in zip(chunk_ids, labels, notes, marks, strict=True):
                 if label is not None or note is not None:
-                    self._queue_label(annotator, chunk_id, label, note)
+                    self._queue_label(annotator, chunk_id, label, note, mark)
         for annotator, notes in record.human_notes.items():
             if annotator not in record.human_labels:
-                for chunk_id, note in zip(chunk_ids, notes, strict=True):
+                marks = record.human_marks.get(annotator, nothing)
+                for chunk_id, note, mark in zip(chunk_ids, notes, marks, strict=True):
                     if note is not None:
-                        self._queue_label(annotator, chunk_id, None, note)
+                        self._queue_label(annotator, chunk_id, None, note, mark)
+        if record.gold_labels is not None:
+            self.gold.extend((chunk_id, gold["verdict"], gold["decided_by"], gold.get("note"),
+                              gold["decided_at"])
+                             for chunk_id, gold in zip(chunk_ids, record.gold_labels, strict=True)
+                             if gold is not None)
 
     def _merge(self, record: GoldenRecord) -> None:
         """Add the verdicts and labels of a golden the session already holds."""
@@ -125,30 +141,77 @@ class Importer:
                 if verdict is None:
                     continue
                 old = stored.get(chunk_id)
-                if old is None or (old.verdict, old.reason, old.p_relevant) != (
-                        verdict.verdict, verdict.reason, verdict.p_relevant):
+                if old is None or (old.verdict, old.reason, old.p_relevant, old.grade) != (
+                        verdict.verdict, verdict.reason, verdict.p_relevant, verdict.grade):
                     if old is not None and not self.replace:
                         raise self._conflict(record, f"judge '{judge}'", rank)
                     self._queue_verdict(judge, chunk_id, verdict)
         annotators = set(record.human_labels) | set(record.human_notes)
+        nothing = [None] * len(chunk_ids)
         for annotator in sorted(annotators):
             stored_labels = self.session.labels(annotator, [record.id])
-            labels = record.human_labels.get(annotator, [None] * len(chunk_ids))
-            notes = record.human_notes.get(annotator, [None] * len(chunk_ids))
-            for rank, (chunk_id, label, note) in enumerate(
-                    zip(chunk_ids, labels, notes, strict=True), 1):
+            labels = record.human_labels.get(annotator, nothing)
+            notes = record.human_notes.get(annotator, nothing)
+            marks = record.human_marks.get(annotator, nothing)
+            for rank, (chunk_id, label, note, mark) in enumerate(
+                    zip(chunk_ids, labels, notes, marks, strict=True), 1):
                 if label is None and note is None:
                     continue
                 old_label = stored_labels.get(chunk_id)
                 if old_label is None:
-                    self._queue_label(annotator, chunk_id, label, note)
+                    self._queue_label(annotator, chunk_id, label, note, mark)
                 elif (old_label.answer, old_label.note) != (label, note):
                     if not self.replace:
                         raise self._conflict(record, f"annotator '{annotator}'", rank)
                     self.conn.execute("DELETE FROM labels WHERE annotator = ? AND chunk_id = ?",
                                       (annotator, chunk_id))
-                    self._queue_label(annotator, chunk_id, label, note)
+                    self._queue_label(annotator, chunk_id, label, note, mark)
+        if record.gold_labels is not None:
+            stored_gold = dict(self.conn.execute(
+                f"SELECT chunk_id, verdict FROM gold_labels WHERE chunk_id IN "
+                f"({','.join('?' * len(chunk_ids))})", chunk_ids).fetchall())
+            for rank, (chunk_id, gold) in enumerate(zip(chunk_ids, record.gold_labels,
+                                                        strict=True), 1):
+                if gold is None or stored_gold.get(chunk_id) == gold["verdict"]:
+                    continue
+                if chunk_id in stored_gold and not self.replace:
+                    raise self._conflict(record, "the gold labels", rank)
+                self.conn.execute("DELETE FROM gold_labels WHERE chunk_id = ?", [chunk_id])
+                self.gold.append((chunk_id, gold["verdict"], gold["decided_by"], gold.get("note"),
+                                  gold["decided_at"]))
         self.flush()
+
+    def add_check(self, check: CheckRecord) -> None:
+        """Keep an attention check (once per source and golden) and every answer on it; an
+        answer the session holds differently is a conflict unless the import replaces."""
+        self.flush()
+        record = json.dumps(check.record, ensure_ascii=False)  # as Session.add_checks keeps it
+        self.conn.execute("INSERT OR IGNORE INTO checks(source, golden_id, record, created_at) "
+                          "VALUES (?, ?, ?, ?)", (check.source, check.golden_id, record,
+                                                  check.created_at))
+        check_id = self.conn.execute("SELECT id FROM checks WHERE source = ? AND golden_id = ?",
+                                     (check.source, check.golden_id)).fetchone()[0]
+        for annotator, answers in check.answers.items():
+            for rank, answer in enumerate(answers, 1):
+                if answer is None:
+                    continue
+                row = (answer.get("truth"), answer.get("answer"), int(answer.get("unsure", False)),
+                       answer.get("shown_verdict"), answer.get("note"), answer["answered_at"])
+                stored = self.conn.execute(
+                    "SELECT truth, answer, unsure, shown_verdict, note, answered_at FROM "
+                    "check_answers WHERE annotator = ? AND check_id = ? AND rank = ?",
+                    (annotator, check_id, rank)).fetchone()
+                if stored == row:
+                    continue
+                if stored is not None and not self.replace:
+                    raise InputError(self.path, f"the session already holds a different answer "
+                                     f"from '{annotator}' on rank {rank} of the attention check "
+                                     f"'{check.golden_id}'. Import with --replace to overwrite "
+                                     "it.", line=check.line or None, field="check_answers")
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO check_answers(annotator, check_id, rank, truth, answer, "
+                    "unsure, shown_verdict, note, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (annotator, check_id, rank, *row))
 
     def _conflict(self, record: GoldenRecord, who: str, rank: int) -> InputError:
         return InputError(
@@ -166,15 +229,23 @@ class Importer:
 
     def _queue_verdict(self, judge: str, chunk_id: int, verdict: JudgeVerdict) -> None:
         self.verdicts.append((judge, chunk_id, verdict.verdict, verdict.reason,
-                              verdict.p_relevant, self.stamp))
+                              verdict.p_relevant, verdict.grade, self.stamp))
         self.verdicts_added += 1
 
     def _queue_label(self, annotator: str, chunk_id: int, label: Answer | None,
-                     note: str | None) -> None:
+                     note: str | None, mark: dict[str, Any] | None) -> None:
         unsure = label == UNSURE
         verdict = None if unsure else label
-        self.labels.append((annotator, chunk_id, verdict, None if verdict is None else "import",
-                            int(unsure), note, self.stamp, self.stamp))
+        if mark is None:  # a label from a plain goldens file: imported, now
+            self.labels.append((annotator, chunk_id, verdict, None if verdict is None else "import",
+                                int(unsure), note, self.stamp, self.stamp, None, None, None, 0,
+                                None))
+        else:  # a session's own export: the label as it was made
+            get = mark.get
+            self.labels.append((annotator, chunk_id, verdict, get("action"), int(unsure), note,
+                                get("created_at", self.stamp), get("updated_at", self.stamp),
+                                get("judge"), get("shown_verdict"), get("blind_verdict"),
+                                int(get("reason_wrong", False)), get("decision_ms")))
         if label is not None:
             self.labels_added += 1
 
@@ -188,12 +259,16 @@ class Importer:
             execute("INSERT INTO chunks(id, golden_id, rank, text) VALUES (?, ?, ?, ?)",
                     self.chunks)
         if self.verdicts:
-            execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", self.verdicts)
+            execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, grade, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.verdicts)
         if self.labels:
             execute("INSERT INTO labels(annotator, chunk_id, verdict, action, unsure, note, "
-                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
-        self.goldens, self.chunks, self.verdicts, self.labels = [], [], [], []
+                    "created_at, updated_at, judge, shown_verdict, blind_verdict, reason_wrong, "
+                    "decision_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
+        if self.gold:
+            execute("INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at) "
+                    "VALUES (?, ?, ?, ?, ?)", self.gold)
+        self.goldens, self.chunks, self.verdicts, self.labels, self.gold = [], [], [], [], []
 
     def finish(self) -> None:
         """Write what is queued, and build the indexes a fresh load went without."""

@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from annotator.errors import NotSaved, SessionError
 from annotator.models import (
+    GOLD_FIELDS,
     GOLDENS_SUFFIXES,
+    MARK_FIELDS,
     Action,
+    CheckRecord,
     Chunk,
     Golden,
     GoldenRecord,
@@ -55,6 +58,24 @@ BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
 
 _LABEL_COLUMNS = columns(Label)
+CHECK_ANSWER_COLUMNS = ("truth", "answer", "unsure", "shown_verdict", "note", "answered_at")
+"""A person's answer on one rank of a check, as the session JSONL carries it."""
+
+
+def _marks(label: Label) -> dict[str, Any] | None:
+    """A label's MARK_FIELDS that are set (reason_wrong only when marked); None for a label a
+    goldens file brought in, which holds no mark of a person's beyond its answer (its times
+    are the import's, and an import stamps them anew)."""
+    if label.action == "import" and not label.reason_wrong and label.judge is None:
+        return None
+    out = {key: getattr(label, key) for key in MARK_FIELDS}
+    out["reason_wrong"] = bool(label.reason_wrong) or None
+    return {key: value for key, value in out.items() if value is not None}
+
+
+def _gold_fields(gold: GoldLabel) -> dict[str, Any]:
+    """A gold label's GOLD_FIELDS that are set."""
+    return {key: value for key in GOLD_FIELDS if (value := getattr(gold, key)) is not None}
 _DECISION_FIELDS: dict[str, Any] = {
     "verdict": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
     "decision_ms": None, "unsure": 0, "reason_wrong": 0}
@@ -75,8 +96,26 @@ _PROBE_CALL_COLUMNS = ("verdict", "reason", "p_relevant", "error", "raw_reply", 
 """What a call on a probe keeps (see record_probe_calls)."""
 
 
+def damaged(error: BaseException, path: Path | None = None) -> str | None:
+    """A sentence for SQLite finding a session file corrupt at any point of a command (a damaged
+    page is met only when read), naming ``path`` or else the files this process opened; None
+    for other errors."""
+    if not isinstance(error, sqlite3.DatabaseError):
+        return None
+    text = str(error).lower()
+    if "malformed" not in text and "corrupt" not in text and "not a database" not in text:
+        return None
+    names = str(path) if path else " or ".join(sorted(map(str, Session.opened))) or "a session file"
+    return (f"{names} is damaged ({error}): a part of the file cannot be read. Restore it from a "
+            "copy (or a merge of its people's files); 'sqlite3 FILE .recover' can save what is "
+            "left of it into a new file.")
+
+
 class Session:
     """One session file. Open it, use it, close it (or use it as a context manager)."""
+
+    opened: set[Path] = set()  # noqa: RUF012  (one set for the process, on purpose)
+    """Every session file this process opened, for a sentence when one is found damaged."""
 
     def __init__(self, path: str | Path, *, create: bool = True,
                  busy_timeout: float = BUSY_TIMEOUT_S) -> None:
@@ -99,6 +138,7 @@ class Session:
                 conn.close()
                 raise
             self.conn = conn
+            Session.opened.add(self.path)
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = wal")
@@ -112,10 +152,9 @@ class Session:
                 with self._write():
                     migrations.apply(self.db)
         except sqlite3.DatabaseError as error:
-            text = str(error).lower()
-            if "malformed" in text or "corrupt" in text:
-                raise SessionError(f"{self.path} is damaged ({error}); restore it from a copy "
-                                   "(or a merge of its people's files).") from None
+            sentence = damaged(error, self.path)
+            if sentence is not None and "not a database" not in str(error):
+                raise SessionError(sentence) from None
             if isinstance(error, sqlite3.OperationalError) and _storage_failure(error):
                 raise self._not_saved(error) from None
             if self.path.suffix.lower() in GOLDENS_SUFFIXES:
@@ -1359,8 +1398,11 @@ class Session:
         path: str,
         replace: bool = False,
         progress: Callable[[int], None] | None = None,
+        checks: Iterable[CheckRecord] = (),
     ) -> ImportSummary:
-        """Import goldens (with any verdicts and labels) in one transaction: all or nothing.
+        """Import goldens (with any verdicts and labels), then attention checks with their
+        answers, in one transaction: all or nothing. ``checks`` is read after ``records`` (so
+        a list the reader fills as it goes is whole by then).
 
         A golden whose id is already in the session with the same content changes nothing;
         with other content it is an error unless ``replace``. Verdicts and labels already in
@@ -1373,6 +1415,8 @@ class Session:
                 if progress is not None and count % 1000 == 0:
                     progress(count)
             importer.finish()
+            for check in checks:
+                importer.add_check(check)
             summary = importer.summary()
             if not summary.changed_nothing:
                 self._event("import", payload=asdict(summary))
@@ -1385,6 +1429,7 @@ class Session:
         ids = self.golden_ids()
         judges = [judge.name for judge in self.judges()]
         annotators = self.annotators()
+        gold = self.gold_labels()
         for start in range(0, len(ids), batch):
             page = ids[start:start + batch]
             verdicts = {name: self.verdicts(name, page) for name in judges}
@@ -1400,7 +1445,8 @@ class Session:
                     given = [verdicts[name].get(chunk.id) for chunk in golden.chunks]
                     if any(given):
                         record.judge_verdicts[name] = [
-                            None if v is None else JudgeVerdict(v.verdict, v.reason, v.p_relevant)
+                            None if v is None else JudgeVerdict(v.verdict, v.reason, v.p_relevant,
+                                                                v.grade)
                             for v in given
                         ]
                 for name in annotators:
@@ -1413,7 +1459,30 @@ class Session:
                         record.human_notes[name] = [
                             None if label is None else label.note for label in mine
                         ]
+                    marks = [None if label is None else _marks(label) for label in mine]
+                    if any(marks):
+                        record.human_marks[name] = marks
+                settled = [gold.get(chunk.id) for chunk in golden.chunks]
+                if any(settled):
+                    record.gold_labels = [None if g is None else _gold_fields(g) for g in settled]
                 yield record
+
+    def export_checks(self) -> Iterator[CheckRecord]:
+        """Every attention check as stored, with every person's answers on it (session JSONL)."""
+        answers: dict[int, dict[str, dict[int, dict[str, Any]]]] = {}
+        for row in self._rows("SELECT * FROM check_answers ORDER BY annotator, check_id, rank"):
+            entry = {key: row[key] for key in CHECK_ANSWER_COLUMNS if row[key] is not None}
+            entry["unsure"] = bool(row["unsure"])
+            if not entry["unsure"]:
+                del entry["unsure"]
+            answers.setdefault(row["check_id"], {}).setdefault(row["annotator"], {})[
+                row["rank"]] = entry
+        for row in self._rows("SELECT * FROM checks ORDER BY id"):
+            record = json.loads(row["record"])
+            given = answers.get(row["id"], {})
+            yield CheckRecord(row["source"], row["golden_id"], record, row["created_at"], {
+                person: [ranks.get(rank) for rank in range(1, len(record["chunks"]) + 1)]
+                for person, ranks in given.items()})
 
     # -- merging --------------------------------------------------------------------------------
 
