@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from annotator.judge.batch import Limits
     from annotator.judge.runner import RunOptions, RunStats
     from annotator.judge.types import JudgePrompt, JudgeSettings
-    from annotator.models import Price
+    from annotator.models import CheckRecord, Price
     from annotator.report.output import Document
     from annotator.store.session import Session
 
@@ -43,7 +43,14 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnnotatorError as error:
-            click.secho(f"Error: {visible(str(error))}", fg="red", err=True)
+            click.secho(as_invoked(f"Error: {visible(str(error))}"), fg="red", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
+        except Exception as error:
+            store = sys.modules.get("annotator.store.session")  # loaded once a session was opened
+            sentence = store.damaged(error) if store is not None else None
+            if sentence is None:
+                raise
+            click.secho(f"Error: {visible(sentence)}", fg="red", err=True)
             ctx.exit(EXIT_BAD_INPUT)
 
 
@@ -59,8 +66,37 @@ def cli() -> None:
 
 def _say(text: str, *, err: bool = False) -> None:
     """Print a line for a person: text from files and servers in it is shown, never obeyed by
-    the terminal (annotator.text.visible)."""
-    click.echo(visible(text), err=err)
+    the terminal (annotator.text.visible); a hint naming a command names it as this run was
+    invoked."""
+    click.echo(as_invoked(visible(text)), err=err)
+
+
+def _me() -> str:
+    """This program as it was invoked, for hints a person can paste: 'annotator' when that is
+    on PATH, else the path typed (.venv/bin/annotator), or 'python -m annotator'."""
+    import os
+    import shutil
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0.endswith(os.path.join("annotator", "__main__.py")):
+        return f"{sys.executable} -m annotator"
+    if os.path.basename(argv0) != "annotator":  # not run as the command (a test's runner)
+        return "annotator"
+    found = shutil.which("annotator")
+    if found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "annotator"
+    return argv0
+
+
+def as_invoked(text: str) -> str:
+    """``text`` with each 'annotator COMMAND' hint naming the program as it was invoked."""
+    import re
+
+    me = _me()
+    if me == "annotator" or "annotator " not in text:
+        return text
+    names = "|".join(sorted(map(re.escape, cli.commands), key=len, reverse=True))
+    return re.sub(rf"\bannotator (?=(?:{names})\b)", lambda _: me + " ", text)
 
 
 def main() -> None:
@@ -108,10 +144,11 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
             _open(session_path, create=True) as session:
         for path in files:
             notices: list[str] = []
+            checks: list[CheckRecord] = []
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(
-                    read_goldens(path, delimiter=separator, notices=notices), path=path,
-                    replace=replace, progress=advance)
+                    read_goldens(path, delimiter=separator, notices=notices, checks=checks),
+                    path=path, replace=replace, progress=advance, checks=checks)
             imported.append(path)
             for notice in notices:
                 _say(f"Note: {notice}", err=True)
@@ -217,8 +254,11 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
                 _say(f"Left out {counted(left_out, 'chunk')} whose reason people marked wrong: "
                      "as a demonstration its reasoning would teach the wrong thing.", err=True)
         else:
-            writer = write_csv if fmt == "csv" else write_jsonl
-            count = _write_output(output, lambda out: writer(session.export_records(), out))
+            if fmt == "csv":
+                count = _write_output(output, lambda out: write_csv(session.export_records(), out))
+            else:
+                count = _write_output(output, lambda out: write_jsonl(
+                    session.export_records(), out, session.export_checks()))
     if output is not None:
         what = ("chunk sample" if fmt == "ragas-annotation" else "line" if fmt in ("qrels", "run")
                 else "golden")
@@ -1109,8 +1149,8 @@ def _prices(given: tuple[str, ...]) -> dict[str, Price]:
 @cli.command("batches")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", help="Only this judge's batches.")
-@click.option("--base-url", envvar="OPENAI_BASE_URL",
-              help="The endpoint the batches were created at (default: $OPENAI_BASE_URL).")
+@click.option("--base-url", help="The endpoint the batches were created at (default: the one "
+              "each judge was run with, else $OPENAI_BASE_URL).")
 @click.option("--wait", is_flag=True, help="Poll until every batch has ended, storing results.")
 @click.option("--cancel", is_flag=True, help="Cancel every batch still running.")
 @click.option("--poll", type=click.FloatRange(min=0, min_open=True), default=10.0,
@@ -1121,18 +1161,20 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
                     cancel: bool, poll: float, poll_max: float) -> None:
     """List a session's batches, store the results of those that ended, or wait for all.
 
-    Stop it at any point and run it again: each result is stored once, and requests that
-    failed or expired go into the next 'annotator judge --batch'.
+    Each judge's batches are followed at the endpoint that judge was run with (--base-url
+    overrides it). Stop it at any point and run it again: each result is stored once, and
+    requests that failed or expired go into the next 'annotator judge --batch'.
 
     \b
     Example:
       annotator batches review.db --wait
     """
     import asyncio
+    import os
 
     from annotator.judge.batch import Followed, describe, follow
     from annotator.judge.batch import cancel as cancel_batches
-    from annotator.judge.client import make_client
+    from annotator.judge.client import make_client, without_credentials
     from annotator.progress import batches_progress
 
     with _open(session_path, create=False) as session:
@@ -1140,22 +1182,41 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
             _say("This session has no batches yet: create them with 'annotator judge SESSION "
                  "--model M --batch'.")
             return
-        out = [b for b in session.batches(judge) if not b["collected"]
-               and not b["id"].startswith("export:")]
-        key = _api_key(base_url) if out or session.unsubmitted_parts(judge) else ""
+        open_judges = sorted({b["judge"] for b in session.batches(judge) if not b["collected"]
+                              and not b["id"].startswith("export:")}
+                             | {j for j, _, _ in session.unsubmitted_parts(judge)})
+        stored_urls = {j.name: j.base_url for j in session.judges()}
+        # The endpoint a judge's batches live at: the one it was run with, unless told otherwise.
+        endpoints = {name: base_url or stored_urls.get(name) or os.environ.get("OPENAI_BASE_URL")
+                     for name in open_judges}
+        keys = {name: _api_key(url) for name, url in endpoints.items()}
+        for name in open_judges:
+            shown = without_credentials(endpoints[name] or "https://api.openai.com/v1")[0]
+            _say(f"Following judge '{name}' at {shown}"
+                 + (" (given by --base-url)." if base_url else " (where it was run)."
+                    if stored_urls.get(name) else "."), err=True)
 
         async def go(show: Callable[[Followed], None]) -> Followed:
-            async with make_client(base_url, key) as client:
-                if cancel:
-                    cancelled = await cancel_batches(client, session, judge)
-                    _say(f"Cancelling {counted(len(cancelled), 'batch', 'batches')}; what they "
-                         "finished is stored when they end.")
-                return await follow(client, session, judge, wait=wait, poll=poll,
-                                    poll_cap=poll_max, on_progress=show)
+            stored = repeated = 0
+            for name in open_judges:
+                async with make_client(endpoints[name], keys[name]) as client:
+                    try:
+                        if cancel:
+                            cancelled = await cancel_batches(client, session, name)
+                            _say(f"Cancelling {counted(len(cancelled), 'batch', 'batches')} of "
+                                 f"'{name}'; what they finished is stored when they end.")
+                        followed = await follow(client, session, name, wait=wait, poll=poll,
+                                                poll_cap=poll_max, on_progress=show)
+                    except Exception as error:
+                        raise _endpoint_error(error, name, endpoints[name]) from None
+                stored += followed.stored
+                repeated += followed.repeated
+            return Followed([b for b in session.batches(judge)
+                             if not b["id"].startswith("export:")], stored, repeated)
 
         try:
             with batches_progress() as show:
-                followed = asyncio.run(go(show)) if key else Followed([])
+                followed = asyncio.run(go(show)) if open_judges else Followed([])
         except KeyboardInterrupt:
             _say("Stopped. Every result stored so far is kept; run the same command to go on.",
                  err=True)
@@ -1165,11 +1226,35 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
         exported = [b for b in session.batches(judge) if b["state"] == "exported"]
         if exported:
             _say(f"{counted(len(exported), 'request file')} written for an offline engine: "
-                 "store its results with 'annotator import-results'.")
+                 f"store its results with 'annotator import-results'.")
         _say(f"{counted(followed.stored, 'call')} stored this time"
+             + (f" ({counted(followed.repeated, 'repeated result')} skipped: stored before)"
+                if followed.repeated else "")
              + ("" if not followed.running else
                 f"; {counted(len(followed.running), 'batch', 'batches')} still running "
                 "(--wait to follow them)") + ".")
+
+
+def _endpoint_error(error: Exception, judge: str, url: str | None) -> Exception:
+    """A sentence for a failure talking to a batch endpoint (which URL, what it said), or the
+    error itself when it is none of the client's."""
+    import openai
+
+    from annotator.errors import AnnotatorError
+    from annotator.judge.client import without_credentials
+
+    shown = without_credentials(url or "https://api.openai.com/v1")[0]
+    if isinstance(error, openai.APIConnectionError):
+        return AnnotatorError(
+            f"Could not reach {shown} to follow judge '{judge}''s batches "
+            f"({error.__class__.__name__}). Check that the server is running and the URL is "
+            "right, or give the endpoint the batches were created at with --base-url.")
+    if isinstance(error, openai.APIStatusError):
+        return AnnotatorError(
+            f"{shown} answered HTTP {error.status_code} while following judge '{judge}''s "
+            f"batches: {visible(str(error.message))[:300]}. Check the key and the URL "
+            "(--base-url) the batches were created with.")
+    return error
 
 
 @cli.command("import-results")
@@ -1197,7 +1282,8 @@ def import_results_command(session_path: str, results: str) -> None:
                 if row["id"].startswith("export:") and row["state"] == "exported":
                     session.record_batch({**row, "state": "imported"})
     _say(f"{counted(done.results, 'result')} read from {path}; {counted(done.calls, 'call')} "
-         "stored (results already stored are skipped).")
+         "stored" + (f"; {counted(done.repeated, 'repeated result')} skipped (stored before, or "
+                     "given twice in the file)" if done.repeated else "") + ".")
 
 
 @cli.group("prompts", invoke_without_command=True)

@@ -12,8 +12,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.formats import read_goldens
 from annotator.store.session import Session
-from tests.conftest import ROOT, write_lines
+from tests.conftest import ROOT, wait_until, write_lines
 from tests.fake_openai import FakeOpenAI
 from tests.offline_engine import run as offline_engine
 
@@ -199,6 +199,11 @@ def test_a_listwise_golden_with_a_window_that_never_ran_is_asked_again(tmp_path:
     assert len(verdicts(db, "m-listwise")) == 27
 
 
+def _reached(server: FakeOpenAI, process: subprocess.Popen[bytes], hits: int) -> bool:
+    """The server has seen ``hits`` requests, or the process ended first."""
+    return server.hits >= hits or process.poll() is not None
+
+
 def test_killed_followers_lose_nothing_and_store_nothing_twice(tmp_path: Path) -> None:
     db = make_session(tmp_path, goldens=30, chunks=4)
     rng = random.Random(7)
@@ -212,10 +217,13 @@ def test_killed_followers_lose_nothing_and_store_nothing_twice(tmp_path: Path) -
             # Every fourth trial kills the command that creates a round; the others a follower.
             command = (["judge", str(db), "--model", "m", "--batch", "--batch-max-requests", "8"]
                        if trial % 4 == 0 else ["batches", str(db), "--wait", "--poll", "0.01"])
+            # Killed right after its k-th request reached the server (or once it ended): a
+            # point in its work, not in time, so a busy machine kills it at the same places.
+            seen, k = server.hits, rng.randint(1, 8)
             process = subprocess.Popen([sys.executable, "-m", "annotator", *command], cwd=ROOT,
                                        env=env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(1.0, 4.0))  # importing openai alone takes 1.5 s here
+            wait_until(partial(_reached, server, process, seen + k), f"request {k} of trial {trial}")
             process.send_signal(signal.SIGKILL)
             process.wait()
         server.plan.clear()
@@ -278,3 +286,87 @@ def test_a_prompt_sent_by_its_own_library_cannot_be_batched(tmp_path: Path, prom
         assert not server.batch.files
     with Session(db) as session:
         assert not session.judges()  # the judge it defined is gone again
+
+
+def test_the_follow_up_command_runs_as_printed_at_the_judges_own_endpoint(tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=3)
+    bare = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    with FakeOpenAI() as server:
+        made = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--batch", "--base-url",
+                                        server.base_url], env=bare)
+        assert made.exit_code == 0, made.output
+        printed = re.search(r"'annotator (batches [^']+)'", made.output)
+        assert printed is not None, made.output
+        # Run exactly as printed, with no OPENAI_BASE_URL: the judge's own endpoint is used.
+        followed = CliRunner().invoke(cli, [*printed.group(1).split(), "--poll", "0.01"], env=bare)
+        assert followed.exit_code == 0, followed.output
+        assert f"Following judge 'm-builtin' at {server.base_url} (where it was run)" in \
+            followed.output
+        assert len(verdicts(db, "m-builtin")) == 12
+    # The server is gone: one sentence naming the URL, no traceback, nothing retried for ever.
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE batches SET collected = 0")
+    gone = CliRunner().invoke(cli, ["batches", str(db)], env=bare)
+    assert gone.exit_code == 2, gone.output
+    assert f"Could not reach {server.base_url}" in gone.output and "--base-url" in gone.output
+    assert ("Traceback" not in gone.output and gone.exception is None) or \
+        isinstance(gone.exception, SystemExit)
+
+
+def test_a_result_given_twice_or_stored_before_is_skipped_and_counted(tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    with FakeOpenAI() as server:
+        server.plan.update({"chunk 0.1 useful": ["500"], "chunk 1.0 useful": ["500"]})
+        out = invoke(server, "judge", str(db), "--model", "m", "--export-requests", str(requests))
+        assert out.exit_code == 0, out.output
+        assert offline_engine(str(requests), str(results), server) == 40
+    lines = results.read_text().splitlines()
+    doubled = tmp_path / "doubled.jsonl"  # two engine runs concatenated
+    doubled.write_text("\n".join(lines + lines[:5]) + "\n")
+    stored = CliRunner().invoke(cli, ["import-results", str(db), str(doubled)])
+    assert stored.exit_code == 0, stored.output
+    assert "40 calls stored; 5 repeated results skipped" in stored.output, stored.output
+    again = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert "0 calls stored; 40 repeated results skipped" in again.output, again.output
+    every = calls(db, "m-builtin")
+    assert len(every) == 40 and sum(e is not None for _, _, _, e in every) == 2  # failures once
+
+
+def test_a_follower_stopped_before_it_marked_a_batch_collected_stores_nothing_twice(
+        tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=5)
+    with FakeOpenAI() as server:
+        server.plan.update({"chunk 0.1 useful": ["500"], "chunk 1.0 useful": ["500"]})
+        invoke(server, "judge", str(db), "--model", "m", "--batch")
+        invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        before = calls(db, "m-builtin")
+        assert sum(e is not None for _, _, _, e in before) == 2
+        # As if killed after storing the results but before marking the batch collected.
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE batches SET collected = 0")
+        again = invoke(server, "batches", str(db), "--wait", "--poll", "0.01")
+        assert again.exit_code == 0, again.output
+        assert "0 calls stored this time (20 repeated results skipped" in again.output, \
+            again.output
+    assert calls(db, "m-builtin") == before  # the failed results' tokens count once
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    (b'{"custom_id": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested more than"),
+    (b'{"custom_id": "r1-1-1-0", "response": {"status_code": 200, "body": "\\ud800"}}',
+     "lone surrogate"),
+    (b'{"custom_id": "\xff"}', "not UTF-8"),
+])
+def test_a_hostile_result_line_is_a_sentence_naming_it(tmp_path: Path, line: bytes,
+                                                        says: str) -> None:
+    db = make_session(tmp_path, goldens=1)
+    with FakeOpenAI() as server:
+        invoke(server, "judge", str(db), "--model", "m", "--export-requests",
+               str(tmp_path / "requests.jsonl"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(line)
+    result = CliRunner().invoke(cli, ["import-results", str(db), str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "line 1" in result.output and says in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -267,6 +267,18 @@ def test_io_failures_are_sentences(tmp_path: Path) -> None:
     code, _, err = run("report", str(damaged), "--bootstrap", "0")
     assert code == 2 and ("is damaged" in err or "not a session file" in err), err
     assert "Traceback" not in err
+    # A damaged page the opening never reads is met mid-command: every page in turn, under
+    # the commands that read the whole file, each a sentence naming it.
+    pages = db.stat().st_size // 4096
+    for page in range(2, pages, max(1, pages // 12)):
+        data = bytearray(db.read_bytes())
+        data[page * 4096:(page + 1) * 4096] = bytes(range(256)) * 16
+        damaged.write_bytes(bytes(data))
+        for command in (("report", str(damaged), "--bootstrap", "0"), ("info", str(damaged)),
+                        ("export", str(damaged))):
+            code, _, err = run(*command)
+            assert "Traceback" not in err, (page, command, err)
+            assert code == 0 or (code == 2 and str(damaged) in err), (page, command, err)
     with Session(db) as session:  # the storage's refusals, as the screen would meet them
         for raw, says in (("database or disk is full", "is on a full disk"),
                           ("attempt to write a readonly database", "is read-only"),

@@ -464,6 +464,20 @@ def test_a_csv_file_that_changes_between_its_two_reads_is_refused(tmp_path: Path
         list(records)
 
 
+def test_a_csv_file_that_stops_being_utf8_while_it_is_read_is_a_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "g.csv"
+    rows = "".join(f'g{i},q{i},r,"[""{"chunk " * 40}""]"\n' for i in range(2000))
+    path.write_text("id,user_input,reference,retrieved_contexts\n" + rows, encoding="utf-8")
+    records = read_goldens(path)
+    assert next(records).id == "g0"  # the encoding pass is done; rows are being read
+    with path.open("r+b") as handle:  # another program rewrites the end as Latin-1
+        handle.seek(path.stat().st_size - 4000)
+        handle.write(b'g9,caf\xe9,r,"[""x""]"\n' * 100)
+    with pytest.raises(InputError, match="the file changed while it was being read") as error:
+        list(records)
+    assert error.value.line is not None and error.value.line > 1000
+
+
 def _indexes(path: Path) -> list[tuple[str, str]]:
     import sqlite3
 

@@ -164,6 +164,8 @@ BAD_FILES = [
     ('system = "x"\nuser = "{chunk} {reference} {response}"\n[reply]\nkind = "binary"\n',
      "'user'", "both {reference} and {response}"),
     ('user = "{chunk}"\n[reply]\nkind = "binary"\n', "'system'", "missing"),
+    ("x = " + "[" * 5000 + "]" * 5000 + "\n", "bad.toml", "nest thousands of levels deep"),
+    ("x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", "bad.toml", "nest thousands of levels"),
 ]
 
 

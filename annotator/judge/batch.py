@@ -24,6 +24,7 @@ from typing import IO, Any
 from openai import AsyncOpenAI
 
 from annotator.errors import InputError, SessionError
+from annotator.formats import UnsafeJson, parse_json
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
     Lease,
@@ -338,6 +339,9 @@ class Followed:
     batches: list[dict[str, Any]]
     stored: int = 0
     """Calls stored in this pass."""
+    repeated: int = 0
+    """Results skipped in this pass: stored before (a pass stopped before it marked its batch
+    collected), or repeated in one file."""
 
     @property
     def total(self) -> int:
@@ -362,7 +366,7 @@ async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None
     """Check every batch not yet collected; collect (store the results of) each that ended.
     With ``wait``, poll until all are collected, the interval growing to ``poll_cap``."""
     await recover(client, session)
-    stored = 0
+    stored = repeated = 0
     interval = poll
     while True:
         for row in session.batches(judge):
@@ -375,10 +379,12 @@ async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None
                 for file_id in (batch.output_file_id, batch.error_file_id):
                     if file_id:
                         with _downloaded(await _download(client, file_id)) as lines:
-                            stored += store_results(session, lines).calls
+                            done = store_results(session, lines)
+                        stored += done.calls
+                        repeated += done.repeated
                 session.set_batch_collected(row["id"])
         followed = Followed([b for b in session.batches(judge)
-                             if not b["id"].startswith("export:")], stored)
+                             if not b["id"].startswith("export:")], stored, repeated)
         if on_progress is not None:
             on_progress(followed)
         if not wait or not followed.running:
@@ -426,9 +432,15 @@ async def cancel(client: AsyncOpenAI, session: Session, judge: str | None = None
 
 
 def _checked(path: Path, number: int, raw: bytes) -> dict[str, Any]:
-    """One result line, or InputError naming the line and what is wrong with it."""
+    """One result line, or InputError naming the line and what is wrong with it (not UTF-8,
+    not JSON, nested too deep, a lone surrogate: formats.parse_json's rules)."""
     try:
-        obj = json.loads(raw)
+        obj = parse_json(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(str(path), f"the line is not UTF-8 text (byte 0x{raw[error.start]:02x} "
+                         f"at column {error.start + 1})", line=number) from None
+    except UnsafeJson as error:
+        raise InputError(str(path), str(error), line=number) from None
     except ValueError as error:
         raise InputError(str(path), f"not a JSON object ({error})", line=number) from None
     if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
@@ -450,6 +462,8 @@ class Stored:
 
     results: int = 0
     calls: int = 0
+    repeated: int = 0
+    """Result lines skipped as repeats: stored before, or given twice in the file."""
 
 
 def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
@@ -465,6 +479,7 @@ def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
     settings: dict[str, JudgeSettings] = {}
     done = Stored()
     group: list[tuple[int, dict[str, Any]]] = []
+    seen: set[str] = set()  # a file may repeat a result (two engine runs concatenated)
 
     def flush() -> int:
         requests = session.batch_requests_of([obj["custom_id"] for _, obj in group])
@@ -477,7 +492,10 @@ def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
                                  "session made (was the file written by 'annotator judge "
                                  "--export-requests' for this session?)", line=number,
                                  field="custom_id")
-            if request is None or request["state"] == "stored":
+            if request is None:
+                continue
+            if request["state"] in ("stored", "failed"):  # its result is in already
+                done.repeated += 1
                 continue
             judge = request["judge"]
             if judge not in settings:
@@ -496,9 +514,13 @@ def store_results(session: Session, lines: Iterable[tuple[int, bytes]],
         return count
 
     for number, raw in lines:
-        group.append((number, _checked(path, number, raw) if path is not None
-                      else json.loads(raw)))
+        obj = _checked(path, number, raw) if path is not None else json.loads(raw)
         done.results += 1
+        if obj["custom_id"] in seen:
+            done.repeated += 1
+            continue
+        seen.add(obj["custom_id"])
+        group.append((number, obj))
         if len(group) >= STORE_EVERY:
             done.calls += flush()
     done.calls += flush()

@@ -66,6 +66,10 @@ def parse(text: str, source: str, against: Against | None = None) -> TemplatePro
             message = message.replace("at end of document", f"opened at line {opened}")
         raise PromptFileError(f"{source}: not valid TOML: {message}. Fix it there (multi-line "
                               "text goes between triple quotes).") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise PromptFileError(f"{source}: its arrays or tables nest thousands of levels deep, "
+                              "which no prompt file does; a prompt file holds a few tables of "
+                              "text (see 'annotator prompts show builtin').") from None
     return _Reader(text, source).prompt(data, against)
 
 
