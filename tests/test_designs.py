@@ -206,3 +206,17 @@ def test_neyman_allocation_gives_every_stratum_two_and_the_rest_by_size_times_sp
 def test_more_needed_follows_one_over_the_root_of_the_sample() -> None:
     assert d.more_needed(100, 0.06, 0.03) == 300
     assert d.more_needed(100, 0.02, 0.03) == 0
+
+
+def test_a_plans_size_reaches_the_target_width_in_at_least_half_the_runs() -> None:
+    """Sampling as many goldens as `annotator plan` says gives a half-width within the target
+    in at least half the runs, for every design, when the judge's confidence is calibrated
+    (the plan reads people's CP through it until CALIBRATE_FROM goldens are labelled)."""
+    pop = population(informative=True)
+    sim = Simulation(pop)
+    plan = d.planned_sizes(pop["f"], pop["bias"], pop["error"], d.strata(pop["f"], ["one"] * N),
+                           TARGET)
+    for design in DESIGNS:
+        reached = [sim.estimate(design, plan[design]).half_width <= TARGET for _ in range(400)]
+        print(f"\n{design}: plan {plan[design]}, target reached in {np.mean(reached):.2f}")
+        assert np.mean(reached) >= 0.5, design

@@ -1,4 +1,5 @@
-"""Prediction-powered mean CP against ppi-python, on random data and in a coverage simulation."""
+"""Prediction-powered mean CP against ppi-python and by hand, on random data and in coverage
+simulations (the session's goldens are the population, drawn without replacement)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from annotator.report.render import markdown_report
 from annotator.report.serialize import report_dict
 from annotator.review import Review
 from annotator.stats.metrics import context_precision
-from annotator.stats.ppi import draw_sample, power_tuned_lambda, ppi_estimate, ppi_mean
+from annotator.stats.ppi import draw_sample, ppi_estimate, ppi_mean, regression_lambda
 from tests.test_report import make_session
 
 
@@ -27,29 +28,63 @@ def cp_like(rng: np.random.Generator, size: int, bias: float, noise: float
     return human, judge
 
 
+Z95 = 1.959963984540054
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_ppi_and_ppi_plus_plus_match_ppi_python(seed: int) -> None:
+def test_ppi_and_ppi_plus_plus_are_ppi_pythons_points_with_the_finite_population_variance(
+        seed: int) -> None:
     rng = np.random.default_rng(seed)
     n, big_n = int(rng.integers(5, 80)), int(rng.integers(10, 600))
     y, f = cp_like(rng, n, rng.uniform(-0.1, 0.1), rng.uniform(0.0, 0.4))
     _, fu = cp_like(rng, big_n, 0.0, 0.1)
-    # PPI++ (tuned lambda) and plain PPI, point and 95% interval.
-    point, (lo, hi), lam = ppi_mean(y, f, fu)
-    assert point == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]), abs=1e-12)
-    theirs = ppi_mean_ci(y, f, fu, alpha=0.05)
-    assert (lo, hi) == pytest.approx((float(theirs[0][0]), float(theirs[1][0])), abs=1e-12)
-    assert 0.0 <= lam <= 1.0
-    point1, (lo1, hi1), _ = ppi_mean(y, f, fu, lam=1.0)
-    assert point1 == pytest.approx(float(ppi_mean_pointestimate(y, f, fu, lam=1)[0]))
-    theirs1 = ppi_mean_ci(y, f, fu, alpha=0.05, lam=1)
-    assert (lo1, hi1) == pytest.approx((float(theirs1[0][0]), float(theirs1[1][0])))
+    f_all = np.concatenate([f, fu])  # the judge scores every golden, the labelled ones too
+    for fixed in (None, 1.0, 0.0):  # PPI++, PPI, people alone
+        point, (lo, hi), lam = ppi_mean(y, f, f_all, lam=fixed)
+        assert 0.0 <= lam <= 1.0
+        assert point == pytest.approx(float(ppi_mean_pointestimate(y, f, f_all, lam=lam)[0]),
+                                      abs=1e-12)
+        # Drawn without replacement from n + big_n goldens: (1 - n/N) s^2 / n, s^2 with ddof 1.
+        half = Z95 * np.sqrt((1 - n / len(f_all)) * np.var(y - lam * f, ddof=1) / n)
+        assert (lo, hi) == pytest.approx((point - half, point + half), abs=1e-12)
+    assert regression_lambda(y, f) == pytest.approx(
+        min(1.0, max(0.0, float(np.polyfit(f, y, 1)[0]))), abs=1e-9)
     estimate = ppi_estimate(n + 3, y, f, fu)
-    human = estimate.stats["human_only"]
-    c_lo, c_hi = classical_mean_ci(y, alpha=0.05)
-    assert human.interval == pytest.approx((float(c_lo), float(c_hi)))
-    assert estimate.stats["judge_only"].value == pytest.approx(np.concatenate([f, fu]).mean())
+    assert estimate.stats["human_only"].value == pytest.approx(float(y.mean()))
+    assert estimate.stats["judge_only"].value == pytest.approx(f_all.mean())
     assert estimate.stats["judge_only"].interval is None  # never a CI on true CP
     assert (estimate.sampled, estimate.labelled, estimate.unlabelled) == (n + 3, n, big_n)
+
+
+def test_from_a_vast_population_the_interval_is_ppi_pythons() -> None:
+    """With a million goldens the correction is 1 and ddof 1 against 0 is all that differs."""
+    rng = np.random.default_rng(4)
+    y, f = cp_like(rng, 60, 0.03, 0.1)
+    fu = cp_like(rng, 1_000_000, 0.0, 0.1)[1]
+    lo, hi = ppi_estimate(60, y, f, fu).stats["human_only"].interval or (0.0, 0.0)
+    c_lo, c_hi = classical_mean_ci(y, alpha=0.05)
+    assert (hi - lo) / float(c_hi - c_lo) == pytest.approx(np.sqrt(60 / 59), rel=1e-4)
+    lo, hi = ppi_estimate(60, y, f, fu).stats["ppi"].interval or (0.0, 0.0)
+    theirs = ppi_mean_ci(y, f, fu, alpha=0.05, lam=1)
+    assert (hi - lo) / float(theirs[1][0] - theirs[0][0]) == pytest.approx(1.0, abs=0.02)
+
+
+def test_a_large_share_labelled_covers_95_percent_not_100() -> None:
+    """92 of 400 goldens labelled: without the finite-population correction the interval is
+    about 12% too wide and covers the session's mean every time."""
+    rng = np.random.default_rng(11)
+    human, judge = cp_like(rng, 400, 0.05, 0.15)
+    truth = float(human.mean())  # the session's own mean: its goldens are the population
+    runs, covered, widths = 1000, 0, []
+    for _ in range(runs):
+        labelled = rng.choice(400, 92, replace=False)
+        rest = np.setdiff1d(np.arange(400), labelled)
+        low, high = ppi_estimate(92, human[labelled], judge[labelled],
+                                 judge[rest]).stats["ppi_plus_plus"].interval or (0.0, 0.0)
+        covered += low <= truth <= high
+        widths.append(high - low)
+    print(f"\n92 of 400 labelled: coverage {covered / runs:.3f}, mean width {np.mean(widths):.4f}")
+    assert 0.93 <= covered / runs <= 0.97
 
 
 def test_the_tuned_lambda_never_does_worse_than_people_alone() -> None:
@@ -57,8 +92,8 @@ def test_the_tuned_lambda_never_does_worse_than_people_alone() -> None:
     y, _ = cp_like(rng, 40, 0.0, 0.1)
     useless = rng.random(40)  # a judge unrelated to people
     fu = rng.random(400)
-    assert power_tuned_lambda(y, useless, fu) < 0.3
-    assert power_tuned_lambda(y, np.full(40, 0.5), np.full(400, 0.5)) == 0.0  # constant judge
+    assert regression_lambda(y, useless) < 0.3
+    assert regression_lambda(y, np.full(40, 0.5)) == 0.0  # constant judge
     estimate = ppi_estimate(40, y, useless, fu)
     width = {k: s.interval[1] - s.interval[0] for k, s in estimate.stats.items() if s.interval}
     assert width["ppi_plus_plus"] <= width["human_only"] * 1.05
@@ -73,10 +108,10 @@ def test_coverage_simulation_matches_statistics_md() -> None:
     rng = np.random.default_rng(0)
     covered = {"ppi_plus_plus": 0, "human_only": 0}
     widths: dict[str, list[float]] = {"ppi_plus_plus": [], "human_only": []}
-    truth_mean = 2 / 3.2  # the mean of Beta(2, 1.2): what the goldens are drawn from
     runs = 600
     for _ in range(runs):
         human, judge = cp_like(rng, 440, 0.05, 0.08)
+        truth_mean = float(human.mean())  # the session's own mean: its goldens are the population
         labelled = rng.choice(440, 40, replace=False)
         rest = np.setdiff1d(np.arange(440), labelled)
         estimate = ppi_estimate(40, human[labelled], judge[labelled], judge[rest])
@@ -106,6 +141,16 @@ def test_the_sample_is_reproducible_and_any_prefix_is_random() -> None:
     assert draw_sample(ids, 30, 8) != first
     assert first != sorted(first)  # labelled in the sample's random order, not import order
     assert draw_sample(ids, 500, 1) == draw_sample(ids, 200, 1)
+
+
+def by_hand(y: np.ndarray, f: np.ndarray, fu: np.ndarray) -> tuple[float, float]:
+    """PPI++'s interval for a sample without replacement, written out: lambda the clipped
+    regression slope, the judge's mean over every golden, variance (1 - n/N) s^2 / n."""
+    lam = min(1.0, max(0.0, float(np.polyfit(f, y, 1)[0]))) if np.var(f) else 0.0
+    everything = np.concatenate([f, fu])
+    point = lam * everything.mean() + (y - lam * f).mean()
+    half = Z95 * np.sqrt((1 - len(y) / len(everything)) * np.var(y - lam * f, ddof=1) / len(y))
+    return float(point - half), float(point + half)
 
 
 def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> None:
@@ -145,10 +190,11 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
     y = np.array([context_precision(truth[g]) for g in sample[:25]])
     f = np.array([judge_cp[g] for g in sample[:25]])
     fu = np.array([cp for g, cp in judge_cp.items() if g not in sample[:25]])
-    lo, hi = ppi_mean_ci(y, f, fu, alpha=0.05)
     best = ppi.stats["ppi_plus_plus"]
-    assert best.value == pytest.approx(float(ppi_mean_pointestimate(y, f, fu)[0]))
-    assert best.interval == pytest.approx((float(lo[0]), float(hi[0])))
+    assert best.interval == pytest.approx(by_hand(y, f, fu))
+    lam = regression_lambda(y, f)
+    assert best.value == pytest.approx(float(ppi_mean_pointestimate(
+        y, f, np.concatenate([f, fu]), lam=lam)[0]))
     assert any(line.startswith("Bias-corrected mean CP (PPI++, 25 goldens") for line in
                report.headline)
     data = report_dict(report)["ppi"]
@@ -162,14 +208,13 @@ def test_the_report_gives_ppi_from_the_session_random_sample(tmp_path: Path) -> 
     def passes(cp: np.ndarray) -> np.ndarray:
         return (cp >= 0.7 - 1e-9).astype(float)
 
-    lo, hi = ppi_mean_ci(passes(y), passes(f), passes(fu), alpha=0.05)
-    assert ppi.stats["pass_rate_ppi"].interval == pytest.approx((float(lo[0]), float(hi[0])))
+    assert ppi.stats["pass_rate_ppi"].interval == pytest.approx(
+        by_hand(passes(y), passes(f), passes(fu)))
     system = {g["id"]: g["metadata"]["retriever"] for g in goldens}
     for name in ("bm25", "dense"):
         mine = [i for i, g in enumerate(sample[:25]) if system[g] == name]
         rest = np.array([cp for g, cp in judge_cp.items()
                          if g not in sample[:25] and system[g] == name])
-        lo, hi = ppi_mean_ci(y[mine], f[mine], rest, alpha=0.05)
-        assert ppi.systems[name].interval == pytest.approx((float(lo[0]), float(hi[0])))
+        assert ppi.systems[name].interval == pytest.approx(by_hand(y[mine], f[mine], rest))
         assert data["systems"]["ci95"][name] == list(ppi.systems[name].interval or ())
     assert "mean CP, bm25" in text and "pass rate, PPI++" in text

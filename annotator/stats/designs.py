@@ -29,7 +29,7 @@ from statistics import NormalDist
 import numpy as np
 
 from annotator.models import DESIGNS
-from annotator.stats.ppi import LEVEL
+from annotator.stats.ppi import LEVEL, fpc_variance, regression_lambda
 
 JUDGE_BINS = 4
 """Strata of the judge's CP per system: its quartiles."""
@@ -178,15 +178,6 @@ class Estimate:
         return (self.high - self.low) / 2
 
 
-def _lam(y: np.ndarray, f: np.ndarray) -> float:
-    """The regression coefficient of y on f, clipped to [0, 1]: how far to lean on the judge
-    (0 for a judge that tracks nothing, or is constant here)."""
-    variance = float(np.var(f))
-    if variance == 0 or len(y) < 2:
-        return 0.0
-    return float(np.clip(np.mean((y - y.mean()) * (f - f.mean())) / variance, 0.0, 1.0))
-
-
 def active_estimate(y_draws: np.ndarray, f_draws: np.ndarray, q_draws: np.ndarray,
                     f_all: np.ndarray, lam: float | None = None,
                     pi: np.ndarray | None = None) -> Estimate:
@@ -234,13 +225,13 @@ def stratified_estimate(strata: Strata, labelled: dict[str, tuple[np.ndarray, np
         m = len(y)
         if m < min(MIN_PER_STRATUM, size):
             return f"needs {MIN_PER_STRATUM} labelled goldens in every stratum; {h} has {m}"
-        lam_h = _lam(y, f) if lam is None else lam
+        lam_h = regression_lambda(y, f) if lam is None else lam
         lams.append(lam_h)
         residual = y - lam_h * f
         share = size / big_n
         point += share * (lam_h * judge_mean + float(residual.mean()))
         if m > 1:
-            variance += share ** 2 * (1 - m / size) * float(residual.var(ddof=1)) / m
+            variance += share ** 2 * fpc_variance(residual, size)
     se = math.sqrt(variance)
     return Estimate(point, point - Z * se, point + Z * se, float(np.mean(lams)))
 
@@ -293,7 +284,8 @@ def planned_sizes(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray,
     expected difference (people's CP minus the judge's) and expected squared difference: the
     variance PPI++ is left with after leaning on the judge (``residuals``; within each stratum
     for ``stratified``). Every design draws without replacement, so its variance with n goldens
-    is V / n - B (B the finite-population correction): n = V / (w^2 + B), w the target over z;
+    is (1 - n/N) V / n, the estimates' own rule (ppi.fpc_variance): n = V / (w^2 + V/N), w the
+    target over z;
     for ``active`` each golden has its own correction, 1 - pi_i, and n is found by bisection."""
     big_n = len(error)
     if not big_n:

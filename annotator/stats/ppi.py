@@ -6,7 +6,11 @@ the human mean, with a narrower interval than the people's labels alone whenever
 tracks them. PPI++ tunes how much to lean on the judge (lambda in [0, 1]): lambda = 0 is the
 human-only mean, so a poor judge never widens the interval.
 
-Standard deviations use ddof = 0 and intervals are normal (z), as in ppi-python.
+The mean estimated is the session's own (its goldens are the whole population, every one
+judged), and the labelled goldens are drawn without replacement, so every design's variance
+takes the finite-population correction 1 - n/N (``fpc_variance``, the one rule the estimates,
+the stopping rule and ``annotator plan`` share). The point estimate is ppi-python's
+(``ppi_mean_pointestimate`` with the judge's CP on every golden); intervals are normal (z).
 """
 
 from __future__ import annotations
@@ -37,31 +41,42 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2)
 
 
-def power_tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
-    """PPI++'s lambda for a mean: Cov(Y, f) / ((1 + n/N) Var(f)), clipped to [0, 1]."""
-    n, big_n = len(y), len(f_unlabelled)
-    covariance = float(np.mean((y - y.mean()) * (f - f.mean())))
-    variance = float(np.var(np.concatenate([f, f_unlabelled]), ddof=1))
-    if variance == 0 or math.isnan(variance):
-        return 0.0  # a constant judge carries no information
-    return float(np.clip(covariance / ((1 + n / big_n) * variance), 0.0, 1.0))
+def fpc_variance(residual: np.ndarray, population: int) -> float:
+    """The variance of the mean of ``residual``, a sample drawn without replacement from
+    ``population`` goldens: (1 - n/N) s^2 / n, s^2 with ddof 1 (inf below 2 values)."""
+    n = len(residual)
+    if n < 2:
+        return math.inf
+    return max(0.0, 1 - n / population) * float(np.var(residual, ddof=1)) / n
 
 
-def ppi_mean(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray, lam: float | None = None,
+def regression_lambda(y: np.ndarray, f: np.ndarray) -> float:
+    """PPI++'s lambda when the judge's mean is known exactly (it scores every golden): the
+    regression coefficient of y on f, clipped to [0, 1] (0 for a judge that tracks nothing, or
+    is constant here)."""
+    variance = float(np.var(f))
+    if variance == 0 or len(y) < 2:
+        return 0.0
+    return float(np.clip(np.mean((y - y.mean()) * (f - f.mean())) / variance, 0.0, 1.0))
+
+
+def ppi_mean(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: float | None = None,
              level: float = LEVEL) -> tuple[float, tuple[float, float], float]:
-    """(estimate, interval, lambda) of the mean of Y; lambda None: power-tuned (PPI++)."""
+    """(estimate, interval, lambda) of the mean of Y over all ``f_all``'s goldens, from a simple
+    random sample ``y`` of them (the judge's ``f`` on the same); lambda None: tuned (PPI++)."""
     if lam is None:
-        lam = power_tuned_lambda(y, f, f_unlabelled)
-    point = float(np.mean(lam * f_unlabelled) + np.mean(y - lam * f))
-    se = math.sqrt(np.var(lam * f_unlabelled) / len(f_unlabelled) + np.var(y - lam * f) / len(y))
-    return point, (point - _z(level) * se, point + _z(level) * se), lam
+        lam = regression_lambda(y, f)
+    residual = y - lam * f
+    point = lam * float(np.mean(f_all)) + float(np.mean(residual))
+    half = _z(level) * math.sqrt(fpc_variance(residual, len(f_all)))
+    return point, (point - half, point + half), lam
 
 
-def classical_mean(y: np.ndarray, level: float = LEVEL) -> tuple[float, tuple[float, float]]:
-    """The mean of Y with its normal interval (ddof 0), as ppi-python's classical_mean_ci."""
-    point = float(np.mean(y))
-    se = float(np.std(y)) / math.sqrt(len(y))
-    return point, (point - _z(level) * se, point + _z(level) * se)
+def classical_mean(y: np.ndarray, population: int,
+                   level: float = LEVEL) -> tuple[float, tuple[float, float]]:
+    """People's mean alone, with its interval (a sample of ``population`` goldens)."""
+    point, interval, _ = ppi_mean(y, y, np.zeros(population), lam=0.0, level=level)
+    return point, interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +113,13 @@ def ppi_estimate(sampled: int, y: npt.ArrayLike, f: npt.ArrayLike,
                   Stat.undefined("no golden is fully judged"))
     if reason is not None:
         none = Stat.undefined(reason)
-        human = Stat(classical_mean(ya)[0]) if n else none
+        human = Stat(float(ya.mean())) if n else none
         return PpiEstimate(sampled, n, big_n, none,
                            {"ppi_plus_plus": none, "ppi": none, "human_only": human,
                             "judge_only": judge_only}, none)
-    tuned, tuned_ci, lam = ppi_mean(ya, fa, fu)
-    plain, plain_ci, _ = ppi_mean(ya, fa, fu, lam=1.0)
-    human_mean, human_ci = classical_mean(ya)
+    tuned, tuned_ci, lam = ppi_mean(ya, fa, judge_all)
+    plain, plain_ci, _ = ppi_mean(ya, fa, judge_all, lam=1.0)
+    human_mean, human_ci = classical_mean(ya, len(judge_all))
     width = tuned_ci[1] - tuned_ci[0]
     effective = (Stat(n * ((human_ci[1] - human_ci[0]) / width) ** 2) if width > 0 else
                  Stat.undefined("the interval has no width"))
