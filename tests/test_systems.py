@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import json
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,49 @@ def test_tau_b_equals_scipy_and_tau_ap_is_a_top_weighted_correlation(
     top[[0, 1]], bottom[[-2, -1]] = top[[1, 0]], bottom[[-1, -2]]
     assert ranking_tau_ap(untied, top) < ranking_tau_ap(untied, bottom)  # the top weighs more
     assert ranking_tau_b(untied, top) == pytest.approx(ranking_tau_b(untied, bottom))
+    # tau_AP_b as its authors' ircor package computes it, on ties in either ranking.
+    assert float(ranking_tau_ap(truth, estimate)) == pytest.approx(tau_ap_b(truth, estimate),
+                                                                   nan_ok=True)
+    assert ranking_tau_ap(np.stack([truth, truth]), np.stack([estimate, truth]))[0] == \
+        pytest.approx(tau_ap_b(truth, estimate), nan_ok=True)
+
+
+def tau_ap_b(x: np.ndarray, y: np.ndarray) -> float:
+    """ircor's tauAP_b (Urbano & Marrero 2017), written out as its R source reads: the mean of
+    tauAP_b_ties(x, y) and tauAP_b_ties(y, x), higher scores first."""
+    from scipy.stats import rankdata
+
+    def ties(x: np.ndarray, y: np.ndarray) -> float:
+        rx, ry = rankdata(-x), rankdata(-y, method="ordinal")
+        p = rankdata(-y, method="min") - 1
+        total, scored = 0.0, 0
+        for i in range(len(p)):
+            if p[i] == 0:
+                continue
+            scored += 1
+            agree = sum((rx[i] > rx[j]) == (ry[i] > ry[j]) for j in range(len(p)) if p[j] < p[i])
+            total += agree / p[i]
+        return 2 * total / scored - 1 if scored else math.nan
+
+    return (ties(x, y) + ties(y, x)) / 2
+
+
+def test_tau_ap_follows_the_published_tie_aware_definition_and_counts_near_equal_means_tied(
+        ) -> None:
+    # People tie the second and third systems; the judge splits them.
+    people = np.asarray([0.9, 0.6, 0.6, 0.3])
+    judge = np.asarray([0.8, 0.7, 0.5, 0.4])
+    assert float(ranking_tau_ap(people, judge)) == pytest.approx(tau_ap_b(people, judge))
+    assert float(ranking_tau_ap(people, judge)) == pytest.approx(5 / 6)  # (2/3 + 1) / 2
+    # Means equal but for the order they were summed in are ties, not a ranking.
+    summed = np.asarray([0.9, 0.1 + 0.2 + 0.3, 0.6, 0.3])
+    assert summed[1] != summed[2]
+    assert float(ranking_tau_ap(summed, judge)) == pytest.approx(5 / 6)
+    assert float(ranking_tau_b(summed, judge)) == pytest.approx(
+        kendalltau(people, judge).statistic)
+    # Nothing ranked (no golden complete: every mean equal): undefined, never -1.
+    flat = np.full(4, 0.5)
+    assert np.isnan(ranking_tau_ap(flat, judge)) and np.isnan(ranking_tau_b(flat, judge))
 
 
 def test_reranking_by_people_and_by_the_judge_equals_a_direct_computation(tmp_path: Path

@@ -109,15 +109,26 @@ def _inversions(values: np.ndarray) -> int:
 
 # -- rankings of a few systems, for every bootstrap replicate at once ---------------------------
 # A ranking is a row of scores, one per system (the last axis); any leading axes are
-# replicates. Higher scores rank first.
+# replicates. Higher scores rank first. Scores within TIE_TOLERANCE of each other are tied: two
+# systems' mean CP summed in another order may differ in the last bit, never in substance.
+
+TIE_TOLERANCE = 1e-9
+"""Scores closer than this rank equal (docs/statistics.md)."""
+
+
+def _order(scores: np.ndarray) -> np.ndarray:
+    """[..., i, j] = +1 where system j scores above system i, -1 below, 0 within tolerance."""
+    gap = scores[..., None, :] - scores[..., :, None]
+    return np.where(gap > TIE_TOLERANCE, 1, np.where(gap < -TIE_TOLERANCE, -1, 0))
 
 
 def ranking_tau_b(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between two rankings of the same systems, per row (nan where either
     ranks every system equal): concordant minus discordant pairs, over the untied pairs."""
-    a, b = np.triu_indices(truth.shape[-1], 1)
-    by_truth = np.sign(truth[..., a] - truth[..., b])
-    by_estimate = np.sign(estimate[..., a] - estimate[..., b])
+    n = truth.shape[-1]
+    a, b = np.triu_indices(n, 1)
+    by_truth = _order(np.asarray(truth, dtype=float))[..., a, b]
+    by_estimate = _order(np.asarray(estimate, dtype=float))[..., a, b]
     pairs = len(a)
     untied = ((pairs - (by_truth == 0).sum(-1)) * (pairs - (by_estimate == 0).sum(-1))
               ).astype(float)
@@ -127,20 +138,26 @@ def ranking_tau_b(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
     return out
 
 
-def ranking_tau_ap(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
-    """Yilmaz, Aslam and Robertson's AP rank correlation of ``estimate`` against ``truth``,
-    per row: top-weighted, so swapping the two best systems costs more than the two worst.
+def _tau_ap_ties(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """One direction of tau_AP_b: down ``y``'s order, each system not in y's top tie group
+    scores the share of the systems strictly above it in y that ``x`` also ranks strictly
+    above it (a tie in x is no agreement); 2 x the mean score - 1 (nan: y ties every system)."""
+    above_in_y = _order(y) > 0  # [i, j]: j strictly above i in y
+    above_in_x = _order(x) > 0
+    p = above_in_y.sum(-1)
+    agree = (above_in_y & above_in_x).sum(-1)
+    share = np.divide(agree, p, out=np.zeros(np.shape(agree)), where=p > 0)
+    scored = (p > 0).sum(-1)
+    out = np.full(np.shape(scored), np.nan)
+    np.divide(2.0 * share.sum(-1), scored, out=out, where=scored > 0)
+    return out - 1.0
 
-    Down the estimated order (ties kept in system order), each system at position i >= 2
-    scores the share of the i - 1 systems above it that the truth also ranks above it (a tie
-    under the truth counts half); tau_AP = 2 x the mean score - 1: 1 the same order, -1 the
-    reverse. Not symmetric: the truth is the people's ranking.
-    """
-    n = truth.shape[-1]
-    order = np.argsort(-estimate, axis=-1, kind="stable")
-    ranked = np.take_along_axis(np.asarray(truth, dtype=float), order, -1)
-    total = np.zeros(ranked.shape[:-1])
-    for i in range(1, n):
-        above, here = ranked[..., :i], ranked[..., i:i + 1]
-        total = total + ((above > here).sum(-1) + 0.5 * (above == here).sum(-1)) / i
-    return np.asarray(2.0 * total / (n - 1) - 1.0)
+
+def ranking_tau_ap(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """Urbano and Marrero's tau_AP_b (2017), the tie-aware form of Yilmaz, Aslam and
+    Robertson's AP rank correlation, per row: top-weighted, so swapping the two best systems
+    costs more than the two worst; the mean of its two directions (each ranking read down the
+    other's order), as ircor's tauAP_b and TREC AutoJudge compute it. Without ties each
+    direction is tau_AP; nan where either ranking ties every system."""
+    x, y = np.asarray(truth, dtype=float), np.asarray(estimate, dtype=float)
+    return np.asarray((_tau_ap_ties(x, y) + _tau_ap_ties(y, x)) / 2)
