@@ -232,6 +232,30 @@ def test_top_k_figures_equal_a_direct_computation_on_the_verdict_lists(tmp_path:
                                                               "judge": 2}
 
 
+def test_top_k_precision_is_trec_evals_p_at_k_on_goldens_of_unequal_length(
+        tmp_path: Path) -> None:
+    import ir_measures
+
+    lists = [[1, 0, 1, 1, 0], [1, 1], [0, 1, 0]]
+    rows = [{"id": f"g{i}", "user_input": f"q{i}", "reference": "a",
+             "retrieved_contexts": [f"c{i}.{r}" for r in range(len(v))], "judge": "j",
+             "judge_verdicts": [{"verdict": x} for x in v], "human_labels": {"ann": v}}
+            for i, v in enumerate(lists)]
+    path = write_lines(tmp_path / "g.jsonl", rows)
+    with Session(tmp_path / "s.db") as session:
+        session.import_goldens(read_goldens(path), path=str(path))
+        cut = build_report(session, resamples=0, top_k=True).top_k
+    assert cut is not None
+    qrels = [ir_measures.Qrel(f"g{i}", f"c{i}.{r}", x) for i, v in enumerate(lists)
+             for r, x in enumerate(v)]
+    run = [ir_measures.ScoredDoc(f"g{i}", f"c{i}.{r}", 100.0 - r) for i, v in enumerate(lists)
+           for r in range(len(v))]
+    for row in (r for r in cut.rows if r.system is None):
+        measure = ir_measures.parse_measure(f"P@{row.k}")
+        expected = np.mean([m.value for m in ir_measures.iter_calc([measure], qrels, run)])
+        assert row.precision_human.value == pytest.approx(expected), row.k
+
+
 def test_the_html_report_draws_cp_at_k_with_top_k(tmp_path: Path) -> None:
     session = study(tmp_path)
     session.close()
@@ -255,3 +279,31 @@ def test_a_session_nobody_has_labelled_reports_without_the_decision_sections(
     assert report.top_k is not None and report.top_k.smallest[None] == (None, None)
     out = CliRunner().invoke(cli, ["report", str(tmp_path / "s.db"), "--bootstrap", "0"])
     assert out.exit_code == 0 and "annotate some goldens first" in out.output
+
+
+def test_a_difference_of_exactly_a_tenth_is_not_big_and_a_lone_golden_says_why(
+        tmp_path: Path) -> None:
+    # A golden whose CP moves by 0.1 exactly, which RAGAS's epsilon nudges just past 0.1; the
+    # system B holds one golden.
+    systems = {"A": ([1, 0, 1, 0, 1], [1, 0, 1, 0, 1]), "B": ([0, 1, 0, 1, 0], [1, 0, 0, 0, 0])}
+    rows = [{"id": f"{name}{i}", "user_input": "q", "reference": "a",
+             "retrieved_contexts": [f"{name}{i}.{r}" for r in range(len(h))], "judge": "j",
+             "judge_verdicts": [{"verdict": v} for v in j], "human_labels": {"ann": h},
+             "metadata": {"retriever": name}}
+            for name, (h, j) in systems.items() for i in range(2 if name == "A" else 1)]
+    near = {"id": "n", "user_input": "q", "reference": "a",  # CP 1/6 against 0.2667: 0.1
+            "retrieved_contexts": list("uvwxyz"), "judge": "j",
+            "judge_verdicts": [{"verdict": v} for v in (0, 0, 0, 0, 1, 1)],
+            "human_labels": {"ann": [0, 0, 0, 0, 0, 1]}, "metadata": {"retriever": "A"}}
+    path = write_lines(tmp_path / "g.jsonl", [*rows, near])
+    with Session(tmp_path / "s.db") as session:
+        session.import_goldens(read_goldens(path), path=str(path))
+        report = build_report(session, resamples=100)
+    diffs = [r.difference for r in report.goldens.per_golden]
+    assert any(0.1 < abs(d) < 0.1 + 1e-9 for d in diffs)
+    assert report.goldens.stats["share_big_difference"].value == pytest.approx(
+        sum(abs(d) > 0.1 + 1e-9 for d in diffs) / len(diffs))
+    assert report.systems is not None
+    lone = next(r for r in report.systems.systems if r.system == "B")
+    assert lone.goldens == 1 and lone.mean_human.value is not None
+    assert "[undefined: one golden]" in lone.mean_human.format(style="cell", interval=True)

@@ -382,7 +382,7 @@ def _add_golden_columns(sums: ClusterSums, rows: list[GoldenRow], index: dict[st
     d = j - h
     for name, values in (("n", 1.0), ("h", h), ("j", j), ("hh", h * h), ("jj", j * j),
                          ("hj", h * j), ("ad", np.abs(d)), ("dd", d * d),
-                         ("big", (np.abs(d) > cp_agreement.BIG_DIFFERENCE).astype(float)),
+                         ("big", cp_agreement.big_differences(d)),
                          ("pass_h", np.asarray([r.passes_human for r in rows], dtype=float)),
                          ("pass_j", np.asarray([r.passes_judge for r in rows], dtype=float))):
         sums.add(name, cluster, values)
@@ -613,7 +613,8 @@ def _add_top_k_columns(sums: ClusterSums, frame: ChunkFrame, said: JudgeColumns,
             for label, verdict in (("h", side.human), ("j", said.verdict)):
                 cp, kept = first_k(verdict, frame.cluster, frame.rank, frame.sizes, k)
                 figures[f"cp_{label}"], figures[f"kept_{label}"] = cp, kept
-                figures[f"prec_{label}"] = kept / np.maximum(np.minimum(frame.sizes, k), 1)
+                figures[f"prec_{label}"] = kept / k  # trec_eval's P@k: a short list's missing
+                # ranks count as not relevant
             for scope_name, scope in scopes:
                 for figure in TOP_K_FIGURES:
                     _add_per_golden(sums, column(f"topk_{figure}", scope_name, k),
@@ -732,6 +733,10 @@ def _systems(session: Session, group_by: str | None, rows: list[GoldenRow]) -> d
     return {r.golden_id: system_of.get(r.golden_id, "(none)") for r in rows}
 
 
+ONE_GOLDEN = "one golden"
+"""Why a system's mean CP has no interval when it holds a single golden."""
+
+
 def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: dict[str, str]
                     ) -> SystemSection:
     names = sorted({system_of[r.golden_id] for r in rows})
@@ -741,6 +746,10 @@ def _system_section(est: Estimates, key: str, rows: list[GoldenRow], system_of: 
 
     means = {name: (est.stat(column(name, "mean_human"), mean(name, "h")),
                     est.stat(column(name, "mean_judge"), mean(name, "j"))) for name in names}
+    for name in names:  # one golden: resampling it says nothing of the system's spread
+        if est.totals[column(name, "sys_n")] == 1:
+            human, judge = means[name]
+            means[name] = (human.without_interval(ONE_GOLDEN), judge.without_interval(ONE_GOLDEN))
     order_h = sorted(names, key=lambda n: -(means[n][0].value or 0.0))
     order_j = sorted(names, key=lambda n: -(means[n][1].value or 0.0))
     systems = [SystemRow(name, int(est.totals[column(name, "sys_n")]), means[name][0], means[name][1],

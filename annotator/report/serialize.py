@@ -26,11 +26,16 @@ SCHEMA_VERSION = 1
 
 
 def stats_dict(stats: dict[str, Stat]) -> dict[str, Any]:
-    """{key: value, ..., "ci95": {key: [low, high]}, "why_undefined": {key: reason}}."""
+    """{key: value, ..., "ci95": {key: [low, high]}, "why_undefined": {key: reason}}, and
+    "why_no_interval": {key: reason} for values whose interval is undefined (when any is)."""
     out: dict[str, Any] = {key: stat.value for key, stat in stats.items()}
     out["ci95"] = {key: list(stat.interval) for key, stat in stats.items()
                    if stat.interval is not None}
     out["why_undefined"] = {key: stat.reason for key, stat in stats.items() if stat.value is None}
+    bare = {key: stat.reason for key, stat in stats.items()
+            if stat.value is not None and stat.reason}
+    if bare:
+        out["why_no_interval"] = bare
     return out
 
 

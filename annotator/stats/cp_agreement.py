@@ -52,6 +52,13 @@ def rmse(s: Sums) -> Counts:
     return np.sqrt(ratio(s["dd"], s["n"]))
 
 
+def big_differences(differences: np.ndarray) -> np.ndarray:
+    """1.0 where a golden's CP moves by more than BIG_DIFFERENCE between label sets: values
+    equal within SAME_CP are equal, so a move of 0.1 that RAGAS's epsilon nudges past it is
+    not big."""
+    return np.asarray(np.abs(differences) > BIG_DIFFERENCE + SAME_CP, dtype=float)
+
+
 def share_big(s: Sums) -> Counts:
     """Share of goldens whose CP differs by more than BIG_DIFFERENCE."""
     return ratio(s["big"], s["n"])

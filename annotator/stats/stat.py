@@ -50,7 +50,14 @@ class Stat:
         if interval and self.interval is not None:
             low, high = (number(x, digits, percent=percent) for x in self.interval)
             text += f" (95% CI {low} to {high})" if style == "prose" else f" [{low}, {high}]"
+        elif interval and self.reason:  # a value whose interval is undefined, and why
+            text += f" (no interval: {self.reason})" if style == "prose" else \
+                f" [undefined: {self.reason}]"
         return text
+
+    def without_interval(self, reason: str) -> Stat:
+        """The same value, its interval undefined for ``reason`` (one golden, say)."""
+        return Stat(self.value, reason)
 
     def interval_text(self, digits: int = 4) -> str:
         """'low to high', or '' when there is no interval."""

@@ -2,7 +2,8 @@
 
 Per golden and k, under one label set: context precision of the first k chunks (RAGAS's, on
 the shorter list), how many of its relevant chunks the first k hold (precision@k is that over
-k, or over the golden's length where it is shorter), and how many it holds in all; the share of
+k, as trec_eval's P@k: a golden shorter than k counts its missing ranks as not relevant), and
+how many it holds in all; the share of
 relevant chunks a cut loses is then a ratio of sums over goldens.
 """
 
