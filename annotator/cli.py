@@ -510,6 +510,9 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @_sending_options
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="Ask for the verdict token's logprobs to estimate P(relevant).")
+@click.option("--system-as-user", is_flag=True, help="Put the judge's instructions at the head "
+              "of the first user message, for a chat template that drops system messages "
+              "(llama-cpp-python's 'gemma', say); part of the judge's definition.")
 @click.option("--price-in", type=float, help="USD per million prompt tokens, to show cost.")
 @click.option("--price-out", type=float, help="USD per million completion tokens.")
 @click.option("--price-cached", type=float, help="USD per million prompt tokens served from "
@@ -529,8 +532,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   batch_discount: float, batch_max_requests: int, batch_max_mb: float,
                   concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, max_wait: float,
-                  logprobs: bool, price_in: float | None, price_out: float | None,
-                  price_cached: float | None, limit: int | None,
+                  logprobs: bool, system_as_user: bool, price_in: float | None,
+                  price_out: float | None, price_cached: float | None, limit: int | None,
                   repeat: int, temperature: float, max_tokens: int) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
@@ -565,7 +568,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
              "never stored; the session keeps the address without them.", err=True)
     settings = JudgeSettings(model=model, prompt=prompt, base_url=stored_url,
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
-                             window=window if prompt.listwise else None)
+                             window=window if prompt.listwise else None,
+                             system_as_user=system_as_user)
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                          limit=limit, repeat=repeat, max_wait=max_wait)
     price = Price(price_in, price_out, price_cached) if (

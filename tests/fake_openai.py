@@ -58,7 +58,8 @@ def chunk_of(body: dict[str, Any]) -> str:
         return listed[0][1]
     user = next((m["content"] for m in reversed(body["messages"]) if m["role"] == "user"), "")
     fields, _, question = user.partition("\n\nWas this chunk")
-    if question:  # the builtin prompt: its fields as one JSON object
+    if question:  # the builtin prompt: its fields as one JSON object (after the system text,
+        fields = fields.rsplit("\n\n", 1)[-1]  # when --system-as-user put it first)
         try:
             return str(json.loads(fields)["chunk"])
         except (ValueError, KeyError):  # the release before, benchmarked beside this one
@@ -177,6 +178,8 @@ class FakeOpenAI:
         """(chunk, behaviour) of every request, in the order they came."""
         self._serial_lock = threading.Lock()
         self.requests: list[tuple[float, dict[str, Any], dict[str, str]]] = []
+        self.spans: list[tuple[float, float]] = []
+        """(arrived, answered) of every chat request, in the order they were answered."""
         self.hits = 0
         """Every HTTP request received, on any path (chat, files, batches)."""
         self.hold_after: int | None = None
@@ -260,10 +263,15 @@ class FakeOpenAI:
                     held = server.hold_after is not None and len(server.requests) > server.hold_after
                 if held:
                     server.release.wait()
-                if server.serial:
-                    with server._serial_lock:
-                        return self._answer(body)
-                return self._answer(body)
+                arrived = time.monotonic()
+                try:
+                    if server.serial:
+                        with server._serial_lock:
+                            return self._answer(body)
+                    return self._answer(body)
+                finally:
+                    with server._lock:
+                        server.spans.append((arrived, time.monotonic()))
 
             def _answer(self, body: dict[str, Any]) -> None:
                 chunk = chunk_of(body)

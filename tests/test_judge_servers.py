@@ -147,9 +147,16 @@ def test_a_one_at_a_time_server_is_named(tmp_path: Path, serial: bool, warned: b
         stats = run(session, server, concurrency=4, timeout=10.0)
     assert stats.judged == 12
     assert bool(stats.warnings) is warned
+    spans = sorted(server.spans)
+    # One call alone, three (and the one still out) two at a time; then one at a time for a
+    # serial server.
+    overlapping = max(sum(1 for a, b in spans if a < end and b > start) for start, end in spans[5:])
     if warned:
-        assert "serve one request at a time" in stats.warnings[0]
+        assert "serves one request at a time" in stats.warnings[0]
         assert "--concurrency 1" in stats.warnings[0]
+        assert overlapping == 1
+    else:
+        assert overlapping > 2  # the rest went four at a time
 
 
 def test_the_report_says_how_many_verdicts_carry_no_confidence_and_why(tmp_path: Path) -> None:
@@ -191,3 +198,44 @@ def test_a_refused_connection_is_summarised_with_the_url_and_what_to_check(tmp_p
             "--base-url is right. Nothing was stored (the judge is not kept).") in result.stderr
     with Session(tmp_path / "s.db") as session:
         assert session.judges() == [] and session.calls("m-builtin") == []
+
+
+def test_a_refused_response_format_is_a_step_not_a_failed_call(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=8)
+    with FakeOpenAI() as server:
+        server.formats = {"json_object_schema", "json_object", "none"}  # llama-cpp-python's
+        result = CliRunner().invoke(cli, ["judge", str(session.path), "--model", "fake",
+                                          "--concurrency", "1"], env=cli_env(server))
+    assert result.exit_code == 0, result.output
+    assert "8 chunks judged" in result.stdout and "0 failed calls" in result.stdout
+    assert "overloaded" not in result.output
+    assert "refused json_schema; now asking with json_object_schema" in result.output
+    assert all(c["error"] is None for c in session.calls("fake-builtin"))  # nothing stored
+
+
+def _template_drops_system(body: dict[str, Any], text: str) -> int:
+    """A model behind a chat template that drops system messages: without the instructions it
+    calls every chunk noise."""
+    read = " ".join(m["content"] for m in body["messages"] if m["role"] != "system")
+    return int("useful" in text) if "You grade the chunks" in read else 0
+
+
+def test_every_chunk_judged_alike_suggests_system_as_user_which_mends_it(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=12)
+    with FakeOpenAI() as server:
+        server.decide = _template_drops_system
+        plain = CliRunner().invoke(cli, ["judge", str(session.path), "--model", "fake",
+                                         "--name", "plain"], env=cli_env(server))
+        assert plain.exit_code == 0, plain.output
+        assert "called all 12 chunks it judged noise" in plain.output
+        assert "try --system-as-user" in plain.output
+        mended = CliRunner().invoke(cli, ["judge", str(session.path), "--model", "fake",
+                                          "--name", "mended", "--system-as-user"],
+                                    env=cli_env(server))
+        assert mended.exit_code == 0, mended.output
+        assert "called all" not in mended.output
+        last = server.requests[-1][1]["messages"]
+    assert [m["role"] for m in last] == ["user"] and last[0]["content"].startswith("You grade")
+    assert {v.verdict for v in session.verdicts("mended").values()} == {0, 1}
+    [judge] = [j for j in session.judges() if j.name == "mended"]
+    assert judge.parameters.get("system_as_user") is True  # part of the judge's definition

@@ -189,14 +189,29 @@ def windows(count: int, size: int | None) -> list[range]:
 
 
 def task_messages(settings: JudgeSettings, task: Task) -> list[list[dict[str, str]]]:
-    """The messages of each request a task makes (one, or one per listwise window)."""
+    """The messages of each request a task makes (one, or one per listwise window); with
+    ``system_as_user``, the system text opens the first user message instead."""
     prompt = settings.prompt
     if not prompt.listwise:
         rank, text = task.parts[0]
-        return [prompt.messages(task.question, task.answer, text, rank)]
-    listing = cast(TemplatePrompt, prompt)
-    return [listing.list_messages(task.question, task.answer, [task.parts[i] for i in window])
-            for window in windows(len(task.parts), settings.window)]
+        every = [prompt.messages(task.question, task.answer, text, rank)]
+    else:
+        listing = cast(TemplatePrompt, prompt)
+        every = [listing.list_messages(task.question, task.answer,
+                                       [task.parts[i] for i in window])
+                 for window in windows(len(task.parts), settings.window)]
+    return [system_as_user(m) for m in every] if settings.system_as_user else every
+
+
+def system_as_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages with every system message moved to the head of the first user message
+    (for chat templates that drop system messages)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    first = next((m for m in rest if m["role"] == "user"), None)
+    if system and first is not None:
+        first["content"] = f"{system}\n\n{first['content']}"
+    return rest if first is not None else messages
 
 
 def task_sha256(settings: JudgeSettings, task: Task,
@@ -312,13 +327,15 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             if result.verdict is not None:
                 stats.failures.succeeded()
                 return result
+            if result.unsupported and _drop_refused(session, name, settings, result, stats):
+                # A refused response format or logprobs is a step down the formats, said in the
+                # summary, not a failed call: nothing is stored or counted, and no attempt spent.
+                continue
             await store(failed(result))
             stats.errors += 1
             stats.failures.add(result)
             if on_progress is not None:
                 on_progress(stats)
-            if _drop_refused(session, name, settings, result, stats):
-                continue  # a refused feature is dropped for good: retrying now costs no attempt
             if (hopeless := stats.failures.hopeless(stats.judged)) is not None:
                 stopped.append(hopeless)
             if stopped or not result.retryable or attempt == options.max_retries:
@@ -376,22 +393,24 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
 
     stopped: list[Group] = []  # a hopeless failure: no worker takes more work
     workers = max(1, min(options.concurrency, queue.qsize()))
-    probe = _ConcurrencyProbe(workers)
+    pace = _Pace(workers, stats)
 
-    async def worker(first: bool) -> None:
-        if not first:
-            await probe.opened.wait()
-        while not queue.empty() and not stopped:
+    async def worker() -> None:
+        while not stopped:
+            await pace.enter()
+            if queue.empty() or stopped:
+                await pace.leave(None)
+                return
             started = time.monotonic()
             await judge_one(queue.get_nowait())
-            probe.finished(time.monotonic() - started, stats)
+            await pace.leave(time.monotonic() - started)
             if on_progress is not None:
                 on_progress(stats)
-        probe.opened.set()  # the queue ran dry before the probe finished
 
-    await asyncio.gather(*(worker(index == 0) for index in range(workers)))
+    await asyncio.gather(*(worker() for _ in range(workers)))
     if stopped:
         raise JudgeStopped(stopped[0], stats)
+
 
 
 async def run_probes(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
@@ -470,7 +489,8 @@ def stored_settings(judge: Judge) -> JudgeSettings:
     params = judge.parameters
     return JudgeSettings(model=judge.model or "", prompt=prompt, base_url=judge.base_url,
                          temperature=params.get("temperature", 0.0),
-                         max_tokens=params.get("max_tokens", 512), window=params.get("window"))
+                         max_tokens=params.get("max_tokens", 512), window=params.get("window"),
+                         system_as_user=bool(params.get("system_as_user", False)))
 
 
 def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
@@ -551,9 +571,14 @@ def degenerate(session: Session, name: str) -> list[str]:
     out = []
     if useful in (0, total):
         word = "useful" if useful else "noise"
+        moved = any(j.name == name and j.parameters.get("system_as_user")
+                    for j in session.judges())
         out.append(f"judge '{name}' called all {total} chunks it judged {word}: a judge that "
                    "never varies is usually reading the prompt wrong; look at its reasons "
-                   "('annotator annotate' shows them) before trusting it.")
+                   "('annotator annotate' shows them) before trusting it." + ("" if moved else
+                   " Some chat templates (llama-cpp-python's 'gemma' among them) drop the "
+                   "system message, so the model never sees its instructions: try "
+                   "--system-as-user, which puts them at the head of the first user message."))
     if reason is not None and same > total / 2:
         out.append(f"judge '{name}' gave the same reason to {same} of its {total} verdicts "
                    f"({shortened(reason, 80)!r}): it may not be reading the chunks.")
@@ -636,36 +661,55 @@ SLOW_ENOUGH_TO_MEASURE_S = 0.05
 """Below this first-call latency, queueing noise on this machine swamps the measurement."""
 
 
-class _ConcurrencyProbe:
-    """The first call goes alone and times the endpoint; the next full round of calls, sent
-    ``workers`` at a time, shows whether concurrency buys throughput. A server that serves one
-    request at a time answers each of them about ``workers`` times slower, and queued requests
-    then run into the timeout for nothing."""
+class _Pace:
+    """How many calls are out at once. The first goes alone and times the endpoint; the next
+    few go two at a time: a server that serves one request at a time answers each of them about
+    twice as slowly, and is then sent one at a time for the rest of the run (more would only
+    queue and time out), with a sentence saying so; any other gets all ``workers``."""
 
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.opened = asyncio.Event()
+    PAIRED = 3
+    """Calls timed two at a time before deciding (their median: the first may run alone)."""
+
+    def __init__(self, workers: int, stats: RunStats) -> None:
+        self.workers, self.stats = workers, stats
+        self.limit, self.busy = 1, 0
         self.alone: float | None = None
-        self.together: list[float] = []
+        self.paired: list[float] = []
+        self.changed = asyncio.Condition()
 
-    def finished(self, seconds: float, stats: RunStats) -> None:
-        """Note one finished chunk's time; open the gate after the first; judge after a round."""
+    async def enter(self) -> None:
+        """Wait for a place among the calls allowed out now."""
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.busy < self.limit)
+            self.busy += 1
+
+    async def leave(self, seconds: float | None) -> None:
+        """Give the place back, learning from the call's time (None: no call was made)."""
+        async with self.changed:
+            self.busy -= 1
+            if seconds is not None:
+                self._learn(seconds)
+            self.changed.notify_all()
+
+    def _learn(self, seconds: float) -> None:
+        if self.workers < 2 or (self.limit == self.workers and self.alone is not None):
+            return
         if self.alone is None:
             self.alone = seconds
-            self.opened.set()
+            self.limit = 2
             return
-        if self.workers < 2 or len(self.together) >= 2 * self.workers:
+        self.paired.append(seconds)
+        if len(self.paired) < self.PAIRED:
             return
-        self.together.append(seconds)
-        if len(self.together) == 2 * self.workers and self.alone >= SLOW_ENOUGH_TO_MEASURE_S:
-            typical = sorted(self.together)[len(self.together) // 2]
-            speedup = self.workers * self.alone / typical
-            if speedup < 1.5:
-                stats.warnings.append(
-                    f"This endpoint seems to serve one request at a time: a call took "
-                    f"{self.alone:.2f} s alone and {typical:.2f} s with {self.workers} at once, "
-                    f"so --concurrency {self.workers} is no faster than --concurrency 1 and "
-                    "makes queued calls time out; use --concurrency 1 for this server.")
+        typical = sorted(self.paired)[len(self.paired) // 2]
+        if self.alone >= SLOW_ENOUGH_TO_MEASURE_S and 2 * self.alone / typical < 1.5:
+            self.limit = self.workers = 1
+            self.stats.warnings.append(
+                f"This endpoint serves one request at a time: a call took {self.alone:.2f} s "
+                f"alone and {typical:.2f} s two at once, so this run went on one call at a time "
+                "(more would only queue and time out); --concurrency 1 skips the check.")
+        else:
+            self.limit = self.workers
 
 
 def _resume_transport(session: Session, name: str, settings: JudgeSettings) -> None:

@@ -106,12 +106,17 @@ class JudgeSettings:
     response_format: str = "json_schema"
     """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
     transport detail, like logprobs: not part of the request's identity (request_sha256)."""
+    system_as_user: bool = False
+    """Send the system text at the head of the first user message (chat templates that drop
+    system messages): it changes what the model reads, so it is part of the judge."""
 
     def parameters(self) -> dict[str, Any]:
         """The sampling parameters stored with the judge."""
         out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.prompt.listwise:
             out["window"] = self.window
+        if self.system_as_user:  # only when set: judges defined before keep their parameters
+            out["system_as_user"] = True
         return out
 
 
