@@ -1419,12 +1419,19 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
 @click.option("--user-header", metavar="HEADER",
               help="Take each person's name from this request header, set by an authenticating "
               "proxy (e.g. X-Forwarded-User); the URL's ?annotator= is then ignored.")
+@click.option("--trusted-proxy", metavar="ADDR", help="With --user-header: the proxy's address "
+              "(or network, e.g. 10.0.0.0/24); requests from anywhere else are refused, so no "
+              "one can set the header by going around the proxy.")
 @click.option("--dashboard", is_flag=True,
               help="Serve /dashboard: each person's progress and the agreement between people.")
+@click.option("--max-tabs", type=click.IntRange(1), help="The most annotation screens open at "
+              "once (each is a process); default: what this machine's free memory holds at "
+              "200 MB a screen.")
 @_check_options
 def serve_command(session_path: str, host: str, port: int, judge: str | None, pass_mark: float,
                   blind_rate: float, sample_size: int | None, design: str, seed: int,
-                  adjudicate: bool, user_header: str | None, dashboard: bool, check_rate: float,
+                  adjudicate: bool, user_header: str | None, trusted_proxy: str | None,
+                  dashboard: bool, max_tabs: int | None, check_rate: float,
                   checks_from: str | None, checks_min: float) -> None:
     """Serve the annotation screen to a team's browsers, one session file for everyone.
 
@@ -1444,6 +1451,19 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
                                    " (or pip install textual-serve), then run this again.") from None
     import ipaddress
 
+    from annotator.tui.serve import default_max_tabs
+
+    if trusted_proxy is not None:
+        if user_header is None:
+            raise click.UsageError("--trusted-proxy guards the names a proxy sets: give "
+                                   "--user-header HEADER too.")
+        try:
+            ipaddress.ip_network(trusted_proxy, strict=False)
+        except ValueError:
+            raise click.BadParameter(f"{trusted_proxy!r} is not an address or network "
+                                     "(e.g. 127.0.0.1 or 10.0.0.0/24).",
+                                     param_hint="--trusted-proxy") from None
+    max_tabs = max_tabs or default_max_tabs()
     db_path = Path(session_path)
     with _open(session_path) as session:
         judge = _choose_judge(session, judge) if not adjudicate else judge
@@ -1478,10 +1498,17 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     shown_host = host if loopback or host not in ("0.0.0.0", "::") else "THIS-MACHINE"
     _say(f"Serving {db_path.name} on http://{shown_host}:{port}/?annotator=NAME"
          + (f" (dashboard: http://{shown_host}:{port}/dashboard)" if dashboard else "")
-         + ". Ctrl+C stops it; every decision is already saved.", err=True)
+         + f", at most {max_tabs} screens at once (--max-tabs). Ctrl+C stops it; every "
+         "decision is already saved.", err=True)
+
+    def known_names() -> list[str]:
+        with _open(session_path) as session:
+            return session.annotators()
+
     try:
         TeamServer(settings, host=host, port=port, title=f"cp-annotator: {db_path.name}",
-                   user_header=user_header, dashboard=show).serve()
+                   user_header=user_header, dashboard=show, max_tabs=max_tabs,
+                   trusted_proxy=trusted_proxy, known_names=known_names).serve()
     except OSError as error:  # the address: taken, not this machine's, or not ours to use
         import errno
 

@@ -8,6 +8,7 @@ request leaves 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import banking_file
+from tests.conftest import PATIENCE, banking_file
 from tests.test_report_html import ARGS, CHROMIUM
 
 WAIT_S = 60.0
@@ -76,8 +77,9 @@ class Served:
             return error.code, error.read().decode()
 
     def kill(self) -> None:
-        if self.process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
             os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process.poll() is None:
             self.process.wait(10)
 
 
@@ -271,3 +273,81 @@ def test_a_port_already_in_use_is_a_sentence(tmp_path: Path) -> None:
     assert second.returncode == 1 and "Traceback" not in second.stderr
     assert f"127.0.0.1:{first.port} is in use" in second.stderr
     assert "choose another with --port" in second.stderr
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid``, read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for its parent is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_server_takes_its_warm_process_and_tabs_with_it(tmp_path: Path,
+                                                                  browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    server = Served(db)
+    try:
+        page = open_screen(browser, server.url + "/?annotator=carol", [])
+        press(page, db, "carol", "a", 1)
+        below = until(lambda: (d if len(d := descendants(server.process.pid)) >= 2 else None),
+                      "the warm process and a tab")
+        os.kill(server.process.pid, signal.SIGKILL)  # the server alone, as the OOM killer would
+        server.process.wait(10)
+        until(lambda: not any(alive(pid) for pid in below), "the warm process and tab to exit")
+    finally:
+        server.kill()
+
+
+def test_tabs_are_capped_look_alike_names_asked_and_only_the_proxy_may_name(
+        tmp_path: Path, browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db")  # labelled by sample-reviewer
+    server = Served(db, "--max-tabs", "1")
+    try:
+        status, text = server.get("/?annotator=Sample-Reviewer")
+        assert status == 409 and "only by case or spacing" in text
+        assert 'href="/?annotator=sample-reviewer"' in text and "new=1" in text
+        status, _ = server.get("/?annotator=Sample-Reviewer&new=1")
+        assert status == 200  # a different person after all
+        page = open_screen(browser, server.url + "/?annotator=carol", [])
+        press(page, db, "carol", "a", 1)
+        status, text = server.get("/?annotator=dave")
+        assert status == 503 and "1 annotation screens are open" in text and "--max-tabs" in text
+    finally:
+        server.kill()
+    around = Served(db, "--user-header", "X-Forwarded-User", "--trusted-proxy", "10.9.9.9")
+    try:
+        status, text = around.get("/", headers={"X-Forwarded-User": "mallory"})
+        assert status == 400 and "only from its proxy at 10.9.9.9/32" in text
+        assert "127.0.0.1" in text
+    finally:
+        around.kill()
+    through = Served(db, "--user-header", "X-Forwarded-User", "--trusted-proxy", "127.0.0.1")
+    try:
+        status, _ = through.get("/", headers={"X-Forwarded-User": "dana"})
+        assert status == 200
+    finally:
+        through.kill()
+    alone = subprocess.run([sys.executable, "-m", "annotator", "serve", str(db),
+                            "--trusted-proxy", "127.0.0.1"], capture_output=True, text=True,
+                           timeout=PATIENCE)
+    assert alone.returncode == 2 and "give --user-header HEADER too" in alone.stderr

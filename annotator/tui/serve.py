@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import ipaddress
 import json
 import logging
 import os
@@ -26,12 +27,15 @@ from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
+
+from annotator.resolve import alike
 
 TEMPLATES = Path(__file__).parent / "templates"
 NAME = re.compile(r"^[\w .@+-]{1,64}$")
@@ -56,10 +60,19 @@ class TeamServer(Server):
 
     def __init__(self, settings: dict[str, Any], *, host: str, port: int, title: str,
                  user_header: str | None = None,
-                 dashboard: Callable[[], str] | None = None) -> None:
+                 dashboard: Callable[[], str] | None = None, max_tabs: int | None = None,
+                 trusted_proxy: str | None = None,
+                 known_names: Callable[[], list[str]] = list) -> None:
         super().__init__("annotator", host=host, port=port, title=title,
                          templates_path=TEMPLATES)
         self.settings = settings
+        self.max_tabs = max_tabs or default_max_tabs()
+        """The most screens open at once (each is a process of its own)."""
+        self.trusted_proxy = (ipaddress.ip_network(trusted_proxy, strict=False)
+                              if trusted_proxy else None)
+        """With --user-header: the only address requests may come from (the proxy's)."""
+        self.known_names = known_names
+        """The session's annotators now, to warn of a name that differs only by case."""
         """What every tab's screen is opened with (annotator.tui.zygote.run_tab)."""
         self.zygote: Zygote | None = None
         self.user_header = user_header
@@ -104,6 +117,10 @@ class TeamServer(Server):
     def name_of(self, request: web.Request) -> tuple[str | None, str | None]:
         """The person's name from the proxy's header (when --user-header is set; the URL is
         then ignored) or the URL; and a sentence when the one given cannot be used."""
+        if self.trusted_proxy is not None and not _from(request.remote, self.trusted_proxy):
+            return None, (f"This server takes names only from its proxy at {self.trusted_proxy}"
+                          f", and this request came from {request.remote}: open the page "
+                          "through the proxy.")
         if self.user_header is not None:
             raw = request.headers.get(self.user_header)
             if raw is None:
@@ -127,6 +144,24 @@ class TeamServer(Server):
             return _page("Cannot open the screen", problem, status=400)
         if name is None:
             return _page("Who is annotating?", _ASK, status=200, raw=True)
+        if sum(self.open_tabs.values()) >= self.max_tabs:
+            return _page("The server is full",
+                         f"{self.max_tabs} annotation screens are open, the most this server "
+                         "keeps at once (--max-tabs, sized to this machine's memory). Try "
+                         "again when someone closes theirs, or restart the server with a "
+                         "higher --max-tabs on a machine with the memory for it.", status=503)
+        if self.user_header is None and request.query.get("new") != "1":
+            twins = [other for group in alike([*self.known_names(), name]) if name in group
+                     for other in group if other != name]
+            if twins:
+                links = " or ".join(f'<a href="/?annotator={quote(t, safe="")}">'
+                                    f"{html.escape(t)}</a>" for t in twins)
+                return _page("Is that you?",
+                             f"<p>This session has labels from {links}, which differs from "
+                             f"{html.escape(name)} only by case or spacing; the report would "
+                             "count the two as different people. Open the screen under "
+                             f"{links}, or <a href=\"/?annotator={quote(name, safe='')}&amp;new=1"
+                             f"\">go on as {html.escape(name)}</a>.</p>", status=409, raw=True)
         if self.open_tabs.get(name):
             return _page("That name is in use",
                          f"{name} already has the annotation screen open in another tab or "
@@ -154,8 +189,10 @@ class TeamServer(Server):
         issued = self.tickets.pop(request.match_info["ticket"], None)
         name = issued[0] if issued and time.monotonic() - issued[1] < TICKET_S else None
         await websocket.prepare(request)
-        if name is None or self.open_tabs.get(name):
-            await websocket.close(message=b"name in use or page expired: reload the page")
+        if name is None or self.open_tabs.get(name) or sum(self.open_tabs.values()) >= \
+                self.max_tabs:
+            await websocket.close(message=b"name in use, server full or page expired: reload "
+                                          b"the page")
             return websocket
         self.open_tabs[name] = 1
         service: AppService | None = None
@@ -182,6 +219,9 @@ class TeamServer(Server):
     async def handle_dashboard(self, request: web.Request) -> web.StreamResponse:
         """Each person's progress and the agreement between people, read-only."""
         assert self.dashboard is not None
+        if self.trusted_proxy is not None and not _from(request.remote, self.trusted_proxy):
+            return _page("Not through the proxy", f"This server answers only its proxy at "
+                         f"{self.trusted_proxy}; open the dashboard through it.", status=403)
         # One reading per refresh interval, however many people watch: on a large session a
         # reading is a pass over every label.
         async with self._dashboard_lock:
@@ -192,6 +232,29 @@ class TeamServer(Server):
         return web.Response(text=_HTML.format(title="Team progress", refresh=(
             f'<meta http-equiv="refresh" content="{REFRESH_S}">'), body=body),
             content_type="text/html")
+
+
+TAB_MB = 200
+"""Memory a screen is given when --max-tabs is sized to the machine (a tab's process shares
+most of the warm process's pages; this leaves room for a large session's rows)."""
+
+
+def default_max_tabs() -> int:
+    """How many screens this machine's memory holds: its available memory over TAB_MB, at
+    least 2 (a read that fails gives 20)."""
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 20
+    return max(2, int(available // (TAB_MB * 1_000_000)))
+
+
+def _from(remote: str | None, network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """Whether a request's peer address lies in ``network``."""
+    try:
+        return remote is not None and ipaddress.ip_address(remote) in network
+    except ValueError:
+        return False
 
 
 class Zygote:
@@ -205,9 +268,14 @@ class Zygote:
         env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
                "TEXTUAL_FPS": "60", "TEXTUAL_COLOR_SYSTEM": "truecolor",
                "TERM_PROGRAM": "textual", "TERM_PROGRAM_VERSION": version("textual-serve")}
+        # The lifeline: the zygote and every tab hold its read end and exit when it reads
+        # end-of-file, which the kernel gives them once this process is gone, however it went
+        # (a SIGKILL too). The write end stays here, never written.
+        lifeline, self.lifeline = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "annotator.tui.zygote", str(self.path), json.dumps(settings)],
-            stdout=subprocess.PIPE, env=env, text=True)
+            [sys.executable, "-m", "annotator.tui.zygote", str(self.path), json.dumps(settings),
+             str(lifeline)], stdout=subprocess.PIPE, env=env, text=True, pass_fds=(lifeline,))
+        os.close(lifeline)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
         if line != "ready":
@@ -223,6 +291,7 @@ class Zygote:
         """End the zygote and remove its socket."""
         self.process.terminate()
         self.process.wait(10)
+        os.close(self.lifeline)
         self.folder.cleanup()
 
 

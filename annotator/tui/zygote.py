@@ -7,19 +7,19 @@ a Unix socket) and forks: the child has everything imported, opens the session i
 SQLite connection crosses a fork) and runs the screen on those pipes, as textual-serve expects.
 Children share the parent's memory until they write to it.
 
-Run by the server: python -m annotator.tui.zygote SOCKET SETTINGS_JSON
+Run by the server: python -m annotator.tui.zygote SOCKET SETTINGS_JSON LIFELINE_FD
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib
 import json
 import os
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,19 @@ READY = "ready"
 """The line the zygote prints once it listens."""
 
 
-def _die_with_parent() -> None:
-    """Linux: exit when the server does, however it ends (SIGKILL included)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+def _die_with_server(lifeline: int) -> None:
+    """Exit once the server is gone, however it ended (SIGKILL included): it holds the only
+    write end of ``lifeline``, so a read here ends only then. Called again in each forked tab
+    (threads do not survive a fork); a tab's decisions are committed as they are made, so
+    nothing is lost by ending it there."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(lifeline, 1):
+                pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="lifeline", daemon=True).start()
 
 
 def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
@@ -78,9 +87,9 @@ def _rehearse() -> None:
         asyncio.run(draw(AnnotatorApp(Review(session, "warm", "warm"), "warm.db")))
 
 
-def main(path: str, settings: dict[str, Any]) -> None:
+def main(path: str, settings: dict[str, Any], lifeline: int) -> None:
     """Import everything, listen, fork a screen per request."""
-    _die_with_parent()
+    _die_with_server(lifeline)
     for module in WARM:
         importlib.import_module(module)
     _rehearse()
@@ -101,6 +110,7 @@ def main(path: str, settings: dict[str, Any]) -> None:
                 for target, fd in enumerate(fds):
                     os.dup2(fd, target)
                     os.close(fd)
+                _die_with_server(lifeline)
                 code = 0
                 try:
                     run_tab(settings, json.loads(message))
@@ -125,4 +135,4 @@ def spawn(path: Path, fds: list[int], request: dict[str, Any]) -> int:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], json.loads(sys.argv[2]))
+    main(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]))
