@@ -34,8 +34,20 @@ EXIT_BAD_INPUT = 2
 """Exit status for input or usage a person must fix (click uses 2 for usage errors too)."""
 
 
+WORKFLOW = ("import", "judge", "annotate", "report", "judges", "export", "info", "serve",
+            "split", "sample", "plan", "probe", "prompts", "batches", "import-results", "merge",
+            "copy", "remove-judge")
+"""The commands in the order a team meets them ('annotator --help' lists them so)."""
+
+
 class _Group(click.Group):
-    """A click group that shows AnnotatorError as a sentence and exits 2, never a traceback."""
+    """A click group that shows AnnotatorError as a sentence and exits 2, never a traceback,
+    and lists its commands in workflow order."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """WORKFLOW first, then any command it does not name."""
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: WORKFLOW.index(n) if n in WORKFLOW else len(WORKFLOW))
 
     def invoke(self, ctx: click.Context) -> Any:
         from annotator.errors import AnnotatorError
@@ -269,6 +281,7 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
                 annotator: str | None, group_by: str | None, system: str | None) -> int:
     """--format qrels or run (annotator/trec.py)."""
     from annotator import trec
+    from annotator.columns import MISSING
 
     frame = session.chunk_frame()
     if fmt == "run":
@@ -276,6 +289,14 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
                                                                         group_by, system))
         return written
     verdict = trec.relevance(session, frame, truth, annotator)
+    if not (verdict != MISSING).any():  # before any file is made: an empty qrels scores nothing
+        from annotator.errors import AnnotatorError
+
+        whose = {"human": "people's labels" + (f" ({annotator})" if annotator else ""),
+                 "gold": "gold labels (adjudicate disagreements with 'annotator annotate "
+                 "--adjudicate' first, or use --truth human)"}.get(truth, f"{truth}'s verdicts")
+        raise AnnotatorError(f"No chunk of {session.path} has {whose}: the qrels would be "
+                             "empty, so nothing was written.")
     lines: int = _write_output(output, lambda out: trec.write_qrels(frame, verdict, out))
     return lines
 
@@ -952,8 +973,11 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
             from annotator.report.build import choose_judge
 
             chosen = choose_judge(session, judge)
-            _write_output(output, lambda out: write_chunk_csv(session.export_records(), out,
-                                                              chosen, names))
+            rows = _write_output(output, lambda out: write_chunk_csv(session.export_records(),
+                                                                     out, chosen, names))
+            if output is not None:
+                _say(f"Wrote {counted(rows, 'chunk row')} of judge '{chosen}' to {output}.",
+                     err=True)
             return
         from annotator.report.build import build_report
 

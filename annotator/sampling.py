@@ -119,6 +119,15 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
         names = designs.strata(view.judge_cp, view.systems)
         keys = np.asarray(names)
         sizes = {h: int((keys == h).sum()) for h in set(names)}
+        needed = sum(min(designs.MIN_PER_STRATUM, n) for n in sizes.values())
+        if size < needed:  # nothing stored: a larger draw than asked is no answer
+            systems = len(set(view.systems))
+            raise SessionError(
+                f"The stratified design keeps at least {designs.MIN_PER_STRATUM} goldens in "
+                f"each of its {len(sizes)} strata (the judge's CP quartiles"
+                + (f" within each of {systems} systems" if systems > 1 else "") + "), so it "
+                f"needs --size {needed} or more, not {size}. Ask for {needed}, or draw "
+                f"{size} with --design uniform.")
         spreads = {h: math.sqrt(max(float(view.error[keys == h].mean())
                                     - float(view.bias[keys == h].mean()) ** 2, 0.0))
                    for h in sizes}

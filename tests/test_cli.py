@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.store.session import Session
-from tests.conftest import ROOT, SAMPLES, banking_file, dump, golden, write_lines
+from tests.conftest import PATIENCE, ROOT, SAMPLES, banking_file, dump, golden, write_lines
 from tests.terminal import Terminal, in_terminal
 
 
@@ -197,10 +198,11 @@ def test_an_edited_goldens_file_is_noticed_before_the_screen_opens(tmp_path: Pat
     code, text = in_terminal("annotate", str(source), "--annotator", "alice")
     said = " ".join(text.split())
     assert code == 2, text
+    me = f"{sys.executable} -m annotator"  # hints name the program as it was run
     assert (f"{source} has changed since it was imported into {db}: 1 golden added "
             f"(new-golden); 1 golden changed ({second['id']}). Bring the changes in with "
-            f"'annotator import {source} --session {db} --replace'") in said
-    assert f"or open the session as it is with 'annotator annotate {db}'" in said
+            f"'{me} import {source} --session {db} --replace'") in said
+    assert f"or open the session as it is with '{me} annotate {db}'" in said
     assert dump(db) == before  # nothing stored
     done = run("import", str(source), "--session", str(db), "--replace")
     assert done[0] == 0 and "1 golden added, 1 replaced" in done[1]
@@ -329,3 +331,48 @@ def test_a_name_one_typo_away_is_suggested(tmp_path: Path) -> None:
     assert code == 2 and "Did you mean 'sample-reviewer'?" in err
     code, _, err = run("report", str(db), "--judge", "zzz")
     assert code == 2 and "Did you mean" not in err
+
+
+def test_hints_name_the_program_as_it_was_run(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "annotator"
+    missing = str(tmp_path / "none.db")
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}  # the venv not activated
+    told = subprocess.run([str(script), "info", missing], capture_output=True, text=True,
+                          env=bare, timeout=PATIENCE)
+    assert told.returncode == 2 and f"'{script} import GOLDENS.jsonl" in told.stderr, told.stderr
+    on_path = {**os.environ, "PATH": f"{script.parent}:/usr/bin:/bin"}
+    told = subprocess.run(["annotator", "info", missing], capture_output=True, text=True,
+                          env=on_path, timeout=PATIENCE)
+    assert "'annotator import GOLDENS.jsonl" in told.stderr, told.stderr
+
+
+def test_help_lists_commands_in_workflow_order() -> None:
+    out = CliRunner().invoke(cli, ["--help"]).output
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed[:6] == ["import", "judge", "annotate", "report", "judges", "export"]
+    assert sorted(listed) == sorted(cli.commands)
+
+
+def test_empty_qrels_are_refused_and_a_csv_file_is_announced(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    out = tmp_path / "gold.qrels"
+    code, _, err = run("export", str(db), "--format", "qrels", "--truth", "gold", "--output",
+                       str(out))
+    assert code == 2 and "has gold labels" in err and "nothing was written" in err, err
+    assert "--adjudicate" in err and not out.exists()
+    code, _, err = run("report", str(db), "--format", "csv", "--output", str(tmp_path / "c.csv"))
+    assert code == 0 and f"Wrote 80 chunk rows of judge 'sample-judge' to {tmp_path}" in err, err
+
+
+def test_a_judge_whose_order_makes_cp_worse_is_not_a_negative_share_of_the_way(
+        tmp_path: Path) -> None:
+    # People find the first and third chunks useful; the judge moves the second to the top.
+    rows = [golden(id=f"g{i}", retrieved_contexts=["x", "y", "z"], judge="j",
+                   judge_verdicts=[{"verdict": v} for v in (0, 1, 0)],
+                   human_labels={"ann": [1, 0, 1]}) for i in range(4)]
+    db = str(tmp_path / "s.db")
+    assert run("import", str(write_lines(tmp_path / "g.jsonl", rows)), "--session", db)[0] == 0
+    code, out, _ = run("report", db, "--bootstrap", "0", "--format", "markdown")
+    said = " ".join(out.split())
+    assert code == 0 and "its order makes CP worse than the retriever's" in said
+    assert "% of the way" not in said

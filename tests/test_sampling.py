@@ -123,6 +123,22 @@ def test_the_design_needs_a_judge_that_judged_something(tmp_path: Path) -> None:
         assert session.random_sample() is None  # a refused draw stores nothing
 
 
+def test_a_stratified_sample_smaller_than_its_strata_need_is_refused_with_the_size(
+        tmp_path: Path) -> None:
+    make_session(tmp_path, study()).close()
+    code, out, err = invoke("sample", str(tmp_path / "s.db"), "--size", "2", "--design",
+                            "stratified", "--judge", "j")
+    assert code == 2 and "keeps at least 2 goldens in each of its" in err, out + err
+    needed = int(err.split("needs --size ")[1].split()[0])
+    assert needed > 2 and "--design uniform" in err
+    with Session(tmp_path / "s.db") as session:
+        assert session.random_sample() is None
+    code, out, err = invoke("sample", str(tmp_path / "s.db"), "--size", str(needed), "--design",
+                            "stratified", "--judge", "j", "--format", "json")
+    assert code == 0, err
+    assert len(json.loads(out)["goldens"]) == needed  # what was asked, exactly
+
+
 def test_plan_gives_each_design_a_size_and_rescales_on_labels(tmp_path: Path) -> None:
     goldens = study()
     make_session(tmp_path, goldens).close()

@@ -102,10 +102,8 @@ def headline(report: Report) -> list[str]:
                     f"the judge would choose {'a smaller' if k_judge < k_human else 'a larger'}"
                     " k."))
     if report.reranking and (every := report.reranking[0]).captured.value is not None:
-        lines.append(f"As a reranker of these chunks, the judge would take mean CP from "
-                     f"{every.retrieved.value:.4f} to {every.judge.value:.4f}, "
-                     f"{every.captured.value:.0%} of the way to the {every.ceiling.value:.4f} a "
-                     f"perfect reranker reaches{_share(every.captured)}.")
+        lines.append(_reranking(every.retrieved.value, every.judge.value, every.ceiling.value,
+                                every.captured))
     if report.systems is not None:
         swapped = report.systems.swapped
         if swapped:
@@ -195,3 +193,19 @@ def _share(stat: Stat) -> str:
         return ""
     low, high = stat.interval
     return f" (95% CI {low:.0%} to {high:.0%})"
+
+
+def _reranking(retrieved: float | None, judged: float | None, ceiling: float | None,
+               captured: Stat) -> str:
+    """The judge as a reranker in one sentence: a share of the way to the ceiling only when it
+    is one (0-100%); an order that makes CP worse, or overshoots, said as what it is."""
+    move = f"the judge would take mean CP from {retrieved:.4f} to {judged:.4f}"
+    share = captured.value or 0.0
+    if share < 0:
+        return (f"As a reranker of these chunks, {move}: its order makes CP worse than the "
+                f"retriever's (a perfect reranker reaches {ceiling:.4f}){_share(captured)}.")
+    if share > 1:
+        return (f"As a reranker of these chunks, {move}, past the {ceiling:.4f} people's own "
+                f"order reaches{_share(captured)}.")
+    return (f"As a reranker of these chunks, {move}, {share:.0%} of the way to the "
+            f"{ceiling:.4f} a perfect reranker reaches{_share(captured)}.")
