@@ -706,9 +706,15 @@ def _judge_prompt(session: Session, name: str, prompt_id: str, prompt_file: str 
         from annotator.examples import draw_examples, stored_examples
 
         shown = stored_examples(session, name)
-        prompt = prompt.with_examples(shown if shown is not None and len(shown) == example_count
-                                      else draw_examples(session, example_count, seed,
-                                                         prompt.against, annotator))
+        if shown is not None and len(shown) == example_count:
+            _say(f"Note: judge '{name}' keeps the {counted(len(shown), 'example')} it was shown "
+                 f"when first run, so this run resumes with the same prompt (--seed {seed} draws "
+                 "nothing new). To judge with other examples, give the run a new --name.",
+                 err=True)
+            prompt = prompt.with_examples(shown)
+        else:
+            prompt = prompt.with_examples(draw_examples(session, example_count, seed,
+                                                        prompt.against, annotator))
     return prompt
 
 

@@ -174,7 +174,7 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             except UnsafeJson as error:
                 raise InputError(name, str(error), line=line_no) from None
             seen_any = True
-            if line_no == 1 and (rows := _table_rows(obj)) is not None:
+            if line_no == 1 and (rows := _table_rows(obj, name)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
                 continue
             if type(obj) is dict and CHECK_FIELD in obj:
@@ -290,7 +290,7 @@ def _read_json_document(
         ) from None
     except UnsafeJson as error:
         raise InputError(name, str(error)) from None
-    rows = document if isinstance(document, list) else _table_rows(document)
+    rows = document if isinstance(document, list) else _table_rows(document, name)
     if rows is None:
         # One object that is not a table: one golden, as a JSON Lines file of one line would be.
         yield _checked_unique(validate_golden(document, name, None, notes), name, ids)
@@ -308,10 +308,11 @@ def _rows_as_goldens(rows: list[Any], name: str, ids: dict[str, tuple[str, int]]
                               ids)
 
 
-def _table_rows(document: Any) -> list[Any] | None:
+def _table_rows(document: Any, name: str) -> list[Any] | None:
     """The goldens of a table written by pandas' ``to_json`` in another orientation than
     records: 'columns' (its default: column -> index -> value), 'index' (index -> golden) or
-    'split' (columns, index, data); None when the object is not such a table."""
+    'split' (columns, index, data), or a dict of column lists (Hugging Face datasets'
+    ``to_dict()``); None when the object is not such a table."""
     if not isinstance(document, dict) or not document:
         return None
     if set(document) in ({"columns", "data"}, {"columns", "index", "data"}) and isinstance(
@@ -319,6 +320,16 @@ def _table_rows(document: Any) -> list[Any] | None:
         return [{c: v for c, v in zip(document["columns"], row, strict=False) if v is not None}
                 if isinstance(row, list) else row for row in document["data"]]
     values = list(document.values())
+    if set(document) & {"user_input", "question"} and all(isinstance(v, list) for v in values):
+        # Hugging Face datasets' to_dict() (or a dict of columns): column -> one cell a golden.
+        lengths = {len(v) for v in values}
+        if len(lengths) != 1:
+            raise InputError(name, "this looks like a table of columns (Hugging Face's to_dict()), "
+                             "but its columns differ in length ("
+                             + ", ".join(f"{k}: {len(v)}" for k, v in document.items())
+                             + "); every column needs one cell per golden.")
+        return [{column: cells[i] for column, cells in document.items() if cells[i] is not None}
+                for i in range(lengths.pop())]
     if not all(isinstance(v, dict) for v in values):
         return None
     field_names = _NAMED

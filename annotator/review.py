@@ -390,13 +390,19 @@ class Review:
         self.select(self.cursor + delta)
         return None
 
-    def next_golden(self) -> None:
-        """The next golden in order (wrapping)."""
+    def next_golden(self) -> Outcome:
+        """The next golden in order; past the last, the first again, said on the status line."""
+        wrapped = self.index + 1 >= len(self.golden_ids)
         self.open(self.index + 1)
+        return Outcome(True, f"That was the last of {len(self.golden_ids):,} goldens: back to "
+                             "the first." if wrapped and len(self.golden_ids) > 1 else "")
 
-    def previous_golden(self) -> None:
-        """The previous golden in order (wrapping)."""
+    def previous_golden(self) -> Outcome:
+        """The previous golden in order; before the first, the last, said on the status line."""
+        wrapped = self.index == 0
         self.open(self.index - 1)
+        return Outcome(True, f"That was the first of {len(self.golden_ids):,} goldens: on to "
+                             "the last." if wrapped and len(self.golden_ids) > 1 else "")
 
     def go_to(self, golden_id: str) -> None:
         """Show the golden with this id."""

@@ -339,6 +339,26 @@ def test_every_orientation_pandas_writes_is_read(tmp_path: Path, orient: str,
                        'are kept under "alice".']
 
 
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_dict_of_columns_as_hugging_face_to_dict_writes_is_read(tmp_path: Path,
+                                                                  suffix: str) -> None:
+    import pandas as pd
+
+    # datasets.Dataset.to_dict() is column -> list of cells, as pandas' to_dict("list").
+    table = {"question": ["q1", "q2"], "contexts": [["a", "b"], ["c"]],
+             "ground_truth": ["r1", "r2"], "id": ["g1", "g2"]}
+    assert pd.DataFrame(table).to_dict(orient="list") == table
+    path = tmp_path / f"hf{suffix}"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    records = list(read_goldens(path))
+    assert [(r.id, r.user_input, r.retrieved_contexts, r.reference) for r in records] == [
+        ("g1", "q1", ["a", "b"], "r1"), ("g2", "q2", ["c"], "r2")]
+    path.write_text(json.dumps({**table, "ground_truth": ["r1"]}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"columns differ in length \(question: 2, contexts: "
+                                         r"2, ground_truth: 1"):
+        list(read_goldens(path))
+
+
 def test_names_differing_only_by_case_are_warned_about_and_spaces_dropped(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

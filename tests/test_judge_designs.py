@@ -240,10 +240,13 @@ def test_examples_come_only_from_dev_goldens_and_are_never_scored(tmp_path: Path
         # A rerun shows the same examples (though a new judge has erred since): it resumes.
         asked = len(server.requests)
         again = CliRunner().invoke(cli, ["judge", str(session.path), "--model", "fake-model",
-                                         "--examples", "6", "--seed", "1",
+                                         "--examples", "6", "--seed", "2",
                                          "--base-url", server.base_url],
                                    env={"OPENAI_API_KEY": "k"})
         assert again.exit_code == 0 and len(server.requests) == asked, again.output
+        # ...and says so, with the way to other examples.
+        assert "keeps the 6 examples it was shown" in again.stderr
+        assert "--seed 2 draws nothing new" in again.stderr and "new --name" in again.stderr
     shown = session.judge_examples()["fake-model-builtin-ex6"]
     assert len(shown) == 6 and {splits[g] for g, _, _ in shown} == {"dev"}
     assert sorted(v for _, _, v in shown) == [0, 0, 0, 1, 1, 1]  # balanced

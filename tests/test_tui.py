@@ -135,9 +135,15 @@ async def test_next_and_previous_golden(session: Session) -> None:
         assert app.review.index == 1
         cards = app.screen.query(ChunkCard)
         assert len(cards) == len(app.review.golden.chunks) == 6
-        await pilot.press("left_square_bracket", "left_square_bracket")
-        assert app.review.index == 15  # wraps to the last golden
+        await pilot.press("left_square_bracket")
+        assert status(app) == ""
+        await pilot.press("left_square_bracket")
+        assert app.review.index == 15  # wraps to the last golden, and says so
+        assert status(app) == "That was the first of 16 goldens: on to the last."
         assert len(app.screen.query(ChunkCard)) == len(app.review.golden.chunks)
+        await pilot.press("right_square_bracket")
+        assert app.review.index == 0
+        assert status(app) == "That was the last of 16 goldens: back to the first."
 
 
 async def test_comment_is_saved_and_shown(session: Session, db: Path) -> None:

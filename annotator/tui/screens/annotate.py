@@ -151,12 +151,10 @@ class AnnotateScreen(Screen[None]):
             self._select_card()
 
     def action_next_golden(self) -> None:
-        self.review.next_golden()
-        self.say(Outcome(True))
+        self.say(self.review.next_golden())
 
     def action_previous_golden(self) -> None:
-        self.review.previous_golden()
-        self.say(Outcome(True))
+        self.say(self.review.previous_golden())
 
     def action_unfold(self) -> None:
         cards = list(self.query(ChunkCard))
