@@ -863,7 +863,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         stored_settings,
     )
     from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
-    from annotator.progress import judging
+    from annotator.progress import judging, working
     from annotator.report.build import choose_judge
 
     chosen = parse_kinds(kinds)
@@ -874,8 +874,10 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         url = base_url or stored.base_url
         _, url_secrets = without_credentials(base_url)
         key = _api_key(url)
-        _say(summary(add_probes(session, goldens=golden_count, per_golden=per_golden,
-                                kinds=chosen, seed=seed)))
+        with working("Making noise chunks from other goldens"):
+            made = add_probes(session, goldens=golden_count, per_golden=per_golden,
+                              kinds=chosen, seed=seed)
+        _say(summary(made))
         options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                              max_wait=max_wait)
         stats = RunStats()
@@ -1001,9 +1003,12 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
 
 def _write_document(fmt: str, output: str | None, document: Document) -> None:
     """Write a report or leaderboard in one format, to standard output or a file."""
+    from annotator.progress import working
     from annotator.report.output import write
 
-    _write_output(output, lambda out: write(document, fmt, out))
+    with working(f"Writing the {fmt} {document.what}" + (" (drawing its charts)"
+                                                         if fmt == "html" else "")):
+        _write_output(output, lambda out: write(document, fmt, out))
     if output is not None:
         _say(f"Wrote the {fmt} {document.what} to {output}.", err=True)
 

@@ -46,6 +46,23 @@ def counter(description: str, *, unit: str, total: int | None = None
         yield lambda done: progress.update(task, completed=done)
 
 
+@contextmanager
+def working(description: str) -> Iterator[None]:
+    """A spinner with the time taken, on a terminal, for a step with nothing to count."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
+                  TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as progress:
+        progress.add_task(visible(description), total=None)
+        yield
+
+
 def _counting_bar() -> Progress:
     """A bar of done out of total with a line of figures beside it, on stderr (off when
     stderr is not a terminal)."""

