@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,11 @@ def test_the_judges_command_in_every_format(tmp_path: Path, fmt: str) -> None:
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
     if fmt in ("table", "markdown", "html"):
-        assert "a vs b" in text and "a is better" in text
+        words = " ".join(text.split())
+        assert "a is better" in words
+        # A pair is two lines in a table's cell: "a", then "vs b" below it.
+        assert re.search(r"^a\s.*\n\s*vs b\b", text, re.MULTILINE) if fmt == "table" else \
+            "a vs b" in words
     if fmt == "json":
         data = json.loads(text)
         assert [j["judge"] for j in data["judges"]] == ["a", "b"] and data["best"] == "a"
@@ -238,3 +243,16 @@ def test_judges_without_verdicts_are_no_default_and_can_be_removed(tmp_path: Pat
     assert "alice" not in refused.stderr and "bob (1)" in refused.stderr
     with Session(db) as session:
         assert session.judge_verdict_counts() == {"a": 200}
+
+
+def test_judge_names_are_never_split_in_a_narrow_terminal(tmp_path: Path) -> None:
+    names = ["fake-judge-builtin", "gpt-4o-mini-listwise-ex8", "llama3.1-8b-instruct-q4"]
+    make_session(tmp_path, study(dict.fromkeys(names, 0.1), goldens=20)).close()
+    result = CliRunner().invoke(cli, ["judges", str(tmp_path / "s.db"), "--bootstrap", "50"],
+                                env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    for name in names:  # each row's name whole on one line, in every table that lists judges
+        rows = [line for line in lines if line.lstrip().startswith(name[:8])]
+        assert rows and all(name in line for line in rows), (name, rows)

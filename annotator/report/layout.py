@@ -489,13 +489,15 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
         names = [row.judge for row in board.judges]
         kappa = {(a.first, a.second): a for a in board.agreement}
         kappa.update({(a.second, a.first): a for a in board.agreement})
+        # Columns by number, rows by number and name: a name is never cut to a column's width.
         blocks.append(Grid(
             "judge_agreement", "Judges against each other: Cohen's kappa",
-            ["judge", *names],
-            [[a, *("-" if a == b else value(kappa[a, b].kappa, 3, short=True)
-                   for b in names)] for a in names],
+            ["judge", *map(str, range(1, len(names) + 1))],
+            [[f"{i}. {a}", *("-" if a == b else value(kappa[a, b].kappa, 3, short=True)
+                             for b in names)] for i, a in enumerate(names, 1)],
             ["On the chunks both judges judged, people's labels aside: two judges with a "
-             "high kappa between them tend to fail on the same chunks."]))
+             "high kappa between them tend to fail on the same chunks. Columns are the judges "
+             "numbered as the rows."]))
     if any(row.probes for row in board.judges):
         blocks.append(_probe_grid("judges_probes", [(row.judge, row.probes)
                                                     for row in board.judges]))
@@ -511,7 +513,7 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
             "pairs", "Pairs: who is right where the other is wrong",
             ["pair", *own, "first only right", "second only right", "kappa difference",
              "McNemar p (cluster)", "Holm p", "verdict"],
-            [[f"{p.first} vs {p.second}", *([f"{p.chunks:,}"] if own else []),
+            [[f"{p.first}\nvs {p.second}", *([f"{p.chunks:,}"] if own else []),
               str(p.first_only_right), str(p.second_only_right),
               with_interval(p.kappa_difference, 3), value(p.p, 4, short=True),
               value(p.p_holm, 4, short=True),

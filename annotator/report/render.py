@@ -11,6 +11,9 @@ from annotator.report.layout import Block, Grid, Paragraphs, layout, report_titl
 from annotator.report.model import Report
 from annotator.text import visible
 
+NAME_WIDTH = 40
+"""The longest first-column name kept whole on one line; a longer one folds."""
+
 
 def rich_blocks(blocks: list[Block]) -> RenderableType:
     """Blocks as Rich renderables; text from the session is never read as markup."""
@@ -28,8 +31,15 @@ def rich_blocks(blocks: list[Block]) -> RenderableType:
                       show_header=any(block.columns), header_style="bold", box=None,
                       padding=(0, 2, 0, 0), show_edge=False)
         for i, column in enumerate(block.columns):
+            # The first column names the row (a judge, a person, a pair on two lines): a name
+            # is never split (up to NAME_WIDTH); the other columns wrap around it.
+            names = i == 0
+            longest = max((len(line) for row in block.rows if row
+                           for line in visible(row[0]).split("\n")), default=0) if names else 0
             table.add_column(Text(visible(column)), style="bold" if i == 0 and block.id != "worst"
-                             else None, overflow="fold")
+                             else None, overflow="fold",
+                             min_width=min(longest, NAME_WIDTH) if names else None,
+                             no_wrap=names and longest <= NAME_WIDTH)
         for row in block.rows:
             table.add_row(*(Text(visible(cell), style="dim" if cell.startswith("undefined")
                                  else "") for cell in row))
