@@ -1085,11 +1085,11 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
     """Say how many goldens each sampling design needs before anyone starts labelling.
 
     From the judge's expected error on each golden (its P(relevant), else its disagreement
-    with other judges); once people have labelled ten goldens or more, rescaled to what they
-    found. Reads the session only.
+    with other judges); once people have labelled twenty goldens or more, rescaled to what
+    they found. Reads the session only.
     """
     from annotator.report.build import choose_judge
-    from annotator.sampling import plan
+    from annotator.sampling import CALIBRATE_FROM, plan
 
     with _open(session_path) as session:
         chosen = choose_judge(session, judge)
@@ -1101,11 +1101,19 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
         note = ("  (every golden; the target may be out of reach)" if n >= planned.goldens
                 else "  (fewest)" if n == best else "")
         _say(f"  {design:10s} {n:7,}{note}")
-    _say(f"Expected error from {planned.source}" + (
-        f", rescaled to what people found on {planned.calibrated_on} labelled goldens."
-        if planned.calibrated_on else "."))
+    if planned.calibrated_on:
+        _say(f"Expected error from {planned.source}, rescaled to what people found on "
+             f"{planned.calibrated_on} labelled goldens.")
+    else:
+        # Before people's labels the sizes are only as good as the judge's confidence: a
+        # judge sure of random verdicts made them about a tenth short (tests/test_designs.py).
+        _say(f"Expected error from {planned.source}. Until people have labelled "
+             f"{CALIBRATE_FROM} goldens these sizes take the judge at its word (one sure of "
+             "random verdicts makes them about a tenth short); then run this again: it "
+             "rescales them to what people found.")
     _say("Active leans on the judge's confidence: where that is miscalibrated (the report's "
-         "ECE), prefer stratified. Draw with 'annotator sample SESSION --size N --design D'.")
+         f"ECE), prefer stratified. Draw with 'annotator sample {session_path} --size N "
+         "--design D'.")
 
 
 @cli.command("judges")

@@ -20,7 +20,7 @@ from annotator.checks import Check, is_turn, next_check
 from annotator.columns import MISSING
 from annotator.errors import NotSaved, SessionError
 from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
-from annotator.resolve import judge_named
+from annotator.resolve import judge_named, one_judge
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
@@ -276,6 +276,11 @@ class Review:
         if latest == self._latest_verdict:
             return False
         self._latest_verdict = latest
+        if self.judge is None:
+            # Opened before any judge had verdicts: take the first one to store some, as
+            # opening the screen now would (several at once: the person picks on reopening).
+            with contextlib.suppress(SessionError):
+                self.judge = one_judge(self.session.judges_judged(), None, required=False)
         self.reload()
         # The overall agreement moves with the new verdicts: the screen reads the totals again
         # in a worker (count, apply), showing the ones it has meanwhile.

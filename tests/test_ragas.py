@@ -206,3 +206,22 @@ def test_the_ragas_path_records_tokens_and_every_request(tmp_path: Path) -> None
     assert stats.tokens_in == sum(usage) == sum(c["tokens_in"] for c in calls) > 0
     assert stats.tokens_out == sum(c["tokens_out"] for c in calls) > 0
     assert stats.requests == sent == sum(c["requests"] for c in calls) > len(calls)
+
+
+def test_a_model_ragas_cannot_read_stops_at_once_with_a_sentence(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with FakeOpenAI() as server:
+        server.default = "malformed"  # every reply: RAGAS's instructor retries, then gives up
+        done = subprocess.run(
+            [sys.executable, "-m", "annotator", "judge", str(db), "--model", "m", "--prompt",
+             "ragas", "--base-url", server.base_url, "--name", "weak", "--concurrency", "1"],
+            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk"})
+        sent = len(server.requests)
+    assert done.returncode == 2, done.stderr
+    error = " ".join(done.stderr.split())
+    assert "Stopped after 3 calls failed the same way, before any verdict: the reply is not the " \
+           "JSON object RAGAS asks for (reason, verdict) (Invalid JSON" in error
+    assert "in 4 attempts" in error and "--prompt builtin" in error
+    # instructor's own log lines and exception dumps never reach the person
+    assert "Max retries" not in done.stderr and "InstructorRetryException" not in done.stderr
+    assert sent == 12  # 3 calls of RAGAS's 4 attempts, none repeated by our retries

@@ -149,7 +149,10 @@ def test_plan_gives_each_design_a_size_and_rescales_on_labels(tmp_path: Path) ->
              if line.strip().split(" ")[0] in ("uniform", "stratified", "active")}
     assert set(sizes) == {"uniform", "stratified", "active"}
     assert all(n > 0 for n in sizes.values()) and "(fewest)" in out
-    assert "P(relevant) on 160 goldens" in out and "rescaled" not in out
+    assert "P(relevant) on 160 goldens" in out and "rescaled to" not in out
+    # Before people's labels the sizes take the judge at its word, and the plan says so.
+    assert "Until people have labelled 20 goldens these sizes take the judge at its word" in out
+    assert f"sample {db} --size N --design D" in out  # the follow-up names this session
     # A judge unsure everywhere alike gains nothing from leaning on its confidence.
     assert sizes["active"] <= sizes["uniform"]
     # Halving the width needs about four times the goldens from an endless population:
@@ -166,6 +169,7 @@ def test_plan_gives_each_design_a_size_and_rescales_on_labels(tmp_path: Path) ->
         label(session, goldens, [g["id"] for g in goldens[:20]])
     code, out3, _ = invoke("plan", db, "--target-width", "0.05")
     assert code == 0 and "rescaled to what people found on 20 labelled goldens" in out3
+    assert "Until people" not in out3
 
 
 @pytest.mark.parametrize("design", ["stratified", "active"])

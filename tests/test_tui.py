@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,7 +25,7 @@ from annotator.tui.screens.help import HelpScreen
 from annotator.tui.screens.queue import QueueScreen
 from annotator.tui.screens.stats import StatsScreen
 from annotator.tui.widgets.chunk_card import ChunkCard
-from tests.conftest import BANKING, ROOT, banking_file, golden, write_lines
+from tests.conftest import BANKING, PATIENCE, ROOT, banking_file, golden, write_lines
 
 SIZE = (140, 50)
 T = TypeVar("T")
@@ -230,6 +231,42 @@ async def test_statistics_screen_numbers_come_from_the_core(session: Session) ->
         assert isinstance(app.screen, AnnotateScreen)
 
 
+async def test_below_100_columns_the_statistics_screen_says_undefined_once_per_table(
+        session: Session) -> None:
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("a", "a", "f", "s")  # three chunks: no golden complete, so no CP
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        narrow = _screen_text(app)
+        assert "undefined: no golden is complete" not in narrow
+        assert "mean CP, human labels" not in narrow  # rows without a value are left out
+        assert "rows with no value left out. Undefined: no golden is complete under" in narrow
+        assert "Cohen's kappa" in narrow and "0.4000" in narrow  # the defined ones stay
+        await pilot.resize_terminal(140, 50)
+        await until(pilot, lambda: "mean CP, human labels" in _screen_text(app),
+                    "the whole report at 140 columns")
+        wide = _screen_text(app)
+        assert "undefined: no golden is complete under both label sets" in wide
+        assert "left out" not in wide
+
+
+def test_folding_undefined_keeps_values_and_counts_reasons() -> None:
+    from annotator.report.layout import Grid
+    from annotator.report.render import fold_undefined
+
+    grid = Grid("g", "t", ["statistic", "a", "b"],
+                [["one", "undefined: no pairs", "undefined: no pairs"],
+                 ["two", "0.5", "undefined: single class"],
+                 ["three", "0.1", "0.2"]], ["a note"])
+    folded = fold_undefined(grid)
+    assert folded.rows == [["two", "0.5", "undefined"], ["three", "0.1", "0.2"]]
+    assert folded.notes == ["1 row with no value left out. Undefined: no pairs (2); "
+                            "single class.", "a note"]
+    whole = Grid("g", "t", ["x", "y"], [["a", "1"]])
+    assert fold_undefined(whole) is whole
+
+
 async def test_queue_filters_and_jumps(session: Session) -> None:
     app = make_app(session)
     async with app.run_test(size=SIZE) as pilot:
@@ -356,6 +393,18 @@ async def test_at_80x24_the_chunks_get_the_width_and_the_footer_keeps_every_key(
         shown = [k.key_display for k in screen.query(FooterKey)
                  if k.region.right <= 80 and k.region.width > 0]
         assert shown[:9] == ["a", "f", "1", "0", "u", "g", "s", "?", "q"]
+        # The golden's panel is cut short at 24 lines: its border says so, and e opens it whole.
+        panel = screen.query_one("#golden-scroll")
+        await until(pilot, lambda: panel.border_subtitle == "more: e expands",
+                    "the panel to say the reference is cut short")
+        assert panel.max_scroll_y > 0
+        await pilot.press("e")
+        await until(pilot, lambda: panel.border_subtitle == "e shrinks", "the panel to expand")
+        assert panel.max_scroll_y == 0 and "rural branches" in str(
+            screen.query_one("#golden", Static).render())
+        await pilot.press("e")
+        await until(pilot, lambda: panel.border_subtitle == "more: e expands",
+                    "the panel to shrink")
         await pilot.resize_terminal(130, 46)
         await pilot.pause()
         assert screen.has_class("-wide") and screen.query_one("#summary").display
@@ -449,15 +498,53 @@ async def test_verdicts_from_a_judge_running_elsewhere_appear_as_they_land(tmp_p
                 assert sum("no verdict yet" in str(c.content) for c in cards) == 4
                 await pilot.press("right_square_bracket", "1", "0")  # decided before judged
                 subprocess.run(judge, env=env, cwd=ROOT, check=True, capture_output=True)
-                await pilot.pause(1.5)  # one poll interval and a redraw
                 fresh = Review(s, "alice", "m-builtin")
-                assert app.review.overall == fresh.overall and app.review.overall.n == 2
+                await until(pilot, lambda: app.review.overall == fresh.overall,
+                            "the screen's totals to take in the new verdicts")
+                assert app.review.overall.n == 2
                 await pilot.press("left_square_bracket")
                 assert not any("no verdict yet" in str(c.content) for c in cards)
                 summary = str(app.screen.query_one("#summary", Static).content)
                 assert "hidden or not judged" not in summary
                 await pilot.press("a")
                 assert s.labels("alice")[s.golden("savings-min-balance").chunks[0].id].action == "accept"
+
+
+async def test_a_screen_opened_before_any_judge_shows_the_first_judges_verdicts(
+        tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.fake_openai import FakeOpenAI
+
+    plain = [{k: v for k, v in json.loads(line).items()
+              if k not in ("judge", "judge_verdicts", "human_labels")}
+             for line in BANKING.read_text(encoding="utf-8").splitlines()]
+    source = write_lines(tmp_path / "plain.jsonl", plain)
+    db = tmp_path / "s.db"
+    with Session(db) as s:
+        s.import_goldens(read_goldens(source), path=str(source))
+    with Session(db) as s, FakeOpenAI() as server:
+        app = AnnotatorApp(Review(s, "alice", None), "s.db")  # labelling before any judge
+        async with app.run_test(size=SIZE) as pilot:
+            cards = list(app.screen.query(ChunkCard))
+            assert all("no verdict yet" in str(c.content) for c in cards)
+            await pilot.press("1")  # decided before anyone judged
+            subprocess.run([sys.executable, "-m", "annotator", "judge", str(db), "--model", "m",
+                            "--base-url", server.base_url, "--limit", "10"],
+                           env={**os.environ, "OPENAI_API_KEY": "sk-test"}, cwd=ROOT, check=True,
+                           capture_output=True)
+            await until(pilot, lambda: not any("no verdict yet" in str(c.content)
+                                               for c in app.screen.query(ChunkCard)),
+                        "the new judge's verdicts on the screen")
+            assert app.review.judge == "m-builtin"
+            assert "m-builtin" in str(app.screen.query_one("#header", Static).content)
+            await until(pilot, lambda: app.review.overall.n == 1, "the totals to count")
+            await pilot.press("a")  # the judge's verdict is there to accept
+            label = s.labels("alice")[s.golden("savings-min-balance").chunks[1].id]
+            assert label.action == "accept"
 
 
 def ready(screen: QueueScreen | StatsScreen) -> bool:
@@ -527,13 +614,13 @@ async def test_statistics_screen_computes_in_a_worker_and_keys_work_meanwhile(
             assert review.finished == ["report"] and isinstance(app.screen, AnnotateScreen)
 
 
-async def until(pilot: Any, condition: Callable[[], bool]) -> None:
-    """Let the app process messages until the condition holds (no clock: a bounded count)."""
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause()
-    raise AssertionError("the condition never held")
+async def until(pilot: Any, condition: Callable[[], bool], what: str = "the condition") -> None:
+    """Let the app run until the condition holds (a screen polling the file needs a second or
+    two; a loaded machine more), failing after PATIENCE seconds."""
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {PATIENCE:.0f} s for {what}, in vain"
+        await pilot.pause(0.02)
 
 
 async def test_queue_screen_shows_its_first_page_while_reading_the_rest_and_keeps_the_filter(

@@ -31,8 +31,9 @@ from openai import AsyncOpenAI
 
 from annotator.judge.limiter import RateLimiter
 from annotator.judge.template import BINARY, Reply, TemplatePrompt
-from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt
+from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt, UnreadableReplies
 from annotator.models import canonical_json
+from annotator.text import counted
 from annotator.verdict import is_verdict
 
 LOCAL_KEY = "not-needed"
@@ -214,7 +215,11 @@ async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: Li
         result.unsupported.discard("response_format")  # the library chooses its own format
     except openai.APIConnectionError as error:
         result = connection_error(client, error, elapsed_ms(start))
-    except Exception as error:  # the library's retry/validation errors, among others
+    except UnreadableReplies as error:
+        # The library has retried already: asking again repeats its attempts to no end.
+        result = CallResult(error=f"{error.why}, in {counted(error.attempts, 'attempt')}",
+                            raw_reply=error.last_reply, cause="reply", retryable=False)
+    except Exception as error:  # the library's other errors
         result = CallResult(error=f"{error.__class__.__name__}: {str(error)[:300]}",
                             cause="library")
     else:

@@ -34,11 +34,15 @@ class Group:
 
     def sentence(self) -> str:
         """'64 failed calls: the reply is not valid JSON (...), e.g. "Sure! Here is"; raise ...'."""
-        text = f"{counted(self.count, 'failed call')}: {self.error}"
-        if self.raw_reply is not None:
-            shown = shortened(self.raw_reply, 60)
-            text += f", e.g. the reply {json.dumps(shown, ensure_ascii=False)}"
-        return text + (f"; {self.advice}" if self.advice else "") + "."
+        return (f"{counted(self.count, 'failed call')}: {self.error}{self.example()}"
+                + (f"; {self.advice}" if self.advice else "") + ".")
+
+    def example(self) -> str:
+        """', e.g. the reply "Sure! Here is"' when the kind kept a reply, else ''."""
+        if self.raw_reply is None:
+            return ""
+        shown = shortened(self.raw_reply, 60)
+        return f", e.g. the reply {json.dumps(shown, ensure_ascii=False)}"
 
 
 def kind(result: CallResult) -> tuple[str, str, bool]:
@@ -70,7 +74,14 @@ def kind(result: CallResult) -> tuple[str, str, bool]:
                 "may be answering instead)", True)
     if result.cause == "reply":
         # One group per sentence, without its detail: "not valid JSON (Expecting value...)".
-        return ("reply: " + (result.error or "").split(" (")[0], REPLY_ADVICE, False)
+        key = "reply: " + (result.error or "").split(" (")[0]
+        if not result.retryable:
+            # A prompt's own library (RAGAS's instructor) retried already and still read
+            # nothing: a model that fails so on the first chunks fails so on every one.
+            return (key, "use a model that follows JSON instructions (a larger or "
+                    "instruction-tuned one), or --prompt builtin, whose JSON the server enforces "
+                    "where it can", True)
+        return (key, REPLY_ADVICE, False)
     return (f"{result.cause}: {result.error}", "", False)
 
 

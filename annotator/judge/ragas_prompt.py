@@ -8,14 +8,16 @@ Unlike RAGAS, the per-chunk verdict and reason are kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import AnnotatorError
 from annotator.judge.prompts import parse_reply
 from annotator.judge.template import BINARY
-from annotator.judge.types import Against, Reading
+from annotator.judge.types import Against, Reading, UnreadableReplies
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -28,6 +30,11 @@ RAGAS_MAX_TOKENS = 1024
 def _ragas() -> Any:
     """The ragas modules we use, or an error saying how to install them."""
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no telemetry calls from a test or CI
+    # instructor logs each spent retry as an error; with no handler, Python would print it on
+    # the person's terminal. The failure reaches the run's summary as a sentence instead.
+    instructor_log = logging.getLogger("instructor")
+    if not instructor_log.handlers:
+        instructor_log.addHandler(logging.NullHandler())
     try:
         import ragas
         from ragas.llms import llm_factory
@@ -93,5 +100,33 @@ class RagasPrompt:
         if llm is None:
             _, llm_factory, _ = _ragas()
             llm = self._llms[id(client)] = llm_factory(model, provider="openai", client=client)
-        reply = await llm.agenerate(messages[0]["content"], self._util.ContextPrecisionOutput)
+        try:
+            reply = await llm.agenerate(messages[0]["content"], self._util.ContextPrecisionOutput)
+        except Exception as error:
+            if (given_up := _retries_spent(error)) is not None:
+                raise given_up from None
+            raise
         return reply.verdict, reply.reason, reply.model_dump_json()
+
+
+def _retries_spent(error: BaseException) -> UnreadableReplies | None:
+    """instructor's "max retries exceeded" (RAGAS's wrapper), as our own error, with the last
+    reply's text and why it did not parse; None for any other error."""
+    attempts = getattr(error, "n_attempts", None)
+    if not isinstance(attempts, int):
+        return None
+    last = getattr(error, "last_completion", None)
+    try:
+        content = last.choices[0].message.content  # type: ignore[union-attr]
+    except (AttributeError, IndexError, TypeError):
+        content = None
+    why = "the reply is not the JSON object RAGAS asks for (reason, verdict)"
+    failed = getattr(error, "failed_attempts", None) or []
+    problem = getattr(failed[-1], "exception", None) if failed else None
+    details = getattr(problem, "errors", None)
+    if callable(details):
+        with contextlib.suppress(Exception):  # a pydantic ValidationError's first problem
+            first = details()[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            why += f" ({where + ': ' if where else ''}{first['msg']})"
+    return UnreadableReplies(attempts, why, content if isinstance(content, str) else None)

@@ -652,7 +652,8 @@ class JudgeStopped(AnnotatorError):
         group = self.group
         # Read when shown: the judge is removed after this was raised, on the way out of the run.
         return (f"Stopped after {group.count} calls failed the same way, before any verdict: "
-                f"{group.error}" + (f"; {group.advice}" if group.advice else "") + ". Nothing "
+                f"{group.error}{group.example()}" + (f"; {group.advice}" if group.advice else "")
+                + ". Nothing "
                 "was " + ("judged in this run." if self.stats.kept
                           else "stored (the judge is not kept)."))
 

@@ -81,13 +81,24 @@ class JudgePrompt(Protocol):
         ...
 
 
+class UnreadableReplies(Exception):
+    """A prompt's own library gave up: none of its attempts' replies parsed (the last kept)."""
+
+    def __init__(self, attempts: int, why: str, last_reply: str | None) -> None:
+        super().__init__(f"{attempts} attempts: {why}")
+        self.attempts = attempts
+        self.why = why
+        self.last_reply = last_reply
+
+
 @runtime_checkable
 class LibraryPrompt(Protocol):
     """A prompt whose own library sends the request (through our client, so it is metered)."""
 
     async def generate(self, client: AsyncOpenAI, model: str,
                        messages: list[dict[str, str]]) -> tuple[object, str | None, str]:
-        """(verdict as the library parsed it, reason, raw reply) for one chunk."""
+        """(verdict as the library parsed it, reason, raw reply) for one chunk; raises
+        UnreadableReplies when the library's own retries end without a reply it could read."""
         ...
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
@@ -9,16 +12,58 @@ from rich.text import Text
 
 from annotator.report.layout import Block, Grid, Paragraphs, layout, report_title
 from annotator.report.model import Report
-from annotator.text import visible
+from annotator.text import counted, visible
 
 NAME_WIDTH = 40
 """The longest first-column name kept whole on one line; a longer one folds."""
 
 
-def rich_blocks(blocks: list[Block]) -> RenderableType:
-    """Blocks as Rich renderables; text from the session is never read as markup."""
+UNDEFINED = "undefined"
+
+
+def _undefined_reason(cell: str) -> str | None:
+    """Why a cell is undefined ('undefined: reason'), or None for a cell with a value."""
+    if not cell.startswith(UNDEFINED):
+        return None
+    return cell[len(UNDEFINED):].lstrip(": ").strip() or "undefined"
+
+
+def fold_undefined(grid: Grid) -> Grid:
+    """The grid's rows that have a value, and one note on the rest: how many, and why.
+
+    A narrow screen cannot afford a wrapped "undefined: reason" in every cell: a row with no
+    value at all goes, a partly defined row keeps its values (its undefined cells read
+    "undefined"), and the reasons are said once, most frequent first.
+    """
+    reasons: Counter[str] = Counter()
+    rows: list[list[str]] = []
+    dropped = 0
+    for row in grid.rows:
+        why = [_undefined_reason(cell) for cell in row[1:]]
+        reasons.update(r for r in why if r is not None)
+        if row[1:] and all(r is not None for r in why):
+            dropped += 1
+            continue
+        rows.append([row[0], *(UNDEFINED if r is not None else cell
+                                for cell, r in zip(row[1:], why, strict=True))])
+    if not reasons:
+        return grid
+    said = "; ".join(f"{reason} ({n})" if n > 1 else reason
+                     for reason, n in reasons.most_common())
+    line = (f"{counted(dropped, 'row')} with no value left out. " if dropped else "") + \
+        f"Undefined: {said}."
+    return replace(grid, rows=rows, notes=[line, *grid.notes])
+
+
+def rich_blocks(blocks: list[Block], *, narrow: bool = False) -> RenderableType:
+    """Blocks as Rich renderables; text from the session is never read as markup.
+
+    ``narrow`` (a screen below 100 columns) folds each table's undefined cells into one line.
+    """
     parts: list[RenderableType] = []
     for block in blocks:
+        if narrow and isinstance(block, Grid):
+            block = fold_undefined(block)
         if isinstance(block, Paragraphs):
             style = "bold" if block.id == "headline" else ""
             body = Text("\n").join(Text(visible(line), style=style) for line in block.lines)
@@ -49,9 +94,9 @@ def rich_blocks(blocks: list[Block]) -> RenderableType:
     return Group(*parts)
 
 
-def rich_report(report: Report) -> RenderableType:
-    """The whole report for a terminal, the headline first."""
-    return rich_blocks(layout(report))
+def rich_report(report: Report, *, narrow: bool = False) -> RenderableType:
+    """The whole report for a terminal, the headline first (see rich_blocks for ``narrow``)."""
+    return rich_blocks(layout(report), narrow=narrow)
 
 
 def _md_text(text: str) -> str:

@@ -56,6 +56,7 @@ class AnnotateScreen(Screen[None]):
         footer = self.query_one(Footer)
         footer.compact = self.size.width < NARROW_BELOW
         footer.show_command_palette = self.size.width >= NARROW_BELOW
+        self.call_after_refresh(self._mark_golden_overflow)
 
     POLL_SECONDS = 1.0
     """How often to look for verdicts a judge running elsewhere has stored."""
@@ -115,7 +116,16 @@ class AnnotateScreen(Screen[None]):
         self.query_one("#summary-line", Static).update(render.summary_line(review, comparison))
         self.call_after_refresh(self._select_card)
 
+    def _mark_golden_overflow(self) -> None:
+        # The panel's bottom border says when the golden is cut short, and how to read it all.
+        panel = self.query_one("#golden-scroll", VerticalScroll)
+        if panel.has_class("-expanded"):
+            panel.border_subtitle = "e shrinks"
+        else:
+            panel.border_subtitle = "more: e expands" if panel.max_scroll_y > 0 else ""
+
     def _select_card(self) -> None:
+        self._mark_golden_overflow()
         cards = list(self.query_one("#chunks", VerticalScroll).query(ChunkCard))
         for i, card in enumerate(cards):
             card.set_class(i == self.review.cursor, "-selected")
@@ -161,6 +171,11 @@ class AnnotateScreen(Screen[None]):
         card = cards[self.review.cursor]
         card.unfolded = not card.unfolded
         self.redraw()
+
+    def action_expand(self) -> None:
+        panel = self.query_one("#golden-scroll", VerticalScroll)
+        panel.toggle_class("-expanded")
+        self.call_after_refresh(self._mark_golden_overflow)
 
     def _with_note(self, then: Callable[[str], Outcome], prompt: str | None = None,
                    current: str | None = None) -> None:

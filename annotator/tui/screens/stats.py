@@ -3,11 +3,12 @@
 It is the report ``annotator report`` prints, without the bootstrap; the command adds the 95%
 intervals. The report is built in a worker thread (Review.report reads through its own
 connection), so on a large session the screen says it is computing and keys keep working.
+Below 100 columns each table keeps its rows with a value and says in one line how many are
+undefined and why (report.render.fold_undefined).
 """
 
 from __future__ import annotations
 
-from rich.console import RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -18,7 +19,10 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from annotator.errors import SessionError
+from annotator.report.model import Report
+from annotator.report.render import rich_report
 from annotator.review import Review
+from annotator.tui.screens.annotate import NARROW_BELOW
 
 COMPUTING = "Computing the statistics for this session…  (escape goes back; keys keep working)"
 
@@ -33,6 +37,8 @@ class StatsScreen(Screen[None]):
         self.review = review
         self.ready = False
         """True once the report is on the screen."""
+        self._report: Report | Text | None = None
+        self._narrow = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="stats"):
@@ -44,17 +50,24 @@ class StatsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="stats")
     def _build(self) -> None:
-        from annotator.report.render import rich_report
-
-        body: RenderableType
+        outcome: Report | Text
         try:
-            body = rich_report(self.review.report())
+            outcome = self.review.report()
         except SessionError as error:
-            body = Text(str(error))
+            outcome = Text(str(error))
         if not get_current_worker().is_cancelled:  # the screen may be gone by now
-            self.app.call_from_thread(self._show, body)
+            self.app.call_from_thread(self._show, outcome)
 
-    def _show(self, body: RenderableType) -> None:
+    def _show(self, outcome: Report | Text) -> None:
         if self.is_attached:
-            self.query_one("#stats-body", Static).update(body)
+            self._report = outcome
+            self._narrow = self.size.width < NARROW_BELOW
+            self.query_one("#stats-body", Static).update(
+                outcome if isinstance(outcome, Text) else rich_report(outcome,
+                                                                      narrow=self._narrow))
             self.ready = True
+
+    def on_resize(self) -> None:
+        # Crossing NARROW_BELOW draws the report again, folded or in full.
+        if self._report is not None and (self.size.width < NARROW_BELOW) != self._narrow:
+            self._show(self._report)
