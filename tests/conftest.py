@@ -113,3 +113,9 @@ def banking(tmp_path: Path) -> Iterator[Session]:
     """A session holding the banking sample."""
     with Session(banking_file(tmp_path / "banking.db")) as s:
         yield s
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--approve", action="store_true",
+                     help="Write the approved documents (tests/approved/) from this run's "
+                          "output instead of comparing with them.")
