@@ -34,12 +34,14 @@ def new_session_file(path: str | Path, keep: Callable[[], bool] = lambda: False
 
 
 @contextmanager
-def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
-    """A text file written beside its target and moved over it in one step: a stopped or
-    failed write leaves the old file as it was and no partial file behind."""
-    target = Path(output)
+def made_whole(target: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
+    """A path beside ``target`` for the block to fill, moved onto ``target`` in one step once
+    the block ends well: a stopped or failed block leaves no partial file, and the target as it
+    was. A block that removes the file makes none. ``overwrite=False`` never replaces a file
+    (one that appears meanwhile included): the move fails with FileExistsError."""
+    target = Path(target)
     # A new file of our own (O_EXCL, a random name in the same folder): a file or a symlink
-    # planted at a predictable name is never followed, and the final rename stays on one disk.
+    # planted at a predictable name is never followed, and the final move stays on one disk.
     import tempfile  # only where a file is written: start-up skips it
 
     try:
@@ -47,17 +49,31 @@ def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
                                     suffix=".partial")
     except OSError as error:
         raise _cannot_write(target, error) from None
+    os.close(fd)
     tmp = Path(name)
     try:
-        # newline="" keeps the bytes the same on every platform.
-        with open(fd, "w", encoding="utf-8", newline="") as out:
-            yield out
+        yield tmp
+        if not tmp.exists():
+            return
         tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private; give it a new file's mode
-        tmp.replace(target)
+        if overwrite:
+            tmp.replace(target)
+        else:
+            os.link(tmp, target)  # fails if the target exists: never overwritten
+    except FileExistsError:
+        raise
     except OSError as error:
         raise _cannot_write(target, error) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
+    """A text file made whole or not at all (made_whole), open for writing."""
+    with made_whole(output) as path, open(path, "w", encoding="utf-8", newline="") as out:
+        # newline="" keeps the bytes the same on every platform.
+        yield out
 
 
 def _cannot_write(target: Path, error: OSError) -> AnnotatorError:

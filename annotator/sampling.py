@@ -258,6 +258,11 @@ class _Active:
             None if self.with_replacement else designs.inclusion(sizes, len(self.draws)))
 
 
+_ESTIMATORS: dict[str, type[_Stratified] | type[_Active]] = {
+    "stratified": _Stratified, "active": _Active}
+"""The estimator of each design that draws from the judge (uniform's is PPI++ over all)."""
+
+
 def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[str, float],
                    counts: dict[str, tuple[int, int, int, int]], pass_mark: float,
                    target: float = DEFAULT_TARGET) -> DesignSection:
@@ -271,7 +276,7 @@ def design_section(sample: dict[str, Any], human: dict[str, float], judge: dict[
     system_of: dict[str, str] = sample.get(
         "stratum_systems" if design == "stratified" else "golden_systems",
         sample.get("systems", {}))
-    by = (_Stratified if design == "stratified" else _Active)(sample, human, judge, system_of)
+    by = _ESTIMATORS[design](sample, human, judge, system_of)
 
     def mean(x: float) -> float:
         return x

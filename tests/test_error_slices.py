@@ -20,7 +20,8 @@ from annotator.cli import cli
 from annotator.formats import read_goldens
 from annotator.lexical import content_words, overlap
 from annotator.report.build import build_report
-from annotator.stats.slices import holm, quartile_bins, rank_bins, wald_p
+from annotator.stats.multiple import holm_rejects as holm
+from annotator.stats.slices import quartile_bins, rank_bins, wald_p
 from annotator.store.session import Session
 from tests.conftest import write_lines
 

@@ -114,3 +114,32 @@ def test_exports_read_a_page_of_goldens_at_a_time_and_give_the_same_files(
         paged = (list(exports.calibration_records(session)),
                  ragas_annotation(session, "sample-judge"))
     assert paged == whole and len(whole[0]) == 16
+
+
+def test_a_file_is_made_whole_or_not_at_all(tmp_path: Path) -> None:
+    from annotator.files import made_whole
+
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def stopped_half_way() -> None:
+        with made_whole(target) as part:
+            part.write_text("half")
+            raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError):
+        stopped_half_way()
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+    with made_whole(target) as part:
+        part.write_text("new")
+    assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
+    with made_whole(tmp_path / "none.txt") as part:
+        part.unlink()  # a block that removes its file makes none
+    assert not (tmp_path / "none.txt").exists()
+    def never_over() -> None:
+        with made_whole(target, overwrite=False) as part:
+            part.write_text("never")
+
+    with pytest.raises(FileExistsError):
+        never_over()
+    assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1

@@ -15,7 +15,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.multitest import multipletests
 
 from annotator.cli import cli
-from annotator.report.leaderboard import build_leaderboard, holm
+from annotator.report.leaderboard import build_leaderboard
+from annotator.stats.multiple import holm, holm_rejects
 from tests.test_report import make_session
 
 
@@ -72,6 +73,10 @@ def test_holm_matches_statsmodels() -> None:
         theirs = multipletests(p, method="holm")[1]
         assert ours == pytest.approx(list(theirs))
     assert holm([None, 0.01, 0.04]) == [None, pytest.approx(0.02), pytest.approx(0.04)]
+    # Rejecting: statsmodels' step-down decisions, on random families too.
+    for _ in range(200):
+        p = rng.random(int(rng.integers(1, 12))) ** 3
+        assert holm_rejects(list(p)) == list(multipletests(p, alpha=0.05, method="holm")[0])
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "markdown", "html", "csv"])

@@ -253,3 +253,27 @@ def test_the_annotation_header_names_the_design_and_the_stopping_rule(tmp_path: 
             assert outcome.ok
         assert "Sample: mean CP +-" in outcome.message
         assert review.stopping in header(review, "s.db").plain
+
+
+def test_a_stored_sample_of_a_design_this_release_does_not_know_is_refused(
+        tmp_path: Path) -> None:
+    goldens = study()
+    with make_session(tmp_path, goldens) as session:
+        from annotator.sampling import draw
+
+        draw(session, 40, "active", 1, "j")
+        stored = dict(session.random_sample() or {})
+        stored["design"] = "adaptive"  # a later release's, or a hand edit
+        session.conn.execute("UPDATE settings SET value = ? WHERE key = 'random_sample'",
+                             [json.dumps(stored)])
+        session.conn.commit()
+    db = str(tmp_path / "s.db")
+    code, _, err = invoke("report", db)
+    assert code == 2 and "Traceback" not in err
+    assert 'holds a sample drawn by a design this release does not know ("adaptive"; it ' \
+           "knows uniform, stratified, active)" in " ".join(err.split())
+    # Its advice works as printed: drawing again replaces the sample, and the report reads it.
+    code, _, err = invoke("sample", db, "--size", "40", "--design", "active", "--judge", "j")
+    assert code == 0, err
+    code, _, err = invoke("report", db, "--bootstrap", "0")
+    assert code == 0, err

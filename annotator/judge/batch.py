@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,6 +23,7 @@ from typing import IO, Any
 from openai import AsyncOpenAI
 
 from annotator.errors import InputError, SessionError
+from annotator.files import made_whole
 from annotator.formats import UnsafeJson, parse_json
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
@@ -188,20 +188,20 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                 on_progress(chunks)
 
         with tempfile.TemporaryDirectory(prefix="cp-annotator-batch-") as tmp:
-            # An export is written beside its target and renamed onto it once whole (a file
-            # of a million requests is never copied, and a failed export leaves no file).
-            target = (export.with_name(f".{export.name}.partial-{os.getpid()}")
-                      if export is not None else None)
             try:
-                current = write_round(session, name, settings, options, stats, Path(tmp),
-                                      limits, single=target, on_progress=progress)
+                # An export is made whole beside its target (a file of a million requests is
+                # never copied, and a failed export leaves no file); with nothing to ask, none.
+                with (made_whole(export) if export is not None
+                      else nullcontext(None)) as target:
+                    current = write_round(session, name, settings, options, stats, Path(tmp),
+                                          limits, single=target, on_progress=progress)
+                    if target is not None and not current.requests:
+                        target.unlink()
                 if not current.requests:
                     if new_judge:
                         session.forget_unused_judge(name)
                     return Started(current, [])
                 if export is not None:
-                    assert target is not None
-                    os.replace(target, export)
                     session.record_batch({
                         "id": f"export:{name}:{current.number}", "judge": name,
                         "round": current.number, "part": 1, "input_file_id": None,
@@ -212,8 +212,6 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                     raise ValueError("start_round needs a client or an export path")
                 return Started(current, await submit(client, session, name, current))
             except BaseException:
-                if target is not None:
-                    target.unlink(missing_ok=True)
                 for _, round_, part in session.unsubmitted_parts(name):
                     session.forget_batch_part(name, round_, part)
                 if new_judge and not session.batches(name):

@@ -74,10 +74,11 @@ from annotator.stats.chunk_agreement import (
 )
 from annotator.stats.comparison import BlindSummary
 from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golden, passes
+from annotator.stats.multiple import holm_rejects
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 from annotator.stats.reranking import captured, reordered_cp
-from annotator.stats.slices import Bins, holm, quartile_bins, rank_bins, testable, wald_p
+from annotator.stats.slices import Bins, quartile_bins, rank_bins, testable, wald_p
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
 from annotator.stats.topk import first_k, smallest_k
@@ -566,7 +567,7 @@ def _errors(est: Estimates, slicing: list[tuple[str, Bins]]) -> ErrorSection:
             found.append(ErrorSlice(dimension, label, code == 0, code == len(bins.labels) - 1,
                                     chunks, fp, fn, fp_rest, fn_rest, fp_p, fn_p, None, None))
     pvalues = [p for row in found for p in (row.fp_p, row.fn_p)]
-    significant = iter(holm(pvalues))
+    significant = iter(holm_rejects(pvalues))
 
     def finding(rate: Stat, rest: Stat) -> str | None:
         if not next(significant):

@@ -48,6 +48,7 @@ from annotator.stats.chunk_agreement import (
     kappa_values,
 )
 from annotator.stats.metrics import context_precision_by_golden
+from annotator.stats.multiple import holm
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
@@ -163,18 +164,6 @@ class JudgeAgreement:
     second: str
     kappa: Stat
     chunks: int
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm-Bonferroni adjusted p-values (None stays None and does not count as a test)."""
-    tested = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
-    m = len(tested)
-    out: list[float | None] = [None] * len(p_values)
-    running = 0.0
-    for rank, (p, i) in enumerate(tested):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[i] = running
-    return out
 
 
 def build_leaderboard(session: Session, *, annotator: str | None = None,

@@ -15,7 +15,7 @@ from annotator.jsonout import Each
 from annotator.probes import KINDS, ProbeRate
 from annotator.report.model import GoldenRow, Report
 from annotator.stats.chunk_agreement import Confusion
-from annotator.stats.slices import ALPHA
+from annotator.stats.multiple import ALPHA
 from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:

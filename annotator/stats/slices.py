@@ -10,12 +10,11 @@ do not give one finding by luck.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-ALPHA = 0.05
 RANK_BINS = ((1, 1), (2, 2), (3, 3), (4, 5), (6, 10), (11, 20), (21, None))
 """Ranks in slices: the first three alone (where CP weighs most), then wider."""
 QUARTILES = (0.25, 0.5, 0.75)
@@ -86,15 +85,3 @@ def wald_p(point: float, replicates: np.ndarray) -> float | None:
     if se == 0.0:
         return None
     return math.erfc(abs(point) / se / math.sqrt(2))
-
-
-def holm(pvalues: Sequence[float | None], alpha: float = ALPHA) -> list[bool]:
-    """Which of the tests reject at family-wise level ``alpha`` (Holm's step-down); a test
-    without a p-value rejects nothing and counts for nothing."""
-    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
-    out = [False] * len(pvalues)
-    for step, (p, i) in enumerate(order):
-        if p > alpha / (len(order) - step):
-            break
-        out[i] = True
-    return out

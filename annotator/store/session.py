@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import operator
-import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import NotSaved, SessionError
+from annotator.files import made_whole
 from annotator.models import (
+    DESIGNS,
     GOLD_FIELDS,
     GOLDENS_SUFFIXES,
     MARK_FIELDS,
@@ -226,22 +227,19 @@ class Session:
         """Write a consistent copy of the session, its log included, to a new file (SQLite's
         backup API: safe while others use the session). The copy appears whole or not at all."""
         target = Path(target)
+        exists = SessionError(f"{target} already exists; copy to a new file, or remove it first.")
         if target.exists():
-            raise SessionError(f"{target} already exists; copy to a new file, or remove it first.")
-        import tempfile  # only for a copy: start-up skips it
-
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
-        os.close(fd)
+            raise exists
         try:
-            out = sqlite3.connect(tmp)
-            try:
-                self.conn.backup(out)
-                out.execute("PRAGMA journal_mode = WAL")
-            finally:
-                out.close()
-            os.link(tmp, target)  # fails if the target appeared meanwhile: never overwritten
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+            with made_whole(target, overwrite=False) as tmp:
+                out = sqlite3.connect(tmp)
+                try:
+                    self.conn.backup(out)
+                    out.execute("PRAGMA journal_mode = WAL")
+                finally:
+                    out.close()
+        except FileExistsError:  # it appeared meanwhile: never overwritten
+            raise exists from None
 
     def another(self) -> Session:
         """A second connection to the same file, for a worker thread (a sqlite3 connection
@@ -1144,12 +1142,24 @@ class Session:
         """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for
         a stratified or active design, what annotator.sampling stores with it."""
         value = self._setting("random_sample")
-        return None if value is None else dict(value)
+        if value is None:
+            return None
+        sample = dict(value)
+        # The one check of a stored design: every reader below may then dispatch on its name.
+        if (design := sample.get("design", "uniform")) not in DESIGNS:
+            raise SessionError(
+                f"{self.path} holds a sample drawn by a design this release does not know "
+                f"({json.dumps(design)}; it knows {', '.join(DESIGNS)}): it was written by "
+                "another release or by hand. Draw a sample again with 'annotator sample "
+                f"{self.path} --size N --design D' (it replaces that one), or open the file "
+                "with the release that drew it.")
+        return sample
 
     def stored_draw(self, size: int, seed: int, design: str) -> dict[str, Any] | None:
         """The stored sample when a draw with these arguments would give it back without being
         made again (a design drawn from the judge's verdicts stands as drawn); else None."""
-        stored = self.random_sample()
+        value = self._setting("random_sample")  # as stored: a design unknown here is redrawn
+        stored = None if value is None else dict(value)
         if stored is None or design == "uniform" or not _same_draw(stored, size, seed, design):
             return None
         return stored
@@ -1163,6 +1173,8 @@ class Session:
         kind = wanted.get("design", "uniform")
         with self._write():
             stored = self._setting("random_sample")
+            if stored is not None and stored.get("design", "uniform") not in DESIGNS:
+                stored = None  # unreadable by this release (random_sample says so): replaced
             if stored is not None:
                 # A uniform draw depends on the golden ids alone; the others on the judge's
                 # verdicts at the time, so the stored draw stands for the same arguments.
