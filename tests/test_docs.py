@@ -1,0 +1,68 @@
+"""The manual: a short README, every link in it and in docs/ resolving, and a CLI reference that
+matches the commands."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub makes for a Markdown page's headings (code blocks skipped)."""
+    found, fence = set(), False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and (heading := re.match(r"^#{1,6} (.*)$", line)):
+            found.add(re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower()).replace(" ", "-"))
+    return found
+
+
+def test_the_readme_is_a_front_page_and_the_manual_is_in_docs() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
+    for topic in ("annotating", "judging", "prompt-files", "report", "choosing-a-judge",
+                  "designs", "serving", "input-formats", "trec", "performance", "development",
+                  "cli"):
+        assert (ROOT / "docs" / f"{topic}.md").exists(), topic
+
+
+def test_every_link_in_the_readme_and_docs_resolves() -> None:
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            file = (page.parent / path).resolve() if path else page
+            if not file.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_cli_reference_matches_the_commands() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_cli_reference_check_fails_when_an_option_is_added(tmp_path: Path) -> None:
+    # The same check, with one more option on `info`: the stale reference must be caught.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys, click, runpy\n"
+        "from annotator import cli\n"
+        "cli.info_command.params.append(click.Option(['--brand-new'], help='new'))\n"
+        f"sys.argv = ['cli_reference.py', '--check']\n"
+        f"runpy.run_path({str(ROOT / 'scripts' / 'cli_reference.py')!r}, run_name='__main__')\n")
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 1 and "is stale" in done.stderr
