@@ -119,3 +119,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--approve", action="store_true",
                      help="Write the approved documents (tests/approved/) from this run's "
                           "output instead of comparing with them.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell that starts the suite in the background (`scripts/test.sh &`, some CI runners)
+    # makes it ignore SIGINT, and every process a test starts inherits that: the tool would
+    # never see the Ctrl-C a test sends it, and the test would wait in vain. The tests' own
+    # processes get the default, as a person's terminal gives them.
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

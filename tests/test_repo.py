@@ -67,3 +67,25 @@ def test_the_layer_contracts_hold_and_name_every_module() -> None:
     result = subprocess.run([str(lint)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stdout[-3000:]
     assert "BROKEN" not in result.stdout and result.stdout.count("KEPT") == len(config["contracts"])
+
+
+def test_the_processes_a_test_starts_see_ctrl_c_even_when_the_suite_ignores_it(
+        tmp_path: Path) -> None:
+    # The suite as a shell starts it in the background: SIGINT ignored (as `nohup cmd &` and a
+    # non-interactive shell's `&` do). A test's own child must still get the default.
+    test = tmp_path / "test_child.py"
+    test.write_text(
+        "import signal, subprocess, sys\n"
+        "def test_child():\n"
+        "    out = subprocess.run([sys.executable, '-c', 'import signal; "
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)'],\n"
+        "                         capture_output=True, text=True).stdout\n"
+        "    assert out.strip() == 'True'\n")
+    import sys
+
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"trap '' INT; exec {sys.executable} -m pytest -q -p no:cacheprovider "
+                          f"{test}"], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
