@@ -52,6 +52,7 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         from annotator.errors import AnnotatorError
 
+        _OPENED.clear()  # one command's files (a test runs many in one process)
         try:
             return super().invoke(ctx)
         except AnnotatorError as error:
@@ -100,12 +101,30 @@ def _me() -> str:
     return argv0
 
 
-def as_invoked(text: str) -> str:
-    """``text`` with each 'annotator COMMAND' hint naming the program as it was invoked."""
-    import re
+_OPENED: list[str] = []
+"""The session files this command opened, as typed (see as_invoked)."""
 
+
+def as_invoked(text: str) -> str:
+    """``text`` with each 'annotator COMMAND' hint as a person can paste it: the program named
+    as this run invoked it, and a SESSION placeholder (the core does not know how the file was
+    typed) replaced by the session file this command opened."""
+    import re
+    import shlex
+
+    if "annotator " not in text:
+        return text
+    if len(set(_OPENED)) == 1:
+        # Hints sit in single quotes, so a path that needs quoting gets double ones.
+        path = _OPENED[0]
+        session = path if shlex.quote(path) == path else '"' + re.sub(
+            r'(["\\$`])', r"\\\1", path) + '"'
+
+        text = re.sub(r"'annotator [^']*'",
+                      lambda hint: re.sub(r"\bSESSION\b", lambda _: session, hint.group(0)),
+                      text)
     me = _me()
-    if me == "annotator" or "annotator " not in text:
+    if me == "annotator":
         return text
     names = "|".join(sorted(map(re.escape, cli.commands), key=len, reverse=True))
     return re.sub(rf"\bannotator (?=(?:{names})\b)", lambda _: me + " ", text)
@@ -119,6 +138,7 @@ def main() -> None:
 def _open(path: str, *, create: bool = False) -> Session:
     from annotator.store.session import Session
 
+    _OPENED.append(path)  # before opening: a refusal's hint may name it too
     return Session(path, create=create)
 
 

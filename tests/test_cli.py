@@ -376,3 +376,18 @@ def test_a_judge_whose_order_makes_cp_worse_is_not_a_negative_share_of_the_way(
     said = " ".join(out.split())
     assert code == 0 and "its order makes CP worse than the retriever's" in said
     assert "% of the way" not in said
+
+
+def test_a_hint_names_the_session_that_was_opened_and_works_as_printed(tmp_path: Path) -> None:
+    import re
+    import shlex
+
+    db = banking_file(tmp_path / "my session.db")  # a space: the hint must quote it
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["judges", str(db), "--split", "test"])
+    assert refused.exit_code == 2
+    [hint] = re.findall(r"'(annotator split [^']*)'", " ".join(refused.stderr.split()))
+    assert "SESSION" not in hint and f'"{db}"' in hint
+    args = shlex.split(hint)[1:]
+    assert runner.invoke(cli, args).exit_code == 0  # the advice, as printed
+    assert runner.invoke(cli, ["judges", str(db), "--split", "test"]).exit_code == 0

@@ -89,7 +89,7 @@ def headline(report: Report) -> list[str]:
                      "cannot be compared: " + (
                          f"{counted(waiting, 'golden')} {'waits' if waiting == 1 else 'wait'} "
                          "for an adjudicator to settle an unsure chunk ('annotator annotate "
-                         "SESSION --adjudicate')." if waiting else "finish whole goldens."))
+                         f"{report.session} --adjudicate')." if waiting else "finish whole goldens."))
     if c.note:
         lines.append(c.note)
     if report.top_k is not None and (pick := report.top_k.smallest.get(None)) is not None:

@@ -530,7 +530,7 @@ def _headline(board: Leaderboard) -> list[str]:
     if truth.adjudicated or truth.pending:
         lines.append(f"{truth.adjudicated} chunks carry an adjudicated gold label; "
                      f"{truth.pending} where people disagree await adjudication and are left out "
-                     "('annotator annotate SESSION --adjudicate').")
+                     f"('annotator annotate {board.session} --adjudicate').")
     if not any(row.chunks for row in board.judges):
         lines.append("No chunk is labelled by the truth and judged yet.")
         return lines
