@@ -1026,10 +1026,33 @@ def write_csv(records: Iterable[GoldenRecord], out: IO[str]) -> int:
     return count
 
 
+def chunk_table(records: Iterable[GoldenRecord], judges: Sequence[str],
+                annotators: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """One dict a chunk: golden_id, rank, question, chunk; each judge's ``verdict:``,
+    ``reason:`` and ``p_relevant:`` NAME; each person's ``label:`` and ``note:`` NAME (None
+    where there is none)."""
+    for record in records:
+        for k, text in enumerate(record.retrieved_contexts):
+            row: dict[str, Any] = {"golden_id": record.id, "rank": k + 1,
+                                   "question": record.user_input, "chunk": text}
+            for judge in judges:
+                verdicts = record.judge_verdicts.get(judge, [])
+                verdict = verdicts[k] if k < len(verdicts) else None
+                row[f"verdict:{judge}"] = None if verdict is None else verdict.verdict
+                row[f"reason:{judge}"] = None if verdict is None else verdict.reason
+                row[f"p_relevant:{judge}"] = None if verdict is None else verdict.p_relevant
+            for name in annotators:
+                labels = record.human_labels.get(name, [])
+                notes = record.human_notes.get(name, [])
+                row[f"label:{name}"] = labels[k] if k < len(labels) else None
+                row[f"note:{name}"] = notes[k] if k < len(notes) else None
+            yield row
+
+
 def write_chunk_csv(records: Iterable[GoldenRecord], out: IO[str], judge: str,
                     annotators: Sequence[str]) -> int:
     """Write one row per chunk: golden, rank, text, the judge's verdict and reason, and each
-    annotator's label and note; return how many rows."""
+    annotator's label and note (chunk_table's columns for one judge); return how many rows."""
     columns = ["golden_id", "rank", "question", "chunk", "judge", "judge_verdict", "judge_reason",
                "judge_p_relevant"]
     for name in annotators:
@@ -1037,22 +1060,12 @@ def write_chunk_csv(records: Iterable[GoldenRecord], out: IO[str], judge: str,
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([csv_cell(column) for column in columns])
     rows = 0
-    for record in records:
-        verdicts = record.judge_verdicts.get(judge, [])
-        for k, text in enumerate(record.retrieved_contexts):
-            verdict = verdicts[k] if k < len(verdicts) else None
-            row: list[object] = [
-                record.id, k + 1, record.user_input, text, judge,
-                "" if verdict is None else verdict.verdict,
-                "" if verdict is None or verdict.reason is None else verdict.reason,
-                "" if verdict is None or verdict.p_relevant is None else verdict.p_relevant,
-            ]
-            for name in annotators:
-                labels = record.human_labels.get(name, [])
-                notes = record.human_notes.get(name, [])
-                label = labels[k] if k < len(labels) else None
-                note = notes[k] if k < len(notes) else None
-                row += ["" if label is None else label, note or ""]
-            writer.writerow([csv_cell(cell) for cell in row])
-            rows += 1
+    for row in chunk_table(records, [judge], annotators):
+        cells: list[object] = [row["golden_id"], row["rank"], row["question"], row["chunk"], judge,
+                               row[f"verdict:{judge}"], row[f"reason:{judge}"],
+                               row[f"p_relevant:{judge}"]]
+        for name in annotators:
+            cells += [row[f"label:{name}"], row[f"note:{name}"] or ""]
+        writer.writerow([csv_cell("" if cell is None else cell) for cell in cells])
+        rows += 1
     return rows

@@ -1,0 +1,119 @@
+"""cp-annotator from Python, for a notebook or a script: import goldens into a session file, and
+read its report, its judge leaderboard and its chunks as plain data.
+
+The report and the leaderboard are the dicts `annotator report --format json` and `annotator
+judges --format json` write (docs/python.md); the chunks are one dict a chunk, ready for
+``pandas.DataFrame``. Every function takes a session file's path, or a Session already open
+(``annotator.api.open_session``), and a reader never writes to the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from annotator.errors import SessionError
+from annotator.files import new_session_file
+from annotator.formats import chunk_table, read_goldens
+from annotator.jsonout import plain
+from annotator.models import CheckRecord, ImportSummary
+from annotator.store.session import Session
+
+if TYPE_CHECKING:
+    import pandas
+
+SessionLike = str | Path | Session
+"""A session file's path, or a Session already open."""
+
+
+def open_session(path: str | Path) -> Session:
+    """Open an existing session file (``with open_session(p) as s:`` closes it again)."""
+    if not Path(path).exists():
+        raise SessionError(f"{path} does not exist; make it with annotator.api.import_goldens("
+                           f"{str(path)!r}, 'goldens.jsonl').")
+    return Session(path, create=False)
+
+
+@contextmanager
+def _session(where: SessionLike) -> Iterator[Session]:
+    """The Session given, or the file opened for the call and closed after it."""
+    if isinstance(where, Session):
+        yield where
+        return
+    with open_session(where) as session:
+        yield session
+
+
+def import_goldens(session_path: str | Path, *files: str | Path, replace: bool = False
+                   ) -> list[ImportSummary]:
+    """Import goldens files (JSONL, JSON, CSV) into a session file, made if missing, each file
+    in one transaction, as `annotator import` does; one summary a file. A file with an error
+    raises InputError naming its line and field, and changes nothing (a session file this call
+    made and nothing went into is removed)."""
+    summaries: list[ImportSummary] = []
+    with new_session_file(session_path, keep=lambda: bool(summaries)), \
+            Session(session_path, create=True) as session:
+        for path in files:
+            checks: list[CheckRecord] = []
+            summaries.append(session.import_goldens(read_goldens(path, checks=checks),
+                                                    path=str(path), replace=replace,
+                                                    checks=checks))
+    return summaries
+
+
+def report(session: SessionLike, *, judge: str | None = None,
+           annotators: Sequence[str] | None = None, gold: bool = False,
+           pass_mark: float = 0.7, bootstrap: int = 2000, seed: int | None = 0,
+           group_by: str | None = None, top_k: bool = False) -> dict[str, Any]:
+    """The agreement report as the dict its JSON holds (schema_version, headline, agreement,
+    context_precision, systems, ...); the options are `annotator report`'s."""
+    from annotator.report.build import build_report
+    from annotator.report.serialize import report_dict
+
+    with _session(session) as opened:
+        built = build_report(opened, judge=judge, annotators=annotators, gold=gold,
+                             pass_mark=pass_mark, resamples=bootstrap, seed=seed,
+                             group_by=group_by, top_k=top_k)
+    data: dict[str, Any] = plain(report_dict(built))
+    return data
+
+
+def leaderboard(session: SessionLike, *, annotator: str | None = None,
+                judges: Sequence[str] | None = None, split: str | None = None,
+                bootstrap: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
+                group_by: str | None = None) -> dict[str, Any]:
+    """The judge leaderboard as the dict its JSON holds (one row a judge, the pairs, the best
+    judge); the options are `annotator judges`'."""
+    from annotator.report.leaderboard import build_leaderboard
+    from annotator.report.serialize import leaderboard_dict
+
+    with _session(session) as opened:
+        board = build_leaderboard(opened, annotator=annotator, judges=judges, split=split,
+                                  resamples=bootstrap, seed=seed, sort=sort, group_by=group_by)
+    data: dict[str, Any] = plain(leaderboard_dict(board))
+    return data
+
+
+def chunks(session: SessionLike, *, judges: Sequence[str] | None = None,
+           annotators: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One dict a chunk, in golden and rank order: golden_id, rank, question, chunk, then for
+    each judge ``verdict:NAME``, ``reason:NAME`` and ``p_relevant:NAME``, and for each person
+    ``label:NAME`` (0, 1, "unsure", or None while pending) and ``note:NAME`` (default: every
+    judge and every person)."""
+    with _session(session) as opened:
+        names = list(judges) if judges is not None else [j.name for j in opened.judges()]
+        people = list(annotators) if annotators is not None else opened.annotators()
+        return list(chunk_table(opened.export_records(), names, people))
+
+
+def chunks_frame(session: SessionLike, *, judges: Sequence[str] | None = None,
+                 annotators: Sequence[str] | None = None) -> pandas.DataFrame:
+    """chunks() as a pandas DataFrame (pandas is not a dependency: install it to use this)."""
+    try:
+        import pandas
+    except ImportError:
+        raise SessionError("chunks_frame needs pandas (pip install pandas); chunks() gives the "
+                           "same rows as dicts without it.") from None
+    return pandas.DataFrame(chunks(session, judges=judges, annotators=annotators))
