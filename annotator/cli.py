@@ -317,7 +317,8 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
                  "--adjudicate' first, or use --truth human)"}.get(truth, f"{truth}'s verdicts")
         raise AnnotatorError(f"No chunk of {session.path} has {whose}: the qrels would be "
                              "empty, so nothing was written.")
-    lines: int = _write_output(output, lambda out: trec.write_qrels(frame, verdict, out))
+    lines: int = _write_output(output, lambda out: trec.write_qrels(session, frame, verdict,
+                                                                          out))
     return lines
 
 

@@ -12,7 +12,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
 from types import NoneType
@@ -45,6 +45,8 @@ KNOWN_FIELDS = (
     "reference",
     "response",
     "retrieved_contexts",
+    "retrieved_context_ids",
+    "retrieved_context_scores",
     "judge",
     "judge_verdicts",
     "judges",
@@ -63,7 +65,8 @@ _VERDICTS = frozenset(VALUES)
 _NAMED = frozenset(KNOWN_FIELDS) | frozenset(ALIASES)
 """Every field name read as itself (a set: looked up for every field of every golden)."""
 
-CSV_JSON_COLUMNS = ("retrieved_contexts", "judge_verdicts", "judges", "human_labels",
+CSV_JSON_COLUMNS = ("retrieved_contexts", "retrieved_context_ids", "retrieved_context_scores",
+                    "judge_verdicts", "judges", "human_labels",
                     "human_notes", "human_marks", "gold_labels", "metadata")
 """CSV columns whose cells hold JSON (lists or objects)."""
 
@@ -558,6 +561,9 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         raise fail(f"the chunk at rank {rank} must be a string, not {_kind(chunk)}.",
                    "retrieved_contexts")
 
+    ids = _chunk_ids(obj.get("retrieved_context_ids"), len(contexts), fail)
+    scores = _chunk_scores(obj.get("retrieved_context_scores"), len(contexts), fail)
+
     golden_id = obj.get("id")
     if golden_id is None or golden_id == "":
         golden_id = stable_golden_id(user_input, reference, response, contexts)
@@ -685,8 +691,60 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
         human_notes=human_notes,
         human_marks=human_marks,
         gold_labels=gold_labels,
+        retrieved_context_ids=ids,
+        retrieved_context_scores=scores,
         line=line or 0,
     )
+
+
+def _chunk_ids(given: Any, k: int, fail: Callable[..., InputError]
+               ) -> list[str | None] | None:
+    """A golden's chunk ids: one per chunk (a string, a whole number or null), distinct."""
+    if given is None:
+        return None
+    field = "retrieved_context_ids"
+    if not isinstance(given, list) or len(given) != k:
+        raise fail(f"must be a list of {k} chunk ids (one per ranked chunk, null where a chunk "
+                   f"has none), not {_kind(given) if not isinstance(given, list) else len(given)}"
+                   ".", field)
+    ids: list[str | None] = []
+    for rank, value in enumerate(given, 1):
+        if value is None:
+            ids.append(None)
+        elif isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
+            raise fail(f"the id at rank {rank} must be a non-empty string, not {_kind(value)}.",
+                       field)
+        else:
+            ids.append(str(value).strip())
+    named = [i for i in ids if i is not None]
+    if len(set(named)) != len(named):
+        twice = next(i for i in named if named.count(i) > 1)
+        raise fail(f"the id {json.dumps(twice, ensure_ascii=False)} is given to two chunks of "
+                   "this golden; a chunk id names one chunk of a ranking.", field)
+    return ids if named else None
+
+
+def _chunk_scores(given: Any, k: int, fail: Callable[..., InputError]
+                  ) -> list[float | None] | None:
+    """A golden's retrieval scores: one finite number (or null) per chunk."""
+    if given is None:
+        return None
+    field = "retrieved_context_scores"
+    if not isinstance(given, list) or len(given) != k:
+        raise fail(f"must be a list of {k} scores (one per ranked chunk, null where a chunk has "
+                   f"none), not {_kind(given) if not isinstance(given, list) else len(given)}.",
+                   field)
+    scores: list[float | None] = []
+    for rank, value in enumerate(given, 1):
+        if value is None:
+            scores.append(None)
+        elif isinstance(value, bool) or not isinstance(value, int | float) or \
+                not math.isfinite(value):
+            raise fail(f"the score at rank {rank} must be a finite number, not {_kind(value)}.",
+                       field)
+        else:
+            scores.append(float(value))
+    return scores if any(v is not None for v in scores) else None
 
 
 INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
@@ -917,6 +975,10 @@ def golden_to_object(record: GoldenRecord) -> dict[str, Any]:
     if record.response is not None:
         obj["response"] = record.response
     obj["retrieved_contexts"] = record.retrieved_contexts
+    if record.retrieved_context_ids is not None:
+        obj["retrieved_context_ids"] = record.retrieved_context_ids
+    if record.retrieved_context_scores is not None:
+        obj["retrieved_context_scores"] = record.retrieved_context_scores
     if len(record.judge_verdicts) == 1:
         [(name, verdicts)] = record.judge_verdicts.items()
         obj["judge"] = name
@@ -1028,13 +1090,17 @@ def write_csv(records: Iterable[GoldenRecord], out: IO[str]) -> int:
 
 def chunk_table(records: Iterable[GoldenRecord], judges: Sequence[str],
                 annotators: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """One dict a chunk: golden_id, rank, question, chunk; each judge's ``verdict:``,
+    """One dict a chunk: golden_id, rank, question, chunk, doc_id and score (the chunk's own
+    id and retrieval score, None where the file gave none); each judge's ``verdict:``,
     ``reason:`` and ``p_relevant:`` NAME; each person's ``label:`` and ``note:`` NAME (None
     where there is none)."""
     for record in records:
         for k, text in enumerate(record.retrieved_contexts):
+            ids, scores = record.retrieved_context_ids, record.retrieved_context_scores
             row: dict[str, Any] = {"golden_id": record.id, "rank": k + 1,
-                                   "question": record.user_input, "chunk": text}
+                                   "question": record.user_input, "chunk": text,
+                                   "doc_id": ids[k] if ids else None,
+                                   "score": scores[k] if scores else None}
             for judge in judges:
                 verdicts = record.judge_verdicts.get(judge, [])
                 verdict = verdicts[k] if k < len(verdicts) else None

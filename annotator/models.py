@@ -68,6 +68,11 @@ class GoldenRecord:
     import without them stamps its labels as imported now."""
     gold_labels: list[dict[str, Any] | None] | None = None
     """Per rank the adjudicated gold label's GOLD_FIELDS (None where there is none)."""
+    retrieved_context_ids: list[str | None] | None = None
+    """Per rank the chunk's own id (a document or passage id), as RAGAS names the field; None
+    when the file gave none. Distinct within a golden."""
+    retrieved_context_scores: list[float | None] | None = None
+    """Per rank the retriever's score for the chunk, when the file gave one."""
     line: int = 0
     """Where the golden came from, for error messages (0 when it came from a session)."""
     _sha256: str | None = field(default=None, repr=False, compare=False)
@@ -77,7 +82,9 @@ class GoldenRecord:
         record's content is not changed after it is read (its verdicts and labels may be)."""
         if self._sha256 is None:
             self._sha256 = content_sha256(self.user_input, self.reference, self.response,
-                                          self.retrieved_contexts, self.metadata)
+                                          self.retrieved_contexts, self.metadata,
+                                          self.retrieved_context_ids,
+                                          self.retrieved_context_scores)
         return self._sha256
 
 
@@ -100,8 +107,11 @@ def content_sha256(
     response: str | None,
     retrieved_contexts: list[str],
     metadata: dict[str, Any] | None = None,
+    ids: list[str | None] | None = None,
+    scores: list[float | None] | None = None,
 ) -> str:
-    """sha256 of a golden's content in a canonical JSON form."""
+    """sha256 of a golden's content in a canonical JSON form (the chunks' ids and scores only
+    where there are some, so a golden without them keeps the hash it always had)."""
     payload: dict[str, Any] = {
         "user_input": user_input,
         "reference": reference,
@@ -110,6 +120,10 @@ def content_sha256(
     }
     if metadata is not None:
         payload["metadata"] = metadata
+    if ids is not None:
+        payload["retrieved_context_ids"] = ids
+    if scores is not None:
+        payload["retrieved_context_scores"] = scores
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
@@ -137,6 +151,10 @@ class Chunk:
     golden_id: str
     rank: int
     text: str
+    doc_id: str | None = None
+    """The chunk's own id from the file (a document or passage id), if it had one."""
+    score: float | None = None
+    """The retriever's score, if the file gave one."""
 
 
 @dataclass(frozen=True, slots=True)

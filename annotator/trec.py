@@ -1,8 +1,10 @@
 """TREC files from a session, for trec_eval and ir_measures: qrels (the truth on each chunk) and
 a run (each golden's chunks in their retrieved order).
 
-- A query is a golden and a document is one of its chunks, named by the golden's id and the
-  chunk's rank (``g17#3``): names that survive a merge, since a merge keeps ids and ranks.
+- A query is a golden and a document is one of its chunks, named by the chunk's own id where
+  the goldens file gave one (``retrieved_context_ids``: the team's document or passage id),
+  else by the golden's id and the chunk's rank (``g17#3``): names that survive a merge, since
+  a merge keeps ids and ranks.
   TREC files are split on whitespace, so whitespace and ``%`` in an id are written as
   ``%20``-style escapes (``urllib.parse.quote``); ``#`` too, so the name reads back unambiguously.
 - The qrels hold only a golden's own chunks, so a query's relevant documents are the relevant
@@ -42,12 +44,18 @@ def doc_id(golden_id: str, rank: int) -> str:
     return f"{query_id(golden_id)}#{rank}"
 
 
-def _rows(frame: ChunkFrame) -> Iterator[tuple[str, int, int]]:
-    """(golden id, rank, row of the frame) of every chunk, golden by golden."""
+def _rows(session: Session, frame: ChunkFrame) -> Iterator[tuple[str, int, int, str]]:
+    """(golden id, rank, row of the frame, document id) of every chunk, golden by golden: the
+    chunk's own id where it has one (escaped, so it never reads as another chunk's ``g17#3``;
+    a golden's own ids are distinct, formats checks), else its golden's id and rank."""
     ids = frame.golden_ids
-    for row, (cluster, rank) in enumerate(zip(frame.cluster.tolist(), frame.rank.tolist(),
-                                              strict=True)):
-        yield ids[cluster], rank, row
+    own = session.chunk_doc_ids()
+    for row, (cluster, rank, chunk_id) in enumerate(zip(
+            frame.cluster.tolist(), frame.rank.tolist(), frame.chunk_id.tolist(), strict=True)):
+        golden_id = ids[cluster]
+        name = own.get(chunk_id)
+        yield golden_id, rank, row, (doc_id(golden_id, rank) if name is None
+                                     else quote(name, safe=""))
 
 
 def relevance(session: Session, frame: ChunkFrame, truth: str, annotator: str | None
@@ -67,14 +75,14 @@ def relevance(session: Session, frame: ChunkFrame, truth: str, annotator: str | 
     return session.judge_columns(judge, frame).verdict
 
 
-def write_qrels(frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:
+def write_qrels(session: Session, frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:
     """Write ``qid 0 docid relevance`` for every chunk with a verdict in ``verdict`` (aligned to
     the frame; chunks without one are left unjudged); return the lines written."""
     count = 0
-    for golden_id, rank, row in _rows(frame):
+    for golden_id, _, row, name in _rows(session, frame):
         said = int(verdict[row])
         if said != MISSING:
-            out.write(f"{query_id(golden_id)} 0 {doc_id(golden_id, rank)} {said}\n")
+            out.write(f"{query_id(golden_id)} 0 {name} {said}\n")
             count += 1
     return count
 
@@ -92,12 +100,12 @@ def write_run(session: Session, frame: ChunkFrame, out: IO[str], group_by: str |
                            "--group-by.")
     count = 0
     sizes = frame.sizes
-    for golden_id, rank, row in _rows(frame):
+    for golden_id, rank, row, name in _rows(session, frame):
         tag = systems.get(golden_id, NO_SYSTEM)
         if system is not None and tag != system:
             continue
         score = int(sizes[frame.cluster[row]]) - rank + 1
-        out.write(f"{query_id(golden_id)} Q0 {doc_id(golden_id, rank)} {rank} {score} "
+        out.write(f"{query_id(golden_id)} Q0 {name} {rank} {score} "
                   f"{quote(tag, safe='')}\n")
         count += 1
     return count

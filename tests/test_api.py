@@ -74,8 +74,8 @@ def test_chunks_hold_every_judge_verdict_and_every_label(tmp_path: Path) -> None
             assert row["verdict:sample-judge"] == verdicts[chunk.id].verdict
             assert row["reason:sample-judge"] == verdicts[chunk.id].reason
     only = api.chunks(db, judges=[], annotators=["sample-reviewer"])
-    assert set(only[0]) == {"golden_id", "rank", "question", "chunk", "label:sample-reviewer",
-                            "note:sample-reviewer"}
+    assert set(only[0]) == {"golden_id", "rank", "question", "chunk", "doc_id", "score",
+                            "label:sample-reviewer", "note:sample-reviewer"}
     frame = api.chunks_frame(db)
     assert len(frame) == 80 and list(frame.columns) == list(rows[0])
 

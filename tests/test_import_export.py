@@ -551,3 +551,49 @@ def test_a_verdict_list_reads_the_same_whole_as_entry_by_entry(raw: list[Any]) -
     one_by_one = outcome(lambda: [_judge_verdict(item, rank, "judge_verdicts", fail)
                                   for rank, item in enumerate(raw, 1)])
     assert whole == one_by_one
+
+
+@pytest.mark.parametrize(("ids", "scores", "says"), [
+    (["a", "b"], None, "must be a list of 3 chunk ids (one per ranked chunk"),
+    (["a", "a", None], None, 'the id "a" is given to two chunks of this golden'),
+    (["a", True, "c"], None, "the id at rank 2 must be a non-empty string, not the boolean true"),
+    (["a", " ", "c"], None, "the id at rank 2 must be a non-empty string"),
+    (None, [1.0, "high", 0.2], "the score at rank 2 must be a finite number, not the string"),
+    (None, {"a": 1}, "must be a list of 3 scores"),
+])
+def test_chunk_ids_and_scores_are_checked(tmp_path: Path, ids: Any, scores: Any,
+                                          says: str) -> None:
+    record = golden()
+    assert len(record["retrieved_contexts"]) == 3
+    if ids is not None:
+        record["retrieved_context_ids"] = ids
+    if scores is not None:
+        record["retrieved_context_scores"] = scores
+    path = write_lines(tmp_path / "g.jsonl", [record])
+    with pytest.raises(InputError) as error:
+        list(read_goldens(path))
+    assert says in str(error.value) and "g.jsonl" in str(error.value)
+    assert "retrieved_context_" in str(error.value)  # the field is named
+
+
+def test_chunk_ids_come_in_from_csv_and_changing_them_is_a_different_golden(
+        tmp_path: Path) -> None:
+    plain = golden()
+    path = tmp_path / "g.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["id", "user_input", "reference", "retrieved_contexts",
+                         "retrieved_context_ids", "retrieved_context_scores"])
+        writer.writerow([plain["id"], plain["user_input"], plain["reference"],
+                         json.dumps(plain["retrieved_contexts"]), '["d1", "d2", "d3"]',
+                         "[0.9, 0.5, 0.1]"])
+    [record] = read_goldens(path)
+    assert record.retrieved_context_ids == ["d1", "d2", "d3"]
+    assert record.retrieved_context_scores == [0.9, 0.5, 0.1]
+    with Session(tmp_path / "s.db") as session:
+        import_file(session, write_lines(tmp_path / "plain.jsonl", [plain]))
+        with pytest.raises(InputError, match="already holds a different golden"):
+            import_file(session, path)  # the same text, but now with ids: not the same golden
+        import_file(session, path, replace=True)
+        assert [c.doc_id for c in session.goldens()[0].chunks] == ["d1", "d2", "d3"]
+        assert [c.score for c in session.goldens()[0].chunks] == [0.9, 0.5, 0.1]

@@ -1,5 +1,5 @@
-"""The session JSONL loses nothing a person marked: every stored column of a label, a judge's
-verdict, a gold label and an attention-check answer survives export -> import -> export.
+"""The session JSONL loses nothing a person marked: every stored column of a chunk, a label, a
+judge's verdict, a gold label and an attention-check answer survives export -> import -> export.
 
 The test walks the schema itself, so a column added later fails here until the JSONL carries
 it or NOT_CARRIED says why it need not.
@@ -19,6 +19,7 @@ from annotator.store.session import Session
 from tests.conftest import write_lines
 
 NOT_CARRIED: dict[str, dict[str, str]] = {
+    "chunks": {"id": "renumbered; the key is (golden, rank)"},
     "labels": {"id": "a row number", "chunk_id": "renumbered; the key is (golden, rank)"},
     "gold_labels": {"chunk_id": "renumbered; the key is (golden, rank)"},
     "check_answers": {"id": "a row number", "check_id": "renumbered; the key is (source, golden)"},
@@ -35,6 +36,7 @@ NOT_CARRIED: dict[str, dict[str, str]] = {
 """Columns the session JSONL does not carry, each with the reason."""
 
 KEYS = {
+    "chunks": "SELECT t.golden_id, t.rank, t.* FROM chunks t",
     "labels": ("SELECT c.golden_id, c.rank, t.annotator, t.* FROM labels t "
                "JOIN chunks c ON c.id = t.chunk_id"),
     "gold_labels": ("SELECT c.golden_id, c.rank, t.* FROM gold_labels t "
@@ -52,7 +54,7 @@ def table(db: Path, name: str) -> dict[tuple[Any, ...], dict[str, Any]]:
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
         columns = [row["name"] for row in conn.execute(f"PRAGMA table_info({name})")]
-        keys = 4 if name in ("check_answers",) else 3 if name != "gold_labels" else 2
+        keys = {"check_answers": 4, "gold_labels": 2, "chunks": 2}.get(name, 3)
         out = {}
         for row in conn.execute(KEYS[name]):
             values = tuple(row)
@@ -65,6 +67,9 @@ def make_team_session(tmp_path: Path) -> Path:
     comments, a note alone, gold labels, graded verdicts with P(relevant), checks answered."""
     goldens = [{"id": f"g{i}", "user_input": f"question {i} [b]?", "reference": f"answer {i}",
                 "retrieved_contexts": [f"chunk {i}.{r} 😀 عربى" for r in range(1, 4)],
+                # The team's own document ids and the retriever's scores (one chunk without).
+                "retrieved_context_ids": [f"doc-{i}{r}" if r < 3 else None for r in range(1, 4)],
+                "retrieved_context_scores": [1.5 / r for r in range(1, 4)],
                 "judge": "grader", "judge_verdicts": [
                     {"verdict": r % 2, "reason": f"why {r}", "p_relevant": 0.25 * r,
                      "grade": 3 * (r % 2)} for r in range(1, 4)]}

@@ -103,3 +103,35 @@ def test_ids_with_spaces_survive_and_each_system_is_its_own_run(tmp_path: Path) 
     assert unknown.exit_code == 2 and "nope" in unknown.output
     assert "--truth takes 'human', 'gold' or a judge's name" in unknown.output
     assert {line.split()[3] for line in qrels.splitlines()} == {"0", "1"}  # relevance, as given
+
+
+def test_chunks_with_their_own_ids_are_named_by_them_in_the_qrels_and_the_run(
+        tmp_path: Path) -> None:
+    goldens = [
+        {"id": "q1", "user_input": "first?", "reference": "a",
+         "retrieved_contexts": ["c1", "c2", "c3"],
+         "retrieved_context_ids": ["MSMARCO 17", 42, None],  # a space, a number, none
+         "retrieved_context_scores": [12.5, 9.0, None],
+         "judge": "j", "judge_verdicts": [1, 0, 1]},
+        # An own id spelled like another chunk's rank name: escaped, it names its own chunk.
+        {"id": "q2", "user_input": "second?", "reference": "b",
+         "retrieved_contexts": ["d1", "d2"], "retrieved_context_ids": [None, "q2#1"],
+         "judge": "j", "judge_verdicts": [0, 1]},
+    ]
+    source = write_lines(tmp_path / "g.jsonl", goldens)
+    db = tmp_path / "s.db"
+    assert CliRunner().invoke(cli, ["import", str(source), "--session", str(db)]).exit_code == 0
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    export(str(db), "--format", "qrels", "--truth", "j", "--output", str(qrels))
+    export(str(db), "--format", "run", "--output", str(run))
+    assert qrels.read_text().splitlines() == [
+        "q1 0 MSMARCO%2017 1", "q1 0 42 0", "q1 0 q1#3 1", "q2 0 q2#1 0", "q2 0 q2%231 1"]
+    assert [line.split()[2] for line in run.read_text().splitlines()] == [
+        "MSMARCO%2017", "42", "q1#3", "q2#1", "q2%231"]
+    got = measured(str(qrels), str(run), [AP])
+    assert got[("q1", "AP")] == pytest.approx((1 + 2 / 3) / 2)  # CP of [1, 0, 1]
+    assert got[("q2", "AP")] == pytest.approx(0.5)  # CP of [0, 1]
+    # The ids and scores go out with the session JSONL, as given (an id as a string).
+    line = export(str(db), "--format", "jsonl").splitlines()[0]
+    assert '"retrieved_context_ids": ["MSMARCO 17", "42", null]' in line
+    assert '"retrieved_context_scores": [12.5, 9.0, null]' in line

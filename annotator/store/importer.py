@@ -99,7 +99,9 @@ class Importer:
         self.next_chunk_id += count
         # Rows made in comprehensions: at a million chunks, a call per row is most of the time.
         self.chunks.extend(zip(chunk_ids, repeat(record.id), range(1, count + 1),
-                               record.retrieved_contexts))
+                               record.retrieved_contexts,
+                               record.retrieved_context_ids or repeat(None),
+                               record.retrieved_context_scores or repeat(None)))
         stamp = self.stamp
         for judge, verdicts in record.judge_verdicts.items():
             self._ensure_judge(judge)
@@ -256,8 +258,8 @@ class Importer:
             execute("INSERT INTO goldens(id, position, user_input, reference, response, metadata, "
                     "content_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.goldens)
         if self.chunks:
-            execute("INSERT INTO chunks(id, golden_id, rank, text) VALUES (?, ?, ?, ?)",
-                    self.chunks)
+            execute("INSERT INTO chunks(id, golden_id, rank, text, doc_id, score) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", self.chunks)
         if self.verdicts:
             execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, grade, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.verdicts)

@@ -123,14 +123,16 @@ class _Merge:
         its content hash covers them), numbered by golden position then rank; and each file's
         chunk ids mapped to the new ones."""
         self.conn.execute("CREATE TEMP TABLE all_chunks(golden_id TEXT, rank INTEGER, text TEXT, "
-                          "PRIMARY KEY (golden_id, rank))")
+                          "doc_id TEXT, score REAL, PRIMARY KEY (golden_id, rank))")
         for i in range(self.files):
-            self.conn.execute(f"""INSERT INTO all_chunks SELECT c.golden_id, c.rank, c.text
+            self.conn.execute(f"""INSERT INTO all_chunks
+                                  SELECT c.golden_id, c.rank, c.text, c.doc_id, c.score
                                   FROM s{i}.chunks c WHERE NOT EXISTS (
                                     SELECT 1 FROM all_chunks k WHERE k.golden_id = c.golden_id)""")
         self.conn.execute(
-            """INSERT INTO chunks(id, golden_id, rank, text)
-               SELECT row_number() OVER (ORDER BY g.position, c.rank), c.golden_id, c.rank, c.text
+            """INSERT INTO chunks(id, golden_id, rank, text, doc_id, score)
+               SELECT row_number() OVER (ORDER BY g.position, c.rank), c.golden_id, c.rank, c.text,
+                      c.doc_id, c.score
                FROM all_chunks c JOIN goldens g ON g.id = c.golden_id
                ORDER BY g.position, c.rank""")
         self.conn.execute("DROP TABLE all_chunks")

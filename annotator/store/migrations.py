@@ -334,3 +334,12 @@ def m008_attention_checks(db: Database) -> None:
             UNIQUE (annotator, check_id, rank)
         )"""
     )
+
+
+@migrations()
+def m009_chunk_ids(db: Database) -> None:
+    """Each chunk's own id and retrieval score, as the team's retriever or tracer gave them
+    (RAGAS's retrieved_context_ids; None where the file had none): exports name documents by
+    them instead of by golden and rank."""
+    db.execute("ALTER TABLE chunks ADD COLUMN doc_id TEXT")
+    db.execute("ALTER TABLE chunks ADD COLUMN score REAL")

@@ -25,7 +25,7 @@ CREATE TABLE chunks (
             id INTEGER PRIMARY KEY,
             golden_id TEXT NOT NULL REFERENCES goldens(id) ON DELETE CASCADE,
             rank INTEGER NOT NULL CHECK (rank >= 1),
-            text TEXT NOT NULL,
+            text TEXT NOT NULL, doc_id TEXT, score REAL,
             UNIQUE (golden_id, rank)
         );
 CREATE TABLE judges (

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from annotator.errors import NotSaved, SessionError
 from annotator.files import made_whole
@@ -433,7 +433,7 @@ class Session:
             params = list(golden_ids)
         rows = self._rows(
             f"""SELECT g.id AS golden_id, g.position, g.user_input, g.reference, g.response,
-                       g.metadata, c.id AS chunk_id, c.rank, c.text
+                       g.metadata, c.id AS chunk_id, c.rank, c.text, c.doc_id, c.score
                 FROM goldens g JOIN chunks c ON c.golden_id = g.id {where}
                 ORDER BY g.position, c.rank""",
             params,
@@ -441,7 +441,8 @@ class Session:
         out: list[Golden] = []
         chunks: list[Chunk] = []
         for index, row in enumerate(rows):
-            chunks.append(Chunk(row["chunk_id"], row["golden_id"], row["rank"], row["text"]))
+            chunks.append(Chunk(row["chunk_id"], row["golden_id"], row["rank"], row["text"],
+                                row["doc_id"], row["score"]))
             last = index + 1 == len(rows) or rows[index + 1]["golden_id"] != row["golden_id"]
             if last:
                 out.append(Golden(
@@ -1436,6 +1437,11 @@ class Session:
             progress(summary.goldens_read)
         return summary
 
+    def chunk_doc_ids(self) -> dict[int, str]:
+        """Chunk id -> the chunk's own id from its goldens file, for the chunks that have one."""
+        return dict(self.conn.execute(
+            "SELECT id, doc_id FROM chunks WHERE doc_id IS NOT NULL").fetchall())
+
     def export_records(self, batch: int = 500) -> Iterator[GoldenRecord]:
         """Every golden with every judge's verdicts and every person's labels and notes."""
         ids = self.golden_ids()
@@ -1452,6 +1458,8 @@ class Session:
                     retrieved_contexts=[chunk.text for chunk in golden.chunks],
                     reference=golden.reference, response=golden.response,
                     metadata=golden.metadata,
+                    retrieved_context_ids=_if_any([chunk.doc_id for chunk in golden.chunks]),
+                    retrieved_context_scores=_if_any([chunk.score for chunk in golden.chunks]),
                 )
                 for name in judges:
                     given = [verdicts[name].get(chunk.id) for chunk in golden.chunks]
@@ -1550,6 +1558,14 @@ def _storage_failure(error: sqlite3.OperationalError) -> bool:
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
     return None if row is None else {field: row[field] for field in _DECISION_FIELDS}
+
+
+T = TypeVar("T")
+
+
+def _if_any(values: list[T]) -> list[T] | None:
+    """The list, or None when it holds nothing but None (a field the file did not give)."""
+    return values if any(v is not None for v in values) else None
 
 
 def _same_draw(stored: dict[str, Any], size: int, seed: int, design: str) -> bool:
