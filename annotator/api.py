@@ -9,14 +9,14 @@ judges --format json` write (docs/python.md); the chunks are one dict a chunk, r
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import SessionError
 from annotator.files import new_session_file
-from annotator.formats import chunk_table, read_goldens
+from annotator.formats import ColumnMap, chunk_table, read_goldens
 from annotator.jsonout import plain
 from annotator.models import CheckRecord, ImportSummary
 from annotator.store.session import Session
@@ -46,18 +46,22 @@ def _session(where: SessionLike) -> Iterator[Session]:
         yield session
 
 
-def import_goldens(session_path: str | Path, *files: str | Path, replace: bool = False
-                   ) -> list[ImportSummary]:
+def import_goldens(session_path: str | Path, *files: str | Path, replace: bool = False,
+                   mapping: Mapping[str, str] | None = None) -> list[ImportSummary]:
     """Import goldens files (JSONL, JSON, CSV) into a session file, made if missing, each file
-    in one transaction, as `annotator import` does; one summary a file. A file with an error
-    raises InputError naming its line and field, and changes nothing (a session file this call
-    made and nothing went into is removed)."""
+    in one transaction, as `annotator import` does; one summary a file. ``mapping`` is
+    `--map`'s, as {field: path}. A file with an error raises InputError naming its line and
+    field, and changes nothing (a session file this call made and nothing went into is
+    removed)."""
+    column_map = None if not mapping else ColumnMap.parse(
+        [f"{field}={path}" for field, path in mapping.items()])
     summaries: list[ImportSummary] = []
     with new_session_file(session_path, keep=lambda: bool(summaries)), \
             Session(session_path, create=True) as session:
         for path in files:
             checks: list[CheckRecord] = []
-            summaries.append(session.import_goldens(read_goldens(path, checks=checks),
+            summaries.append(session.import_goldens(read_goldens(path, checks=checks,
+                                                                 mapping=column_map),
                                                     path=str(path), replace=replace,
                                                     checks=checks))
     return summaries

@@ -154,8 +154,12 @@ def _open(path: str, *, create: bool = False) -> Session:
 @click.option("--delimiter", default=",", show_default=True,
               help="The cell separator of CSV files (e.g. ';' for a spreadsheet that writes "
               "semicolons, '\\t' for tabs).")
+@click.option("--map", "mapping", multiple=True, metavar="FIELD=PATH",
+              help="Where a golden field is in a file of another shape (repeat it): a column or "
+              "a dotted path, [] for each item of a list, e.g. user_input=inputs.question "
+              "retrieved_contexts=outputs.documents[].page_content, or metadata.NAME=PATH.")
 def import_command(files: tuple[str, ...], session_path: str, replace: bool,
-                   delimiter: str) -> None:
+                   delimiter: str, mapping: tuple[str, ...]) -> None:
     """Import goldens from JSONL, JSON or CSV files into a session file.
 
     Each file goes in as one transaction: a file with an error changes nothing, and the
@@ -163,11 +167,20 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
     nothing the second time.
 
     \b
-    Example:
+    Examples:
       annotator import goldens.jsonl --session review.db
+      annotator import langsmith.jsonl --session review.db --map user_input=inputs.question \\
+        --map retrieved_contexts=outputs.documents[].page_content \\
+        --map retrieved_context_ids=outputs.documents[].metadata.id \\
+        --map reference=reference_outputs.answer
     """
     from annotator.files import new_session_file
-    from annotator.formats import read_goldens
+    from annotator.formats import ColumnMap, read_goldens
+
+    try:
+        column_map = ColumnMap.parse(mapping) if mapping else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--map") from None
     from annotator.progress import counter
 
     separator = _delimiter(delimiter)
@@ -179,7 +192,8 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
             checks: list[CheckRecord] = []
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(
-                    read_goldens(path, delimiter=separator, notices=notices, checks=checks),
+                    read_goldens(path, delimiter=separator, notices=notices, checks=checks,
+                                 mapping=column_map),
                     path=path, replace=replace, progress=advance, checks=checks)
             imported.append(path)
             for notice in notices:

@@ -13,6 +13,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from types import NoneType
@@ -83,17 +84,113 @@ csv.field_size_limit(2**31 - 1)  # chunks may be megabytes long; csv's 128 KiB d
 # Reading
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnMap:
+    """Where each golden field is found in a file of another shape: ``--map TARGET=PATH``.
+
+    TARGET is a golden field (``user_input``, ``retrieved_contexts``, ``reference``, ``id``,
+    ``retrieved_context_ids``, ...; RAGAS v1 names too) or ``metadata.NAME``. PATH is a column
+    or key, dotted into nested objects (``inputs.question``); ``[]`` after a key takes the rest
+    of the path from each item of its list (``outputs.documents[].page_content``), and a whole
+    number picks one item (``outputs.0``). A row mapped so holds the mapped fields and its other
+    top-level numbers and strings as metadata.
+    """
+
+    pairs: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def parse(cls, given: Sequence[str]) -> ColumnMap:
+        """From ``TARGET=PATH`` strings, or ValueError saying what is wrong with one."""
+        pairs: list[tuple[str, str]] = []
+        for item in given:
+            target, sep, source = item.partition("=")
+            target, source = target.strip(), source.strip()
+            if not sep or not target or not source:
+                raise ValueError(f"'{item}' is not TARGET=PATH (e.g. user_input=inputs.question)")
+            canonical = ALIASES.get(target, target)
+            if canonical not in KNOWN_FIELDS and not (
+                    canonical.startswith("metadata.") and len(canonical) > len("metadata.")):
+                raise ValueError(f"'{target}' is no golden field; map to one of "
+                                 f"{', '.join(KNOWN_FIELDS)}, or to metadata.NAME")
+            if any(canonical == t for t, _ in pairs):
+                raise ValueError(f"'{target}' is mapped twice")
+            pairs.append((canonical, source))
+        return cls(tuple(pairs))
+
+    def targets(self) -> set[str]:
+        """The golden fields this map fills."""
+        return {target for target, _ in self.pairs}
+
+    def apply(self, row: dict[str, Any], fail: Callable[..., InputError],
+              notes: _Notices) -> dict[str, Any]:
+        """The golden object a row maps to (fail names the path that is missing)."""
+        obj: dict[str, Any] = {}
+        metadata: dict[str, Any] = {}
+        used = set()
+        for target, source in self.pairs:
+            used.add(source if source in row else source.split(".")[0].removesuffix("[]"))
+
+            def missing(why: str, target: str = target, source: str = source) -> InputError:
+                return fail(f"--map {target}={source}: {why}", target)
+
+            value = _pluck(row, source, missing)
+            if notes.csv_cells and isinstance(value, str) and target in CSV_JSON_COLUMNS:
+                value = _parse_csv_json_cell(value, notes.path, 0, source)
+            if target.startswith("metadata."):
+                metadata[target.removeprefix("metadata.")] = value
+            else:
+                obj[target] = value
+        left = [key for key in row if key not in used]
+        for key in left:
+            if isinstance(row[key], str | int | float) and not isinstance(row[key], bool):
+                metadata.setdefault(key, row[key])
+        dropped = [key for key in left if key not in metadata]
+        if dropped:
+            notes.add(f"--map left out the unmapped fields {', '.join(dropped)} (lists and "
+                      "objects); map what you need, e.g. --map metadata.NAME=PATH.", "map-left")
+        if metadata:
+            obj["metadata"] = {**metadata, **(obj.get("metadata") or {})}
+        return obj
+
+
+def _pluck(value: Any, path: str, fail: Callable[[str], InputError]) -> Any:
+    """The value at a --map PATH (see ColumnMap), or fail saying which step found nothing."""
+    if isinstance(value, dict) and path in value:  # a column whose name holds a dot
+        return value[path]
+    head, _, rest = path.partition(".")
+    each = head.endswith("[]")
+    key = head.removesuffix("[]")
+    if isinstance(value, dict):
+        if key not in value:
+            found = ", ".join(list(value)[:12]) or "nothing"
+            raise fail(f"found no '{key}' (this level holds: {found}).")
+        value = value[key]
+    elif isinstance(value, list) and key.isdigit():
+        if int(key) >= len(value):
+            raise fail(f"item {key} is past the end of a list of {len(value)}.")
+        value = value[int(key)]
+    else:
+        raise fail(f"found {_kind(value)} where '{key}' was to be looked up.")
+    if each:
+        if not isinstance(value, list):
+            raise fail(f"'{key}[]' needs a list, and found {_kind(value)}.")
+        return [_pluck(item, rest, fail) if rest else item for item in value]
+    return _pluck(value, rest, fail) if rest else value
+
+
 def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] | None = None,
-                 checks: list[CheckRecord] | None = None) -> Iterator[GoldenRecord]:
+                 checks: list[CheckRecord] | None = None,
+                 mapping: ColumnMap | None = None) -> Iterator[GoldenRecord]:
     """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
 
-    ``delimiter`` separates a CSV file's cells. What was changed on the way in (an annotator's
+    ``delimiter`` separates a CSV file's cells; ``mapping`` says where each golden field is
+    found in a file of another shape (``--map``). What was changed on the way in (an annotator's
     name trimmed of spaces) is said in ``notices``, once per case, when a list is given. A
     session JSONL's attention checks (lines with CHECK_FIELD) are validated and appended to
     ``checks`` when a list is given, else passed over: they are not goldens.
     """
     path = Path(path)
-    notes = _Notices(notices, str(path))
+    notes = _Notices(notices, str(path), mapping, path.suffix.lower() == ".csv")
     name = str(path)
     if not path.exists():
         raise InputError(name, "there is no such file. Check the path and try again.")
@@ -130,11 +227,16 @@ def _decode(raw: bytes, name: str, line: int) -> str:
 
 
 class _Notices:
-    """Sentences about what reading changed, each said once."""
+    """What reading a file goes by: the column map, if any, and the sentences about what it
+    changed on the way in, each said once."""
 
-    def __init__(self, out: list[str] | None, path: str) -> None:
+    def __init__(self, out: list[str] | None, path: str, mapping: ColumnMap | None = None,
+                 csv_cells: bool = False) -> None:
         self.out = out
         self.path = path
+        self.mapping = mapping
+        self.csv_cells = csv_cells
+        """Cells are CSV text: a mapped list or object arrives as JSON text."""
         self._said: set[str] = set()
 
     def add(self, sentence: str, kind: str | None = None) -> None:
@@ -177,7 +279,7 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             except UnsafeJson as error:
                 raise InputError(name, str(error), line=line_no) from None
             seen_any = True
-            if line_no == 1 and (rows := _table_rows(obj, name)) is not None:
+            if line_no == 1 and (rows := _table_rows(obj, name, notes.mapping)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
                 continue
             if type(obj) is dict and CHECK_FIELD in obj:
@@ -293,7 +395,8 @@ def _read_json_document(
         ) from None
     except UnsafeJson as error:
         raise InputError(name, str(error)) from None
-    rows = document if isinstance(document, list) else _table_rows(document, name)
+    rows = document if isinstance(document, list) else _table_rows(document, name,
+                                                                     notes.mapping)
     if rows is None:
         # One object that is not a table: one golden, as a JSON Lines file of one line would be.
         yield _checked_unique(validate_golden(document, name, None, notes), name, ids)
@@ -311,19 +414,27 @@ def _rows_as_goldens(rows: list[Any], name: str, ids: dict[str, tuple[str, int]]
                               ids)
 
 
-def _table_rows(document: Any, name: str) -> list[Any] | None:
+def _table_rows(document: Any, name: str, mapping: ColumnMap | None = None
+                ) -> list[Any] | None:
     """The goldens of a table written by pandas' ``to_json`` in another orientation than
     records: 'columns' (its default: column -> index -> value), 'index' (index -> golden) or
     'split' (columns, index, data), or a dict of column lists (Hugging Face datasets'
-    ``to_dict()``); None when the object is not such a table."""
+    ``to_dict()``); None when the object is not such a table.
+
+    Under a column map, the question's column is the one the map names, and an object of
+    objects is one row (its fields nested, as the map's paths say), never a pandas table."""
     if not isinstance(document, dict) or not document:
         return None
+    question = {"user_input", "question"}
+    if mapping is not None:
+        question = {source.split(".")[0].removesuffix("[]")
+                    for target, source in mapping.pairs if target == "user_input"}
     if set(document) in ({"columns", "data"}, {"columns", "index", "data"}) and isinstance(
             document["columns"], list) and isinstance(document["data"], list):
         return [{c: v for c, v in zip(document["columns"], row, strict=False) if v is not None}
                 if isinstance(row, list) else row for row in document["data"]]
     values = list(document.values())
-    if set(document) & {"user_input", "question"} and all(isinstance(v, list) for v in values):
+    if set(document) & question and all(isinstance(v, list) for v in values):
         # Hugging Face datasets' to_dict() (or a dict of columns): column -> one cell a golden.
         lengths = {len(v) for v in values}
         if len(lengths) != 1:
@@ -333,7 +444,7 @@ def _table_rows(document: Any, name: str) -> list[Any] | None:
                              + "); every column needs one cell per golden.")
         return [{column: cells[i] for column, cells in document.items() if cells[i] is not None}
                 for i in range(lengths.pop())]
-    if not all(isinstance(v, dict) for v in values):
+    if mapping is not None or not all(isinstance(v, dict) for v in values):
         return None
     field_names = _NAMED
     if set(document) & {"user_input", "question"}:  # 'columns': every value an index -> cell
@@ -379,6 +490,8 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
         if not header:
             raise InputError(name, "the file has no header row.", line=1)
         canonical = {ALIASES.get(column, column) for column in header}
+        if notes.mapping is not None:
+            canonical = notes.mapping.targets()  # each row is checked as it is mapped
         for required in ("user_input", "retrieved_contexts"):
             if required not in canonical:
                 alias = next(a for a, c in ALIASES.items() if c == required)
@@ -516,6 +629,8 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
 
     if not isinstance(obj, dict):
         raise fail(f"a golden must be a JSON object, not {_kind(obj)}.")
+    if notes is not None and notes.mapping is not None:
+        obj = notes.mapping.apply(obj, fail, notes)
     if not obj.keys().isdisjoint(ALIASES):  # renamed in a copy; the usual golden has none
         obj = dict(obj)
     for alias, canonical in ALIASES.items():

@@ -597,3 +597,98 @@ def test_chunk_ids_come_in_from_csv_and_changing_them_is_a_different_golden(
         import_file(session, path, replace=True)
         assert [c.doc_id for c in session.goldens()[0].chunks] == ["d1", "d2", "d3"]
         assert [c.score for c in session.goldens()[0].chunks] == [0.9, 0.5, 0.1]
+
+
+def test_map_reads_a_tracer_or_langsmith_shaped_file(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    rows = [{"run_id": f"r{i}", "trace": {"id": f"t{i}"}, "latency": 0.5 + i,
+             "inputs": {"question": f"What is fee {i}?"},
+             "outputs": {"documents": [
+                 {"page_content": f"fee {i} is 350", "metadata": {"id": f"doc-{i}", "score": 0.9}},
+                 {"page_content": "KYC rules", "metadata": {"id": "doc-kyc", "score": 0.2}}]},
+             "reference_outputs": {"answer": "350 plus taxes"}} for i in range(3)]
+    source = write_lines(tmp_path / "runs.jsonl", rows)
+    db = tmp_path / "s.db"
+    maps = ["user_input=inputs.question", "retrieved_contexts=outputs.documents[].page_content",
+            "retrieved_context_ids=outputs.documents[].metadata.id",
+            "retrieved_context_scores=outputs.documents[].metadata.score",
+            "ground_truth=reference_outputs.answer",  # a RAGAS v1 name works as a target too
+            "id=run_id", "metadata.trace=trace.id"]
+    args = ["import", str(source), "--session", str(db)]
+    for pair in maps:
+        args += ["--map", pair]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    with Session(db) as session:
+        [first, *_] = session.goldens()
+        assert (first.id, first.user_input, first.reference) == ("r0", "What is fee 0?",
+                                                                 "350 plus taxes")
+        assert [c.text for c in first.chunks] == ["fee 0 is 350", "KYC rules"]
+        assert [(c.doc_id, c.score) for c in first.chunks] == [("doc-0", 0.9), ("doc-kyc", 0.2)]
+        # The unmapped number stays as metadata; the mapped trace id under its own name.
+        assert first.metadata == {"trace": "t0", "latency": 0.5}
+
+
+def test_map_reads_a_csv_with_its_own_column_names_and_dotted_headers(tmp_path: Path) -> None:
+    path = tmp_path / "hf.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["inputs.query", "passages", "gold"])
+        writer.writerow(["Which fee?", '["fee is 350", "KYC"]', "350"])
+    from annotator.formats import ColumnMap
+
+    mapping = ColumnMap.parse(["user_input=inputs.query", "retrieved_contexts=passages",
+                               "reference=gold"])
+    [record] = read_goldens(path, mapping=mapping)
+    assert (record.user_input, record.retrieved_contexts, record.reference) == (
+        "Which fee?", ["fee is 350", "KYC"], "350")
+
+
+@pytest.mark.parametrize(("maps", "says"), [
+    (["user_input=inputs.q"], "--map user_input=inputs.q: found no 'q' (this level holds: "
+                              "question)"),
+    (["user_input=inputs.question", "retrieved_contexts=inputs[].x"],
+     "'inputs[]' needs a list, and found an object"),
+])
+def test_a_map_that_does_not_fit_says_which_path_and_what_it_found(
+        tmp_path: Path, maps: list[str], says: str) -> None:
+    from annotator.formats import ColumnMap
+
+    source = write_lines(tmp_path / "runs.jsonl", [{"inputs": {"question": "q?"}}])
+    with pytest.raises(InputError) as error:
+        list(read_goldens(source, mapping=ColumnMap.parse(maps)))
+    assert says in str(error.value) and "runs.jsonl, line 1" in str(error.value)
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("user_input", "is not TARGET=PATH"),
+    ("question_text=q", "'question_text' is no golden field"),
+])
+def test_a_map_that_cannot_be_read_is_a_usage_error(tmp_path: Path, given: str, says: str) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    source = write_lines(tmp_path / "g.jsonl", [golden()])
+    done = CliRunner().invoke(cli, ["import", str(source), "--session", str(tmp_path / "s.db"),
+                                    "--map", given])
+    assert done.exit_code == 2 and says in done.stderr
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_map_reads_a_hugging_face_to_dict_with_its_own_column_names(tmp_path: Path) -> None:
+    from annotator.formats import ColumnMap
+
+    table = {"query": ["a?", "b?"], "passages": [["p1", "p2"], ["p3"]], "gold": ["x", "y"],
+             "pid": [["d1", "d2"], ["d3"]]}
+    path = tmp_path / "hf.json"
+    path.write_text(json.dumps(table), encoding="utf-8")
+    mapping = ColumnMap.parse(["user_input=query", "retrieved_contexts=passages",
+                               "reference=gold", "retrieved_context_ids=pid"])
+    records = list(read_goldens(path, mapping=mapping))
+    assert [(r.user_input, r.retrieved_contexts, r.reference, r.retrieved_context_ids)
+            for r in records] == [("a?", ["p1", "p2"], "x", ["d1", "d2"]),
+                                  ("b?", ["p3"], "y", ["d3"])]
