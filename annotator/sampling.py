@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from annotator.errors import SessionError
+from annotator.grouping import system_values
 from annotator.models import DESIGNS
 from annotator.stats import designs
-from annotator.stats.designs import Estimate
+from annotator.stats.designs import DEFAULT_TARGET, DesignSection, Estimate
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.ppi import draw_sample
 from annotator.stats.stat import Stat
 from annotator.store.session import Session
 
-DEFAULT_TARGET = 0.03
 """The half-width on mean CP a sample aims at (--target-width)."""
 
 
@@ -88,7 +88,6 @@ def judge_view(session: Session, judge: str, group_by: str | None = None, seed: 
     elif missing.any():
         bias[missing], error[missing] = np.nanmean(bias), np.nanmean(error)
         source.append(f"the mean of those on the other {int(missing.sum()):,}")
-    from annotator.report.build import system_values  # the report's rule for --group-by
 
     ids = [frame.golden_ids[g] for g in index.tolist()]
     _, system_of = system_values(session, group_by)
@@ -157,25 +156,6 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
 
 
 # -- estimates under the design ---------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class DesignSection:
-    """Mean CP under human labels, estimated as the sample's design allows, and how far the
-    sample is from its target width."""
-
-    design: str
-    sampled: int
-    labelled: int
-    """Sampled goldens complete under people's labels (active: draws so covered)."""
-    stats: dict[str, Stat]
-    """ppi_plus_plus, human_only, judge_only; pass_rate_ppi; fp_rate, fn_rate."""
-    systems: dict[str, Stat] = field(default_factory=dict)
-    """Per system: mean CP under human labels (PPI++ under the design)."""
-    target: float = DEFAULT_TARGET
-    half_width: float | None = None
-    more: int | None = None
-    """About how many more goldens reach the target (0: reached; None: no estimate yet)."""
-
 
 def _stat(estimate: Estimate | str) -> Stat:
     if isinstance(estimate, str):

@@ -25,7 +25,7 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
-from annotator.report.build import system_values
+from annotator.grouping import system_values
 from annotator.resolve import one_judge
 from annotator.store.session import Session
 from annotator.truth import truth as team_or_person

@@ -19,7 +19,7 @@ import numpy as np
 from annotator import checks
 from annotator.checks import CheckScore
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns, action_code
-from annotator.errors import SessionError
+from annotator.grouping import DEFAULT_GROUP_BY, system_values
 from annotator.lexical import content_words, overlap
 from annotator.memory import give_back
 from annotator.models import CHECKS_MIN
@@ -49,7 +49,7 @@ from annotator.report.model import (
     WorstGolden,
 )
 from annotator.resolve import one_judge
-from annotator.sampling import DEFAULT_TARGET, DesignSection, design_section
+from annotator.sampling import design_section
 from annotator.stats import confidence, cp_agreement
 from annotator.stats.bootstrap import (
     COUNTS,
@@ -73,6 +73,7 @@ from annotator.stats.chunk_agreement import (
     wilson_interval,
 )
 from annotator.stats.comparison import BlindSummary
+from annotator.stats.designs import DEFAULT_TARGET, DesignSection
 from annotator.stats.metrics import CONVENTION_RAGAS, context_precision_by_golden, passes
 from annotator.stats.multiple import holm_rejects
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
@@ -87,7 +88,6 @@ from annotator.text import counted
 from annotator.truth import answers, team_truth
 from annotator.unseen import unseen
 
-DEFAULT_GROUP_BY = "retriever"
 FAST_ACCEPT_MS = 1500.0
 """An accept faster than this is too quick to have read the chunk."""
 RUBBER_STAMP_RUN = 20
@@ -702,28 +702,26 @@ def _golden_section(session: Session, est: Estimates, rows: list[GoldenRow], wor
         "pass_rate_human": est.stat("pass_rate_human", cp_agreement.pass_rate_human, none),
         "pass_rate_judge": est.stat("pass_rate_judge", cp_agreement.pass_rate_judge, none),
     }
+    return GoldenSection(len(rows), stats, rows,
+                         [r for r in rows if r.passes_human != r.passes_judge],
+                         _worst(session, rows, worst), _no_relevant(rows))
+
+
+def _worst(session: Session, rows: list[GoldenRow], worst: int) -> list[WorstGolden]:
+    """The ``worst`` goldens by |difference| (ties by id), with their questions."""
     ranked = sorted((r for r in rows if abs(r.difference) > 1e-9),
                     key=lambda r: (-abs(r.difference), r.golden_id, r.annotator))[:worst]
     questions = {g.id: g.user_input for g in session.goldens(sorted({r.golden_id for r in ranked}))}
-    no_relevant = {
+    return [WorstGolden(r, questions[r.golden_id]) for r in ranked]
+
+
+def _no_relevant(rows: list[GoldenRow]) -> dict[str, int]:
+    """How many complete goldens have no relevant chunk under both label sets, or one only."""
+    return {
         "both": sum(1 for r in rows if not any(r.human_verdicts) and not any(r.judge_verdicts)),
         "human_only": sum(1 for r in rows if not any(r.human_verdicts) and any(r.judge_verdicts)),
         "judge_only": sum(1 for r in rows if any(r.human_verdicts) and not any(r.judge_verdicts)),
     }
-    return GoldenSection(len(rows), stats, rows,
-                         [r for r in rows if r.passes_human != r.passes_judge],
-                         [WorstGolden(r, questions[r.golden_id]) for r in ranked], no_relevant)
-
-
-def system_values(session: Session, group_by: str | None) -> tuple[str, dict[str, str]]:
-    """(the metadata key naming each golden's system, golden id -> its system): ``group_by``,
-    or 'retriever' when none is given; a key given that no golden carries is refused."""
-    key = group_by or DEFAULT_GROUP_BY
-    values = session.metadata_values(key)
-    if group_by is not None and not values:
-        raise SessionError(f"No golden in the session has metadata '{key}'; choose a key the "
-                           "goldens carry with --group-by.")
-    return key, {golden_id: str(value) for golden_id, value in values.items()}
 
 
 def _systems(session: Session, group_by: str | None, rows: list[GoldenRow]) -> dict[str, str]:

@@ -20,10 +20,10 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame
 from annotator.errors import SessionError
+from annotator.grouping import system_values
 from annotator.memory import give_back
 from annotator.models import Judge, Price
 from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
-from annotator.report.build import system_values
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.model import ReasonCheck
 from annotator.resolve import judges_named
@@ -385,24 +385,9 @@ def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
     replies = summary["replies"] or 0
     latencies = summary["latencies_ms"]
     tokens = summary["tokens_in"] + summary["tokens_out"]
-    price = price or session.price(judge)
     no_tokens = "imported: no tokens were recorded for these verdicts"
-    if price is None:
-        cost = Stat.undefined(f"no price given: pass --price '{judge}=IN,OUT[,CACHED]' (USD per "
-                              "million tokens) or give --price-in and --price-out to 'annotator "
-                              "judge'")
-    elif not chunks or not tokens:
-        cost = Stat.undefined(no_tokens)
-    else:
-        cost = Stat(price.cost(summary["tokens_in"], summary["tokens_out"],
-                               summary["tokens_cached"]) * 1000 / chunks)
-    runs = session.repetitions(judge)
-    slots = frame.slots(np.asarray(list(runs), dtype=np.int64)).tolist()
-    place = {c: (frame.golden_ids[frame.cluster[at]], int(frame.rank[at]))
-             for c, at in zip(runs, slots, strict=True) if at != MISSING}
-    repeated = {c: [by_run[r] for r in sorted(by_run)] for c, by_run in runs.items()
-                if len(by_run) > 1 and c in place}
-    unstable = sorted((*place[c], said) for c, said in repeated.items() if len(set(said)) > 1)
+    cost = _cost(judge, price or session.price(judge), summary, chunks, tokens, no_tokens)
+    repeated, unstable = _repeated(session, judge, frame)
     figures = {
         "parse_failure_rate": Stat((summary["bad_replies"] or 0) / replies) if replies else
         Stat.undefined("imported: no reply was recorded for these verdicts"),
@@ -420,6 +405,33 @@ def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
     if voters > 1:
         style = f"majority of {voters} runs of {judge}"
     return CallSummary(summary["calls"], summary["failed"], figures, unstable, style, examples)
+
+
+def _cost(judge: str, price: Price | None, summary: dict[str, Any], chunks: float, tokens: int,
+          no_tokens: str) -> Stat:
+    """USD per 1,000 chunks judged, or why there is no figure."""
+    if price is None:
+        return Stat.undefined(f"no price given: pass --price '{judge}=IN,OUT[,CACHED]' (USD per "
+                              "million tokens) or give --price-in and --price-out to 'annotator "
+                              "judge'")
+    if not chunks or not tokens:
+        return Stat.undefined(no_tokens)
+    return Stat(price.cost(summary["tokens_in"], summary["tokens_out"],
+                           summary["tokens_cached"]) * 1000 / chunks)
+
+
+def _repeated(session: Session, judge: str, frame: ChunkFrame
+              ) -> tuple[dict[int, list[int]], list[tuple[str, int, list[int]]]]:
+    """The chunks judged more than once (chunk -> verdict of each run), and those whose verdict
+    changed between runs as (golden, rank, verdicts)."""
+    runs = session.repetitions(judge)
+    slots = frame.slots(np.asarray(list(runs), dtype=np.int64)).tolist()
+    place = {c: (frame.golden_ids[frame.cluster[at]], int(frame.rank[at]))
+             for c, at in zip(runs, slots, strict=True) if at != MISSING}
+    repeated = {c: [by_run[r] for r in sorted(by_run)] for c, by_run in runs.items()
+                if len(by_run) > 1 and c in place}
+    unstable = sorted((*place[c], said) for c, said in repeated.items() if len(set(said)) > 1)
+    return repeated, unstable
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotator.probes import ProbeRate
-from annotator.sampling import DesignSection
 from annotator.stats.chunk_agreement import Confusion, McNemar, rate
 from annotator.stats.confidence import ReliabilityBin
+from annotator.stats.designs import DesignSection
 from annotator.stats.ppi import PpiEstimate
 from annotator.stats.raters import RaterAgreement
 from annotator.stats.stat import Stat

@@ -62,36 +62,39 @@ def rich_blocks(blocks: list[Block], *, narrow: bool = False) -> RenderableType:
     """
     parts: list[RenderableType] = []
     for block in blocks:
-        if narrow and isinstance(block, Grid):
-            block = fold_undefined(block)
         if isinstance(block, Paragraphs):
             style = "bold" if block.id == "headline" else ""
             body = Text("\n").join(Text(visible(line), style=style) for line in block.lines)
             parts.append(Padding(Group(Text(visible(block.title), style="bold underline"), body),
                                  (0, 0, 1, 0)))
-            continue
-        # Titles and headers may hold names (a judge, a person): Text, never markup.
-        table = Table(title=Text(visible(block.title), style="bold underline"),
-                      title_justify="left",
-                      show_header=any(block.columns), header_style="bold", box=None,
-                      padding=(0, 2, 0, 0), show_edge=False)
-        for i, column in enumerate(block.columns):
-            # The first column names the row (a judge, a person, a pair on two lines): a name
-            # is never split (up to NAME_WIDTH); the other columns wrap around it.
-            names = i == 0
-            longest = max((len(line) for row in block.rows if row
-                           for line in visible(row[0]).split("\n")), default=0) if names else 0
-            table.add_column(Text(visible(column)), style="bold" if i == 0 and block.id != "worst"
-                             else None, overflow="fold",
-                             min_width=min(longest, NAME_WIDTH) if names else None,
-                             no_wrap=names and longest <= NAME_WIDTH)
-        for row in block.rows:
-            table.add_row(*(Text(visible(cell), style="dim" if cell.startswith("undefined")
-                                 else "") for cell in row))
-        notes = [Text(visible(note), style="yellow" if block.id == "people" else "italic")
-                 for note in block.notes]
-        parts.append(Padding(Group(table, *notes), (0, 0, 1, 0)))
+        else:
+            parts.append(_rich_grid(fold_undefined(block) if narrow else block))
     return Group(*parts)
+
+
+def _rich_grid(block: Grid) -> RenderableType:
+    """One table with its notes below it."""
+    # Titles and headers may hold names (a judge, a person): Text, never markup.
+    table = Table(title=Text(visible(block.title), style="bold underline"),
+                  title_justify="left",
+                  show_header=any(block.columns), header_style="bold", box=None,
+                  padding=(0, 2, 0, 0), show_edge=False)
+    # The first column names the row (a judge, a person, a pair on two lines): a name is never
+    # split (up to NAME_WIDTH); the other columns wrap around it.
+    longest = max((len(line) for row in block.rows if row
+                   for line in visible(row[0]).split("\n")), default=0)
+    for i, column in enumerate(block.columns):
+        names = i == 0
+        table.add_column(Text(visible(column)), style="bold" if names and block.id != "worst"
+                         else None, overflow="fold",
+                         min_width=min(longest, NAME_WIDTH) if names else None,
+                         no_wrap=names and longest <= NAME_WIDTH)
+    for row in block.rows:
+        table.add_row(*(Text(visible(cell), style="dim" if cell.startswith("undefined")
+                             else "") for cell in row))
+    notes = [Text(visible(note), style="yellow" if block.id == "people" else "italic")
+             for note in block.notes]
+    return Padding(Group(table, *notes), (0, 0, 1, 0))
 
 
 def rich_report(report: Report, *, narrow: bool = False) -> RenderableType:

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
 
 from annotator.models import DESIGNS
 from annotator.stats.ppi import LEVEL, fpc_variance, regression_lambda
+from annotator.stats.stat import Stat
 
 JUDGE_BINS = 4
 """Strata of the judge's CP per system: its quartiles."""
@@ -314,3 +315,26 @@ def planned_sizes(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray,
         low, high = (low, middle) if active_variance(middle) <= w2 else (middle + 1, high)
     planned["active"] = low
     return {d: min(big_n, max(MIN_PER_STRATUM, n)) for d, n in planned.items()}
+
+
+DEFAULT_TARGET = 0.03
+"""The 95% half-width on mean CP a sample aims for unless told (--target-width)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DesignSection:
+    """Mean CP under human labels, estimated as the sample's design allows, and how far the
+    sample is from its target width."""
+
+    design: str
+    sampled: int
+    labelled: int
+    """Sampled goldens complete under people's labels (active: draws so covered)."""
+    stats: dict[str, Stat]
+    """ppi_plus_plus, human_only, judge_only; pass_rate_ppi; fp_rate, fn_rate."""
+    systems: dict[str, Stat] = field(default_factory=dict)
+    """Per system: mean CP under human labels (PPI++ under the design)."""
+    target: float = DEFAULT_TARGET
+    half_width: float | None = None
+    more: int | None = None
+    """About how many more goldens reach the target (0: reached; None: no estimate yet)."""

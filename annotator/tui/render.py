@@ -17,6 +17,9 @@ from annotator.text import visible
 from annotator.verdict import Answer
 from annotator.verdict import name as verdict_name
 
+NARROW_BELOW = 100
+"""Below this many columns a screen is narrow: the annotation screen folds its summary to one
+line under the chunks, the statistics screen says what is undefined once per table."""
 FOLD_CHARS = 500
 """A chunk longer than this shows folded until unfolded."""
 FOLD_LINES = 8

@@ -18,10 +18,9 @@ from annotator.stats.metrics import precision_at_k_so_far
 from annotator.text import visible
 from annotator.tui import render
 from annotator.tui.keys import bindings
+from annotator.tui.render import NARROW_BELOW
 from annotator.tui.widgets.chunk_card import ChunkCard
 
-NARROW_BELOW = 100
-"""Below this many columns the summary folds to one line under the chunks."""
 SHORT_BELOW = 30
 """Below this many lines the golden's panel gets fewer lines."""
 

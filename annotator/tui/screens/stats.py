@@ -22,7 +22,7 @@ from annotator.errors import SessionError
 from annotator.report.model import Report
 from annotator.report.render import rich_report
 from annotator.review import Review
-from annotator.tui.screens.annotate import NARROW_BELOW
+from annotator.tui.render import NARROW_BELOW
 
 COMPUTING = "Computing the statistics for this session…  (escape goes back; keys keep working)"
 

@@ -1,0 +1,50 @@
+"""Judge confidence: how well the judge's P(relevant) predicts people's labels (Brier, ECE,
+AUROC) and its reliability diagram; and the verdicts left without one, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.report.blocks import Block, Grid, Paragraphs
+from annotator.report.cells import stat_rows
+from annotator.report.jsonparts import stats_dict
+from annotator.report.model import Report
+from annotator.report.section import Section
+from annotator.stats.confidence import BINS
+
+
+def blocks(report: Report) -> list[Block]:
+    """The confidence statistics and bins; the gaps in a paragraph."""
+    out: list[Block] = []
+    if (conf := report.confidence) is not None:
+        out.append(Grid("confidence", f"Judge confidence: P(relevant) on {conf.chunks} chunks",
+                        ["statistic", "value", "95% CI"], stat_rows(conf.stats),
+                        [f"ECE {name}: {text}." for name, text in conf.ece_conventions.items()]))
+        out.append(Grid(
+            "reliability", f"Reliability ({BINS} equal-width bins on P(relevant))",
+            ["bin", "chunks", "mean P(relevant)", "human relevant rate"],
+            [[f"{b.low:.1f}-{b.high:.1f}", str(b.chunks),
+              "-" if b.mean_p is None else f"{b.mean_p:.3f}",
+              "-" if b.human_rate is None else f"{b.human_rate:.3f}"] for b in conf.bins]))
+    if report.confidence_gaps:
+        out.append(Paragraphs("confidence_gaps", "Verdicts without P(relevant)", [
+            f"{sum(report.confidence_gaps.values())} of the judge's verdicts carry no "
+            "P(relevant) although logprobs were asked for; none is stored rather than a wrong "
+            "one: " + "; ".join(f"{count} because {why}"
+                                for why, count in report.confidence_gaps.items()) + "."]))
+    return out
+
+
+def json(report: Report) -> dict[str, Any]:
+    """The confidence object (null without P(relevant)) and the confidence gaps."""
+    confidence = None
+    if (conf := report.confidence) is not None:
+        confidence = {"chunks": conf.chunks, **stats_dict(conf.stats),
+                      "ece_conventions": conf.ece_conventions,
+                      "reliability": [{"low": b.low, "high": b.high, "chunks": b.chunks,
+                                       "mean_p": b.mean_p, "human_rate": b.human_rate}
+                                      for b in conf.bins]}
+    return {"confidence": confidence, "confidence_gaps": report.confidence_gaps}
+
+
+SECTION = Section("confidence", blocks, json)

@@ -1,0 +1,61 @@
+"""What was compared: the session, the judge, the people, how much is judged and labelled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from annotator.report.blocks import Block, Grid
+from annotator.report.cells import who
+from annotator.report.model import Report
+from annotator.report.section import Section
+from annotator.text import counted
+
+
+def blocks(report: Report) -> list[Block]:
+    """The 'What was compared' table."""
+    cov = report.coverage
+    compared = [
+        ["session", Path(report.session).name],
+        ["judge", report.judge],
+        ["annotators", who(report)],
+        ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],
+        ["chunks judged", f"{cov.chunks_judged} ({counted(cov.goldens_judged, 'golden')} fully "
+         "judged)"],
+        *[[f"decided by {a.annotator}", f"{counted(a.chunks_decided, 'chunk')}, "
+           f"{counted(a.goldens_complete, 'golden')} complete"
+           + (f"; {counted(a.chunks_unsure, 'chunk')} unsure, left out (no CP for "
+              f"{counted(a.goldens_unsure, 'golden')} until adjudicated)"
+              if a.chunks_unsure else "")] for a in cov.annotators],
+        *([["labels compared (person-chunk pairs)", f"{cov.compared_chunks:,} "
+            f"({counted(cov.distinct_chunks, 'chunk')} from {counted(cov.from_goldens, 'golden')})"],
+           ["person-golden pairs compared (complete under both)", f"{cov.compared_goldens:,} "
+            f"({counted(cov.distinct_complete, 'golden')})"]] if len(report.annotators) > 1 else
+          [["chunks compared", f"{cov.compared_chunks:,} (from "
+            f"{counted(cov.from_goldens, 'golden')})"],
+           ["goldens compared (complete under both)", f"{cov.compared_goldens:,}"]]),
+        ["context precision convention", report.convention],
+        ["pass mark", f"{report.pass_mark:g}"],
+        ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
+         f"seed {report.seed}" if report.resamples else "none (0 resamples): 'annotator report "
+         "--bootstrap 2000' gives 95% bootstrap intervals"],
+    ]
+    return [Grid("coverage", "What was compared", ["", ""], compared)]
+
+
+def json(report: Report) -> dict[str, Any]:
+    """The coverage object."""
+    cov = report.coverage
+    return {"coverage": {
+        "goldens": cov.goldens, "chunks": cov.chunks, "chunks_judged": cov.chunks_judged,
+        "goldens_judged": cov.goldens_judged, "compared_chunks": cov.compared_chunks,
+        "compared_goldens": cov.compared_goldens, "distinct_chunks": cov.distinct_chunks,
+        "from_goldens": cov.from_goldens, "distinct_complete": cov.distinct_complete,
+        "annotators": [{"annotator": a.annotator, "chunks_decided": a.chunks_decided,
+                        "goldens_complete": a.goldens_complete,
+                        "chunks_unsure": a.chunks_unsure,
+                        "goldens_unsure": a.goldens_unsure} for a in cov.annotators],
+    }}
+
+
+SECTION = Section("coverage", blocks, json)

@@ -1,0 +1,36 @@
+"""Right verdict, wrong reason: how often people accepted the judge's verdict but marked its
+reason wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.report.blocks import Block, Paragraphs
+from annotator.report.cells import with_interval
+from annotator.report.jsonparts import stats_dict
+from annotator.report.model import Report
+from annotator.report.section import Section
+from annotator.text import counted
+
+
+def blocks(report: Report) -> list[Block]:
+    """One paragraph, when a reason was marked wrong."""
+    reasons = report.reasons
+    if not reasons.wrong:
+        return []
+    return [Paragraphs("reasons", "Right verdict, wrong reason", [
+        f"People accepted {counted(reasons.accepted, 'verdict')} of this judge with its "
+        f"reason on screen and marked the reason wrong on {reasons.wrong}: "
+        f"{with_interval(reasons.rate, 3)} (Wilson 95%, chunks as independent). Those "
+        "chunks are left out of the RAGAS annotation export and of --examples, so their "
+        "reasoning is not taught."])]
+
+
+def json(report: Report) -> dict[str, Any]:
+    """The reasons object."""
+    reasons = report.reasons
+    return {"reasons": {"accepted": reasons.accepted, "marked_wrong": reasons.wrong,
+                        **stats_dict({"rate": reasons.rate})}}
+
+
+SECTION = Section("reasons", blocks, json)
