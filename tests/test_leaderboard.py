@@ -261,3 +261,31 @@ def test_judge_names_are_never_split_in_a_narrow_terminal(tmp_path: Path) -> Non
     for name in names:  # each row's name whole on one line, in every table that lists judges
         rows = [line for line in lines if line.lstrip().startswith(name[:8])]
         assert rows and all(name in line for line in rows), (name, rows)
+
+
+def test_the_flip_rate_hint_is_a_command_that_measures_it(tmp_path: Path) -> None:
+    import os
+    import shlex
+
+    from tests.conftest import banking_file
+    from tests.fake_openai import FakeOpenAI
+
+    db = banking_file(tmp_path / "b.db")
+    runner = CliRunner()
+    with FakeOpenAI() as server:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+        judged = runner.invoke(cli, ["judge", str(db), "--model", "fake", "--base-url",
+                                     server.base_url, "--name", "live"], env=env)
+        assert judged.exit_code == 0, judged.output
+
+        def flip_reason(name: str) -> str | None:
+            done = runner.invoke(cli, ["judges", str(db), "--format", "json", "--bootstrap",
+                                       "0"])
+            [row] = [r for r in json.loads(done.stdout)["judges"] if r["judge"] == name]
+            reason: str | None = row["call_why_undefined"].get("flip_rate")
+            return reason
+
+        assert "its verdicts were imported" in (flip_reason("sample-judge") or "")
+        [hint] = re.findall(r"'(annotator judge [^']*)'", flip_reason("live") or "")
+        assert runner.invoke(cli, shlex.split(hint)[1:], env=env).exit_code == 0  # as printed
+        assert flip_reason("live") is None  # measured now

@@ -392,7 +392,7 @@ def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
         "parse_failure_rate": Stat((summary["bad_replies"] or 0) / replies) if replies else
         Stat.undefined("imported: no reply was recorded for these verdicts"),
         "flip_rate": Stat(len(unstable) / len(repeated)) if repeated else Stat.undefined(
-            f"judged once: run 'annotator judge --name {judge} --repeat 3' to measure"),
+            _judged_once(session, judge, defined)),
         "tokens_per_1000_chunks": Stat(1000 * tokens / chunks) if chunks and tokens else
         Stat.undefined(no_tokens),
         "cached_share": Stat(summary["tokens_cached"] / summary["tokens_in"])
@@ -405,6 +405,16 @@ def _calls(session: Session, judge: str, price: Price | None, frame: ChunkFrame,
     if voters > 1:
         style = f"majority of {voters} runs of {judge}"
     return CallSummary(summary["calls"], summary["failed"], figures, unstable, style, examples)
+
+
+def _judged_once(session: Session, judge: str, defined: Judge | None) -> str:
+    """Why a judge has no flip rate, and the command that measures one, as it can be pasted."""
+    if defined is None or defined.model is None:
+        return ("judged once: its verdicts were imported, so no run of it can be repeated here; "
+                "a judge run with 'annotator judge --repeat 3' has one")
+    url = f" --base-url {defined.base_url}" if defined.base_url else ""
+    return (f"judged once: run 'annotator judge {session.path} --model {defined.model}{url} "
+            f"--name {judge} --repeat 3' to measure")
 
 
 def _cost(judge: str, price: Price | None, summary: dict[str, Any], chunks: float, tokens: int,
