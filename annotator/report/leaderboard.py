@@ -411,7 +411,7 @@ def _judged_once(session: Session, judge: str, defined: Judge | None) -> str:
     """Why a judge has no flip rate, and the command that measures one, as it can be pasted."""
     if defined is None or defined.model is None:
         return ("judged once: its verdicts were imported, so no run of it can be repeated here; "
-                "a judge run with 'annotator judge --repeat 3' has one")
+                "a judge run here with --repeat 3 has one")
     url = f" --base-url {defined.base_url}" if defined.base_url else ""
     return (f"judged once: run 'annotator judge {session.path} --model {defined.model}{url} "
             f"--name {judge} --repeat 3' to measure")
