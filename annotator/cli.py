@@ -554,9 +554,13 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--batch", "batch", is_flag=True, help="Send the requests through the provider's "
               "Batch API (results within 24 h, at --batch-discount); follow with 'annotator "
               "batches SESSION --wait'.")
-@click.option("--export-requests", type=click.Path(dir_okay=False),
+@click.option("--export-requests", type=click.Path(),
               help="Write the requests as a Batch API JSONL file for an offline engine (vllm "
-              "run-batch); store its results with 'annotator import-results'.")
+              "run-batch); store its results with 'annotator import-results'. With "
+              "--shard-size, a new folder of request files (shards) instead.")
+@click.option("--shard-size", type=click.IntRange(1), default=None,
+              help="With --export-requests: at most this many requests a file, the files in "
+              "one new folder, for an engine that runs shards in parallel (Ray Data, Spark).")
 @click.option("--batch-discount", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="The share of the live price a batch costs.")
 @click.option("--batch-max-requests", type=click.IntRange(1), default=50_000, show_default=True,
@@ -585,7 +589,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   prompt_id: str, prompt_file: str | None, against: str | None,
                   example_count: int | None, annotator: str | None, seed: int, window: int,
                   dry_run: bool, batch: bool, export_requests: str | None,
-                  batch_discount: float, batch_max_requests: int, batch_max_mb: float,
+                  shard_size: int | None, batch_discount: float, batch_max_requests: int, batch_max_mb: float,
                   concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, max_wait: float,
                   logprobs: bool, system_as_user: bool, price_in: float | None,
@@ -632,7 +636,11 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         price_in is not None and price_out is not None) else None
     from annotator.judge.batch import Limits
 
-    limits = Limits(batch_max_requests, int(batch_max_mb * 1_000_000))
+    if shard_size is not None and export_requests is None:
+        raise click.UsageError("--shard-size splits the file --export-requests writes; give "
+                               "--export-requests FOLDER with it.")
+    limits = (Limits(batch_max_requests, int(batch_max_mb * 1_000_000)) if shard_size is None
+              else Limits(shard_size, 2**62))
     offline = batch or export_requests is not None
     if batch and export_requests is not None:
         raise click.UsageError("Give --batch (the provider runs it) or --export-requests (you "
@@ -645,7 +653,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         return
     if offline:
         _judge_in_batches(session_path, name, settings, options, price, limits, base_url,
-                          export_requests)
+                          export_requests, shards=shard_size is not None)
         return
     key = _api_key(base_url)
     stats = RunStats()
@@ -762,8 +770,10 @@ def _judge_name(model: str, prompt_id: str, prompt_file: str | None,
 
 def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
                       options: RunOptions, price: Price | None, limits: Limits,
-                      base_url: str | None, export: str | None) -> None:
-    """--batch: write, upload and create the batches; --export-requests: write the file."""
+                      base_url: str | None, export: str | None, *, shards: bool = False
+                      ) -> None:
+    """--batch: write, upload and create the batches; --export-requests: write the file (or,
+    with ``shards``, the folder of files)."""
     import asyncio
 
     from annotator.judge.batch import Started, start_round
@@ -779,7 +789,8 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
         async def start() -> Started:
             if export is not None:
                 return await start_round(session, name, settings, options, stats, limits,
-                                         price=price, export=Path(export), on_progress=advance)
+                                         price=price, export=Path(export), shards=shards,
+                                         on_progress=advance)
             assert key is not None
             async with make_client(base_url, key) as client:
                 return await start_round(session, name, settings, options, stats, limits,
@@ -790,6 +801,11 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
     if not current.requests:
         _say(f"Nothing to send: {stats.skipped:,} chunks already judged"
              + (f", {current.busy:,} out in batches" if current.busy else "") + ".")
+    elif export is not None and shards:
+        _say(f"Wrote {counted(current.requests, 'request')} for "
+             f"{counted(current.chunks, 'chunk')} in {counted(len(current.parts), 'shard')} to "
+             f"{export}/. Run each shard anywhere (a results file a shard, in one folder), then: "
+             f"annotator import-results {session_path} RESULTS-FOLDER")
     elif export is not None:
         _say(f"Wrote {counted(current.requests, 'request')} for "
              f"{counted(current.chunks, 'chunk')} to {export}. Run them anywhere "
@@ -1341,31 +1357,44 @@ def _endpoint_error(error: Exception, judge: str, url: str | None) -> Exception:
 
 @cli.command("import-results")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
-@click.argument("results", type=click.Path(dir_okay=False, exists=True))
-def import_results_command(session_path: str, results: str) -> None:
-    """Store a Batch API results file made anywhere (vllm run-batch, a Ray job, a provider's
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True))
+def import_results_command(session_path: str, results: tuple[str, ...]) -> None:
+    """Store Batch API results files made anywhere (vllm run-batch, a Ray job, a provider's
     output file) for requests written by 'annotator judge --export-requests'.
 
-    The file is stored whole or not at all: a line that is not JSON, or names no request of
-    this session, is a sentence naming the line, and nothing of the file is stored.
+    Give files, or folders whose .jsonl files are the results of shards. Each file is stored
+    whole or not at all: a line that is not JSON, or names no request of this session, is a
+    sentence naming the file and line, and nothing of that file is stored. A result stored
+    before (a file given twice, a rerun) is skipped and counted.
     """
     from annotator.judge.batch import store_results
 
-    path = Path(results)
+    files = [f for given in map(Path, results)
+             for f in (sorted(given.glob("*.jsonl")) if given.is_dir() else [given])]
+    if not files:
+        raise click.UsageError(f"No .jsonl file in {', '.join(results)}: give the results "
+                               "files, or the folder that holds them.")
+    calls = read = repeated = 0
     with _open(session_path, create=False) as session:
+        for path in files:
 
-        def lines() -> Iterator[tuple[int, bytes]]:
-            with path.open("rb") as handle:
-                yield from ((n, line) for n, line in enumerate(handle, 1) if line.strip())
+            def lines(path: Path = path) -> Iterator[tuple[int, bytes]]:
+                with path.open("rb") as handle:
+                    yield from ((n, line) for n, line in enumerate(handle, 1) if line.strip())
 
-        with session.transaction():
-            done = store_results(session, lines(), path)
-            for row in session.batches():
-                if row["id"].startswith("export:") and row["state"] == "exported":
-                    session.record_batch({**row, "state": "imported"})
-    _say(f"{counted(done.results, 'result')} read from {path}; {counted(done.calls, 'call')} "
-         "stored" + (f"; {counted(done.repeated, 'repeated result')} skipped (stored before, or "
-                     "given twice in the file)" if done.repeated else "") + ".")
+            with session.transaction():
+                done = store_results(session, lines(), path)
+                for row in session.batches():
+                    if row["id"].startswith("export:") and row["state"] == "exported":
+                        session.record_batch({**row, "state": "imported"})
+            calls, read, repeated = calls + done.calls, read + done.results, repeated + done.repeated
+            if len(files) > 1:
+                _say(f"{path}: {counted(done.results, 'result')}, {counted(done.calls, 'call')} "
+                     "stored.")
+    where = files[0] if len(files) == 1 else f"{counted(len(files), 'file')}"
+    _say(f"{counted(read, 'result')} read from {where}; {counted(calls, 'call')} "
+         "stored" + (f"; {counted(repeated, 'repeated result')} skipped (stored before, or "
+                     "given twice)" if repeated else "") + ".")
 
 
 @cli.group("prompts", invoke_without_command=True)

@@ -69,6 +69,33 @@ def made_whole(target: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
 
 
 @contextmanager
+def folder_made_whole(target: str | Path) -> Iterator[Path]:
+    """A new folder beside ``target`` for the block to fill, renamed to ``target`` once the
+    block ends well: a stopped or failed block leaves no folder. A block that leaves it empty
+    makes none. A ``target`` that exists is refused before anything is written."""
+    target = Path(target)
+    if target.exists():
+        raise AnnotatorError(f"{target} already exists; give a new folder, or remove it first.")
+    import shutil  # only where a folder is written: start-up skips them
+    import tempfile
+
+    try:
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.",
+                                    suffix=".partial"))
+    except OSError as error:
+        raise _cannot_write(target, error) from None
+    try:
+        yield tmp
+        if any(tmp.iterdir()):
+            tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; give it a new folder's mode
+            tmp.rename(target)  # fails if the target appeared meanwhile: never overwritten
+    except OSError as error:
+        raise _cannot_write(target, error) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
 def replaced_whole(output: str | Path) -> Iterator[IO[str]]:
     """A text file made whole or not at all (made_whole), open for writing."""
     with made_whole(output) as path, open(path, "w", encoding="utf-8", newline="") as out:

@@ -277,6 +277,40 @@ def test_an_offline_engines_results_import_to_the_live_verdicts(tmp_path: Path) 
                                                "'offline'")} == {"export:offline:1"}
 
 
+def test_shards_for_a_distributed_engine_go_out_in_a_folder_and_come_back_once(
+        tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    shards, results = tmp_path / "shards", tmp_path / "results"
+    with FakeOpenAI() as server:
+        invoke(server, "judge", str(db), "--model", "m", "--name", "live")
+        # A judge named after a model id with a slash: still one file a shard.
+        out = invoke(server, "judge", str(db), "--model", "org/m", "--name", "org/offline",
+                     "--export-requests", str(shards), "--shard-size", "15")
+        assert out.exit_code == 0, out.output
+        assert "Wrote 40 requests for 40 chunks in 3 shards" in out.output
+        files = sorted(shards.iterdir())
+        assert [f.name for f in files] == [f"org%2Foffline-round1-part{k}.jsonl"
+                                           for k in (1, 2, 3)]
+        assert [len(f.read_text().splitlines()) for f in files] == [15, 15, 10]
+        assert not list(tmp_path.glob(".shards.*"))  # made whole: no partial folder left
+        results.mkdir()
+        for k, shard in enumerate(files, 1):  # each shard run on its own worker
+            offline_engine(str(shard), str(results / f"part{k}.jsonl"), server)
+        refused = invoke(server, "judge", str(db), "--model", "org/m", "--name", "other",
+                         "--export-requests", str(shards), "--shard-size", "15")
+        assert refused.exit_code == 2 and "already exists" in refused.output
+    stored = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert stored.exit_code == 0, stored.output
+    assert "40 results read from 3 files; 40 calls stored." in stored.output
+    again = CliRunner().invoke(cli, ["import-results", str(db), str(results),
+                                     str(results / "part1.jsonl")])
+    assert again.exit_code == 0 and "0 calls stored; 55 repeated results skipped" in again.output
+    assert verdicts(db, "org/offline") == verdicts(db, "live")
+    assert len(calls(db, "org/offline")) == 40  # each stored once
+    usage = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--shard-size", "5"])
+    assert usage.exit_code == 2 and "give --export-requests FOLDER" in usage.output
+
+
 @pytest.mark.parametrize("prompt", ["ragas"])
 def test_a_prompt_sent_by_its_own_library_cannot_be_batched(tmp_path: Path, prompt: str) -> None:
     db = make_session(tmp_path, goldens=1)

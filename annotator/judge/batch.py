@@ -19,11 +19,12 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
 
 from openai import AsyncOpenAI
 
 from annotator.errors import InputError, SessionError
-from annotator.files import made_whole
+from annotator.files import folder_made_whole, made_whole
 from annotator.formats import UnsafeJson, parse_json
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
@@ -120,7 +121,9 @@ def write_round(session: Session, name: str, settings: JudgeSettings, options: R
         nonlocal handle, part
         if handle is not None:
             handle.close()
-        path = single or directory / f"{name}-round{number}-part{len(current.parts) + 1}.jsonl"
+        # A judge's name may hold a slash (a model id such as org/model): one file name.
+        stem = quote(name, safe="-_.+@")
+        path = single or directory / f"{stem}-round{number}-part{len(current.parts) + 1}.jsonl"
         part = Part(len(current.parts) + 1, path)
         current.parts.append(part)
         handle = path.open("wb")
@@ -166,10 +169,11 @@ class Started:
 async def start_round(session: Session, name: str, settings: JudgeSettings,
                       options: RunOptions, stats: RunStats, limits: Limits, *,
                       price: Price | None = None, client: AsyncOpenAI | None = None,
-                      export: Path | None = None,
+                      export: Path | None = None, shards: bool = False,
                       on_progress: Callable[[int], None] | None = None) -> Started:
     """Define the judge, write a round of its requests, then create their batches through
-    ``client``, or (``export``) leave them in that one file for an engine run elsewhere.
+    ``client``, or (``export``) leave them in that one file for an engine run elsewhere, or with
+    ``shards`` in files of that new folder, split at ``limits`` (a distributed engine's shards).
 
     On any failure, a file that never became a batch is forgotten, so its chunks are asked
     by the next round (one that did, its id lost to a kill, is found again by ``recover``),
@@ -191,29 +195,39 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
             try:
                 # An export is made whole beside its target (a file of a million requests is
                 # never copied, and a failed export leaves no file); with nothing to ask, none.
-                with (made_whole(export) if export is not None
-                      else nullcontext(None)) as target:
-                    current = write_round(session, name, settings, options, stats, Path(tmp),
-                                          limits, single=target, on_progress=progress)
-                    if target is not None and not current.requests:
-                        target.unlink()
+                # Shards are files of one folder, made whole the same way.
+                if export is not None and shards:
+                    with folder_made_whole(export) as folder:
+                        current = write_round(session, name, settings, options, stats, folder,
+                                              limits, on_progress=progress)
+                else:
+                    with (made_whole(export) if export is not None
+                          else nullcontext(None)) as target:
+                        current = write_round(session, name, settings, options, stats,
+                                              Path(tmp), limits, single=target,
+                                              on_progress=progress)
+                        if target is not None and not current.requests:
+                            target.unlink()
                 if not current.requests:
                     if new_judge:
                         session.forget_unused_judge(name)
                     return Started(current, [])
                 if export is not None:
-                    session.record_batch({
-                        "id": f"export:{name}:{current.number}", "judge": name,
-                        "round": current.number, "part": 1, "input_file_id": None,
-                        "output_file_id": None, "error_file_id": None, "state": "exported",
-                        "requests": current.requests, "completed": 0, "failed": 0})
+                    for part in current.parts:
+                        session.record_batch({
+                            "id": f"export:{name}:{current.number}" + (
+                                f":{part.number}" if shards else ""),
+                            "judge": name, "round": current.number, "part": part.number,
+                            "input_file_id": None, "output_file_id": None,
+                            "error_file_id": None, "state": "exported",
+                            "requests": part.requests, "completed": 0, "failed": 0})
                     return Started(current, [])
                 if client is None:
                     raise ValueError("start_round needs a client or an export path")
                 return Started(current, await submit(client, session, name, current))
             except BaseException:
-                for _, round_, part in session.unsubmitted_parts(name):
-                    session.forget_batch_part(name, round_, part)
+                for _, round_, number in session.unsubmitted_parts(name):
+                    session.forget_batch_part(name, round_, number)
                 if new_judge and not session.batches(name):
                     session.forget_unused_judge(name)
                 raise
