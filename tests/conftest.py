@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,17 +27,21 @@ TEAM_BANKING = ROOT / "sample_sessions" / "team" / "banking.jsonl"
 """The same goldens labelled by two people, sample-reviewer and second-reviewer."""
 
 
+T = TypeVar("T")
+
 PATIENCE = 180.0
 """Seconds a test waits for a state before it fails: generous, so that a machine at load 18
 only makes a test slower, never wrong; a healthy run reaches the state in well under one."""
 
 
-def wait_until(reached: Callable[[], bool], what: str, timeout: float = PATIENCE) -> None:
-    """Poll ``reached`` until it holds; fail the test naming ``what`` if it never does."""
+def wait_until(reached: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
+    """Poll ``reached`` until it gives something true, and return that; fail the test naming
+    ``what`` if it never does."""
     deadline = time.monotonic() + timeout
-    while not reached():
+    while not (value := reached()):
         assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}, in vain"
         time.sleep(0.02)
+    return value
 
 
 def rows(db: Path, sql: str) -> int:

@@ -16,20 +16,17 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import PATIENCE, banking_file
+from tests.conftest import PATIENCE, banking_file, wait_until
 from tests.test_report_html import ARGS, CHROMIUM
 
-WAIT_S = 60.0
 """The longest a key may take to reach the file (a tab's process starting on a busy machine)."""
 
 
@@ -50,17 +47,18 @@ class Served:
              *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            try:
-                urllib.request.urlopen(self.url + "/dashboard", timeout=2).read()
-                break
-            except urllib.error.HTTPError:  # an answer all the same (no dashboard, say)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"the server never answered: {self.output()}") from None
-                time.sleep(0.1)
+        wait_until(self._answers, "the server to answer")
+
+    def _answers(self) -> bool:
+        """Whether the server answers (failing at once, with its output, if it has ended)."""
+        try:
+            urllib.request.urlopen(self.url + "/dashboard", timeout=PATIENCE).read()
+        except urllib.error.HTTPError:  # an answer all the same (no dashboard, say)
+            pass
+        except (urllib.error.URLError, ConnectionError):
+            assert self.process.poll() is None, f"the server ended: {self.output()}"
+            return False
+        return True
 
     def output(self) -> str:
         if self.process.poll() is None:
@@ -71,7 +69,7 @@ class Served:
     def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
         request = urllib.request.Request(self.url + path, headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=10) as reply:
+            with urllib.request.urlopen(request, timeout=PATIENCE) as reply:
                 return reply.status, reply.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
@@ -80,7 +78,7 @@ class Served:
         with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
             os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.poll() is None:
-            self.process.wait(10)
+            self.process.wait(PATIENCE)
 
 
 def labels(db: Path, who: str) -> list[tuple[str, int, int, str]]:
@@ -90,15 +88,6 @@ def labels(db: Path, who: str) -> list[tuple[str, int, int, str]]:
             "SELECT c.golden_id, c.rank, l.verdict, l.action FROM labels l JOIN chunks c "
             "ON c.id = l.chunk_id WHERE l.annotator = ? AND l.verdict IS NOT NULL "
             "ORDER BY l.updated_at, l.id", [who]).fetchall()
-
-
-def until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        if (value := condition()):
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"never happened: {what}")
 
 
 @pytest.fixture
@@ -121,7 +110,7 @@ def open_screen(browser: Browser, url: str, requests: list[str],
     page.on("request", lambda r: requests.append(r.url))
     page.on("websocket", lambda w: requests.append(w.url))
     page.goto(url, wait_until="load")
-    page.wait_for_selector("body.-first-byte", timeout=WAIT_S * 1000)
+    page.wait_for_selector("body.-first-byte", timeout=PATIENCE * 1000)
     # Keys go to the terminal's input (a click would also select the chunk under it).
     page.focus(".xterm-helper-textarea")
     return page
@@ -130,10 +119,8 @@ def open_screen(browser: Browser, url: str, requests: list[str],
 def press(page: Page, db: Path, who: str, key: str, expect: int) -> list[tuple[str, int, int, str]]:
     """Type a key into the page and wait until the person's decisions number ``expect``."""
     page.keyboard.press(key)
-    found: list[tuple[str, int, int, str]] = until(
-        lambda: (now := labels(db, who)) and len(now) == expect and now,
-        f"{who}'s key {key} on disk")
-    return found
+    return wait_until(lambda: now if len(now := labels(db, who)) == expect else [],
+                      f"{who}'s key {key} on disk")
 
 
 def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resumes(
@@ -158,7 +145,7 @@ def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resume
         assert status == 409 and "already has the annotation screen open" in text
         # Closing the page mid-golden and opening it again continues on that golden.
         alice.context.close()
-        until(lambda: server.get("/?annotator=alice")[0] == 200, "alice's screen closed")
+        wait_until(lambda: server.get("/?annotator=alice")[0] == 200, "alice's screen closed")
         again = open_screen(browser, server.url + "/?annotator=alice", requests)
         after = press(again, db, "alice", "a", 3)
         assert after[2][0] == golden and after[2][1] == 3
@@ -232,7 +219,7 @@ def test_a_served_sample_and_adjudication_reach_every_tab(tmp_path: Path, browse
     try:
         page = open_screen(browser, server.url + "/?annotator=erin", [])
         page.keyboard.press("1")
-        gold = until(lambda: sqlite3.connect(db).execute(
+        gold = wait_until(lambda: sqlite3.connect(db).execute(
             "SELECT decided_by, verdict FROM gold_labels").fetchall(), "erin's gold label")
         assert gold == [("erin", 1)]
     finally:
@@ -254,7 +241,7 @@ def test_a_served_sample_and_adjudication_reach_every_tab(tmp_path: Path, browse
         for n in range(1, 6):  # the first golden, whole: a check comes next
             press(page, db, "gil", "a", n)
         page.keyboard.press("a")
-        answered = until(lambda: sqlite3.connect(db).execute(
+        answered = wait_until(lambda: sqlite3.connect(db).execute(
             "SELECT annotator, rank FROM check_answers").fetchall(), "gil's check answer")
         assert answered == [("gil", 1)] and len(labels(db, "gil")) == 5  # apart from labels
     finally:
@@ -267,7 +254,7 @@ def test_a_port_already_in_use_is_a_sentence(tmp_path: Path) -> None:
     try:
         second = subprocess.run(
             [sys.executable, "-m", "annotator", "serve", str(db), "--port", str(first.port)],
-            capture_output=True, text=True, timeout=WAIT_S)
+            capture_output=True, text=True, timeout=PATIENCE)
     finally:
         first.kill()
     assert second.returncode == 1 and "Traceback" not in second.stderr
@@ -309,11 +296,12 @@ def test_a_killed_server_takes_its_warm_process_and_tabs_with_it(tmp_path: Path,
     try:
         page = open_screen(browser, server.url + "/?annotator=carol", [])
         press(page, db, "carol", "a", 1)
-        below = until(lambda: (d if len(d := descendants(server.process.pid)) >= 2 else None),
-                      "the warm process and a tab")
+        below = wait_until(
+            lambda: d if len(d := descendants(server.process.pid)) >= 2 else set(),
+            "the warm process and a tab")
         os.kill(server.process.pid, signal.SIGKILL)  # the server alone, as the OOM killer would
-        server.process.wait(10)
-        until(lambda: not any(alive(pid) for pid in below), "the warm process and tab to exit")
+        server.process.wait(PATIENCE)
+        wait_until(lambda: not any(alive(pid) for pid in below), "the warm process and tab to exit")
     finally:
         server.kill()
 
