@@ -110,16 +110,11 @@ def as_invoked(text: str) -> str:
     as this run invoked it, and a SESSION placeholder (the core does not know how the file was
     typed) replaced by the session file this command opened."""
     import re
-    import shlex
 
     if "annotator " not in text:
         return text
     if len(set(_OPENED)) == 1:
-        # Hints sit in single quotes, so a path that needs quoting gets double ones.
-        path = _OPENED[0]
-        session = path if shlex.quote(path) == path else '"' + re.sub(
-            r'(["\\$`])', r"\\\1", path) + '"'
-
+        session = _hint_word(_OPENED[0])
         text = re.sub(r"'annotator [^']*'",
                       lambda hint: re.sub(r"\bSESSION\b", lambda _: session, hint.group(0)),
                       text)
@@ -128,6 +123,17 @@ def as_invoked(text: str) -> str:
         return text
     names = "|".join(sorted(map(re.escape, cli.commands), key=len, reverse=True))
     return re.sub(rf"\bannotator (?=(?:{names})\b)", lambda _: me + " ", text)
+
+
+def _hint_word(path: str) -> str:
+    """A path as a hint can hold it: hints sit in single quotes, so a path that needs quoting
+    gets double ones."""
+    import re
+    import shlex
+
+    if shlex.quote(path) == path:
+        return path
+    return '"' + re.sub(r'(["\\$`])', r"\\\1", path) + '"'
 
 
 def main() -> None:
@@ -412,9 +418,11 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
+        where = _hint_word(session_path)
         raise AnnotatorError("The annotation screen needs a terminal, and this command's input "
-                             "or output is redirected. Run 'annotator annotate' in a terminal; "
-                             "'annotator info' and 'annotator report' work in a pipe.")
+                             f"or output is redirected. Run 'annotator annotate {where}' in a "
+                             f"terminal; 'annotator info {where}' and 'annotator report {where}' "
+                             "work in a pipe.")
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.models import GOLDENS_SUFFIXES

@@ -89,6 +89,8 @@ def annotator_named(people: Sequence[str], annotator: str) -> str:
         raise SessionError("The annotator's name is empty; pass --annotator NAME.")
     if annotator not in people:
         raise SessionError(f"Nobody called '{annotator}' has labelled this session"
-                           + (f" (annotators: {', '.join(people)})." if people else ".")
+                           + (f" (annotators: {', '.join(people)})." if people else
+                              ": nobody has labelled it yet. Label some goldens first with "
+                              f"'annotator annotate SESSION --annotator {annotator}'.")
                            + _nearest(annotator, people))
     return annotator

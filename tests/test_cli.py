@@ -130,6 +130,7 @@ def test_annotate_without_a_terminal_says_so_and_stores_nothing(tmp_path: Path) 
                               text=True, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=60)
         assert done.returncode == 2, done.stderr
         assert "The annotation screen needs a terminal" in done.stderr
+        assert f"annotate {args[1]}' in a terminal" in " ".join(done.stderr.split())
         assert "\x1b" not in done.stdout + done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.db", "goldens.jsonl"]
     assert dump(db) == before  # no random sample stored
@@ -391,3 +392,11 @@ def test_a_hint_names_the_session_that_was_opened_and_works_as_printed(tmp_path:
     args = shlex.split(hint)[1:]
     assert runner.invoke(cli, args).exit_code == 0  # the advice, as printed
     assert runner.invoke(cli, ["judges", str(db), "--split", "test"]).exit_code == 0
+
+
+def test_a_name_nobody_has_labelled_under_says_how_to_label(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db", people=())
+    done = CliRunner().invoke(cli, ["report", str(db), "--annotator", "alcie"])
+    assert done.exit_code == 2
+    assert ("nobody has labelled it yet. Label some goldens first with 'annotator annotate "
+            f"{db} --annotator alcie'") in " ".join(done.stderr.split())
