@@ -33,10 +33,12 @@ def probes_dict(rates: Iterable[ProbeRate]) -> dict[str, Any]:
 
 
 def confusion_dict(c: Confusion) -> dict[str, int]:
+    """A confusion table as its four counts."""
     return {"tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn}
 
 
 def golden_dict(row: GoldenRow) -> dict[str, Any]:
+    """One golden's CP under both label sets, its pass/fail and its verdicts."""
     return {"golden_id": row.golden_id, "annotator": row.annotator, "human": row.human,
             "judge": row.judge, "difference": row.difference, "passes_human": row.passes_human,
             "passes_judge": row.passes_judge, "human_verdicts": list(row.human_verdicts),
