@@ -30,7 +30,7 @@ from annotator.models import (
     stable_golden_id,
 )
 from annotator.text import counted, visible
-from annotator.verdict import SPOKEN, UNSURE, VALUES, Answer, is_answer, is_verdict
+from annotator.verdict import SPOKEN, VALUES, Answer, is_answer, is_verdict, kind_of
 
 ALIASES = {
     "question": "user_input",
@@ -789,8 +789,11 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
     for annotator, labels in human_labels.items():
         said = human_notes.get(annotator, [])
         for rank, label in enumerate(labels, 1):
-            if label == UNSURE and not (rank <= len(said) and (said[rank - 1] or "").strip()):
-                raise fail(f'the label at rank {rank} is "unsure" without a note: an unsure '
+            if label is None or not kind_of(label).needs_note:
+                continue
+            if not (rank <= len(said) and (said[rank - 1] or "").strip()):
+                word = kind_of(label).word
+                raise fail(f'the label at rank {rank} is "{word}" without a note: an {word} '
                            f"label needs one in human_notes.{annotator} saying what is unclear.",
                            f"human_labels.{annotator}")
 

@@ -25,7 +25,7 @@ from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.store.session import Session
-from annotator.verdict import UNSURE, Answer, flipped
+from annotator.verdict import UNSURE, Answer, flipped, kind_of
 from annotator.verdict import name as verdict_name
 
 if TYPE_CHECKING:
@@ -483,8 +483,9 @@ class Review:
         elapsed_ms = (time.monotonic() - self._selected_at) * 1000
         if self.check is not None:
             return self._answer_check(view, verdict, note)
-        # Unsure is no answer to a blind chunk: its judge's verdict stays hidden.
-        blind = verdict if view.hidden and verdict != UNSURE else None
+        # An answer that is no verdict (unsure) is no answer to a blind chunk: its judge's
+        # verdict stays hidden.
+        blind = kind_of(verdict).verdict if view.hidden else None
         blind_answer = blind is not None
         judge_verdict = None if view.verdict is None else view.verdict.verdict
         was_complete = self.is_complete(self.golden.id)

@@ -18,7 +18,7 @@ from annotator.errors import SessionError
 from annotator.models import Label
 from annotator.resolve import NOBODY, annotator_named
 from annotator.store.session import Session
-from annotator.verdict import UNSURE, Answer
+from annotator.verdict import Answer, kind_of
 
 TEAM = "team"
 """The source of the team truth: gold where adjudicated, else the label everyone agrees on."""
@@ -69,7 +69,8 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
     """Chunk id -> each person's answer, on the chunks an adjudicator must settle: where people
     gave different labels, or someone answered unsure."""
     return {c: given for c, given in by_chunk(labels).items()
-            if len(set(given.values())) > 1 or UNSURE in given.values()}
+            if len(set(given.values())) > 1
+            or any(kind_of(answer).verdict is None for answer in given.values())}
 
 
 Answers = tuple[np.ndarray, np.ndarray]

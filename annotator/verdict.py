@@ -1,13 +1,21 @@
 """The verdict: what a judge or a person says of one chunk, and the only place its values live.
 
 Today a verdict is the integer 0 (noise) or 1 (useful), stored as such in SQLite and in files.
-Everything that parses, checks, names, flips or indexes a verdict goes through this module, so a
-third value (say "unsure") is added here and the type checker and the tests lead to the rest.
+Everything that parses, checks, names, flips or indexes a verdict goes through this module.
 Booleans are refused everywhere: ``True`` would be a silent 1.
+
+What a *person* answers on a chunk is an ``Answer``, of one of the ``KINDS``: useful, noise,
+unsure today. A session stores it as one checked column holding the kind's word (``answer`` in
+``labels``, ``label_conflicts`` and ``check_answers``); the ``verdict`` and ``unsure`` columns
+beside it are generated from that word, so they can never disagree with it. A new kind of answer
+is a ``Kind`` added here plus a migration that rebuilds those tables with the new word in the
+CHECK and the generated columns (m010 shows how; tests/test_migrations.py fails until the schema
+and KINDS agree), and a key on the annotation screen.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, TypeAlias, TypeGuard
 
 Verdict: TypeAlias = int
@@ -30,6 +38,56 @@ adjudicator settles the chunk. Files write it as the string "unsure"."""
 
 Answer: TypeAlias = Verdict | Literal["unsure"]
 """What a person may answer on a chunk: a verdict, or UNSURE."""
+
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of answer a person may give on a chunk."""
+
+    word: str
+    """How the session file stores it (the ``answer`` column) and how a person reads it."""
+    answer: Answer
+    """How code and files pass it: the verdict, or UNSURE."""
+    verdict: Verdict | None
+    """What every statistic counts it as; None: no verdict (the chunk waits for adjudication)."""
+    needs_note: bool = False
+    """Whether a person must say why in a note."""
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("noise", NOISE, NOISE),
+    Kind("useful", USEFUL, USEFUL),
+    Kind(UNSURE, UNSURE, None, needs_note=True),
+)
+"""Every kind of answer, as the schema's CHECK lists their words."""
+
+_BY_ANSWER = {kind.answer: kind for kind in KINDS}
+_BY_WORD = {kind.word: kind for kind in KINDS}
+
+
+def kind_of(answer: Answer, what: str = "an answer") -> Kind:
+    """The kind of an answer (ValueError naming what it was meant to be, for anything else)."""
+    if not is_answer(answer):
+        raise ValueError(f"{what} must be 0 or 1 (or {UNSURE!r}), not {answer!r}")
+    return _BY_ANSWER[answer]
+
+
+def stored(answer: Answer | None) -> str | None:
+    """The word the session file keeps for an answer (None: no answer yet)."""
+    return None if answer is None else kind_of(answer).word
+
+
+def from_stored(word: str | None) -> Answer | None:
+    """The answer a stored word stands for (None: no answer yet)."""
+    return None if word is None else _BY_WORD[word].answer
+
+
+def stored_from(verdict: Verdict | None, unsure: object) -> str | None:
+    """The stored word for an answer given as a verdict and an "unsure" flag (as events written
+    before answers were kinds, and files, give it)."""
+    return stored(UNSURE if unsure else verdict)
+
 
 PAIRS = len(VALUES) ** 2
 """How many (human, judge) combinations there are: the size of a confusion table."""
@@ -54,9 +112,7 @@ def checked(value: object, what: str = "a verdict") -> Verdict:
 
 def name(verdict: Answer | None) -> str:
     """The verdict's word ("useful", "noise"), "unsure", or "pending" for no answer yet."""
-    if verdict is None:
-        return "pending"
-    return UNSURE if verdict == UNSURE else NAMES[verdict]
+    return "pending" if verdict is None else kind_of(verdict).word
 
 
 def flipped(verdict: Verdict) -> Verdict:

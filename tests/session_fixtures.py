@@ -75,9 +75,46 @@ def write_fixture(path: Path, stop_before: str) -> None:
                                  "payload) VALUES (?, 'alice', 'decide', ?, ?, ?)",
                                  [STAMP, chunk_id, golden["id"],
                                   json.dumps({"before": None, "after": {"verdict": label}})])
+    names = [m.name for m in migrations._migrations]
+    if names.index(stop_before) >= names.index("m010_answer_kinds"):
+        _answers_as_flags(conn)
     conn.commit()
     conn.execute("PRAGMA journal_mode = DELETE")  # one self-contained file to commit
     conn.close()
+
+
+FLAGGED: dict[str, Any] = {"bob": [1, "unsure", None], "bob-notes": [None, "which branch?", None],
+           "conflicts": [(1, 0, "2026-01-14T09:00:00+00:00"), (2, 1, "2026-01-14T10:00:00+00:00")],
+           "checks": [(1, 1, 1, 0), (2, 0, None, 1), (3, None, 0, 0)]}
+"""What a file holds where an answer was a verdict and an "unsure" flag (before m010): bob's
+labels and notes on the first golden, alice's older versions of two chunks (chunk id, verdict,
+time) kept apart by a merge, and carol's answers on a check (rank, truth, answer, unsure)."""
+
+
+def _answers_as_flags(conn: sqlite3.Connection) -> None:
+    """Bob's unsure label, a merge's conflicts and a check's answers, as flags stored them."""
+    for rank, (label, note) in enumerate(zip(FLAGGED["bob"], FLAGGED["bob-notes"],
+                                             strict=True), 1):
+        if label is None and note is None:
+            continue
+        unsure = label == "unsure"
+        conn.execute("INSERT INTO labels(annotator, chunk_id, verdict, unsure, action, note, "
+                     "created_at, updated_at) VALUES ('bob', ?, ?, ?, ?, ?, ?, ?)",
+                     [rank, None if unsure else label, int(unsure),
+                      None if unsure or label is None else "set", note, STAMP, STAMP])
+    for chunk_id, verdict, at in FLAGGED["conflicts"]:
+        conn.execute("INSERT INTO label_conflicts(annotator, chunk_id, verdict, unsure, note, "
+                     "updated_at) VALUES ('alice', ?, ?, 0, NULL, ?)", [chunk_id, verdict, at])
+    golden = GOLDENS[0]
+    record = {"user_input": golden["user_input"], "reference": golden["reference"],
+              "response": golden["response"], "metadata": golden["metadata"],
+              "chunks": golden["chunks"], "verdicts": {}, "truth": [1, 0, None]}
+    conn.execute("INSERT INTO checks(id, source, golden_id, record, created_at) "
+                 "VALUES (1, 'gold', ?, ?, ?)", [golden["id"], json.dumps(record), STAMP])
+    for rank, truth, answer, unsure in FLAGGED["checks"]:
+        conn.execute("INSERT INTO check_answers(annotator, check_id, rank, truth, answer, unsure, "
+                     "note, answered_at) VALUES ('carol', 1, ?, ?, ?, ?, ?, ?)",
+                     [rank, truth, answer, unsure, "can't tell" if unsure else None, STAMP])
 
 
 def fixture_path(migration: str) -> Path:

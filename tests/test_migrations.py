@@ -17,9 +17,13 @@ from annotator.models import JudgeVerdict
 from annotator.store.migrations import migrations
 from annotator.store.rows import TABLES, columns
 from annotator.store.session import Session
-from tests.session_fixtures import GOLDENS, fixture_path
+from annotator.verdict import KINDS, UNSURE
+from tests.session_fixtures import FLAGGED, GOLDENS, fixture_path
 
 LATER = [m.name for m in migrations._migrations][1:]
+RENAMED = {("m010_answer_kinds", "check_answers", "answer"): "verdict"}
+"""(migration, table, old column) -> the column that reads as it did after the upgrade: a check
+answer's verdict was its "answer" before answers were kinds, whose word "answer" now holds."""
 
 
 def test_every_migration_after_the_first_has_a_fixture_written_before_it() -> None:
@@ -40,7 +44,8 @@ def _tables(path: Path) -> dict[str, list[str]]:
     try:
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {t: [c[1] for c in conn.execute(f"PRAGMA table_info({t})")] for t in names}
+        # table_xinfo: a column an upgrade turned into a generated one still reads as it did.
+        return {t: [c[1] for c in conn.execute(f"PRAGMA table_xinfo({t})")] for t in names}
     finally:
         conn.close()
 
@@ -75,7 +80,63 @@ def test_an_old_file_upgrades_and_reads_back_identically(tmp_path: Path, migrati
         if table == "_sqlite_migrations":
             continue
         assert set(names) <= set(after[table])
-        assert _rows(old, table, names) == _rows(path, table, names), table
+        now = [RENAMED.get((migration, table, name), name) for name in names]
+        assert _rows(old, table, names) == _rows(path, table, now), table
+
+
+def test_answers_kept_as_a_verdict_and_a_flag_upgrade_to_their_kinds(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    shutil.copy(fixture_path("m010_answer_kinds"), path)
+    with Session(path, create=False) as session:
+        [first, _] = list(session.export_records())
+        assert first.human_labels["bob"] == FLAGGED["bob"]
+        assert first.human_notes["bob"] == FLAGGED["bob-notes"]
+        [check] = list(session.export_checks())
+        answers = [a for a in check.answers["carol"] if a is not None]
+        assert [(a.get("truth"), a.get("answer"), a.get("unsure", False)) for a in answers] == [
+            (truth, answer, bool(unsure)) for _, truth, answer, unsure in FLAGGED["checks"]]
+        assert session.check_scores() == {"carol": (1, 1)}  # rank 3 has no truth
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT answer FROM labels WHERE annotator = 'bob' ORDER BY id"
+                            ).fetchall() == [("useful",), ("unsure",)]
+        assert conn.execute("SELECT answer FROM labels WHERE annotator = 'alice' ORDER BY id"
+                            ).fetchall() == [("useful",), ("noise",), ("noise",), ("useful",),
+                                             ("noise",)]
+        assert conn.execute("SELECT chunk_id, answer, updated_at FROM label_conflicts ORDER BY id"
+                            ).fetchall() == [(1, "noise", FLAGGED["conflicts"][0][2]),
+                                             (2, "useful", FLAGGED["conflicts"][1][2])]
+        assert conn.execute("SELECT answer FROM check_answers ORDER BY rank").fetchall() == [
+            ("useful",), ("unsure",), ("noise",)]
+        with pytest.raises(sqlite3.OperationalError, match="generated column"):
+            conn.execute("UPDATE labels SET verdict = 0")  # the flags follow the answer only
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("table", ["labels", "label_conflicts", "check_answers"])
+def test_the_schema_stores_every_kind_of_answer_and_nothing_else(session: Session,
+                                                                   table: str) -> None:
+    # A kind added to verdict.py without the migration that lets the schema hold it fails here.
+    conn = session.conn
+    owner = {"labels": "chunk_id", "label_conflicts": "chunk_id", "check_answers": "check_id"}
+    conn.execute("INSERT INTO goldens(id, position, user_input, metadata, content_sha256, "
+                 "created_at) VALUES ('g', 1, 'q', '{}', 'x', 't')")
+    conn.execute("INSERT INTO chunks(id, golden_id, rank, text) VALUES (1, 'g', 1, 'c')")
+    conn.execute("INSERT INTO checks(id, source, golden_id, record, created_at) "
+                 "VALUES (1, 'gold', 'g', '{}', 't')")
+    stamps = {"labels": "created_at, updated_at", "label_conflicts": "updated_at",
+              "check_answers": "answered_at, rank"}[table]
+    values = {"labels": "'t', 't'", "label_conflicts": "'t'", "check_answers": "'t', 1"}[table]
+    for person, kind in enumerate(KINDS):
+        conn.execute(f"INSERT INTO {table}(annotator, {owner[table]}, answer, {stamps}) "
+                     f"VALUES ('p{person}', 1, ?, {values})", [kind.word])
+    read = conn.execute(f"SELECT answer, verdict, unsure FROM {table} ORDER BY id").fetchall()
+    assert read == [(k.word, k.verdict, int(k.answer == UNSURE)) for k in KINDS]
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        conn.execute(f"INSERT INTO {table}(annotator, {owner[table]}, answer, {stamps}) "
+                     f"VALUES ('other', 1, 'maybe', {values})")
+    conn.rollback()
 
 
 def test_upgrading_twice_changes_nothing(tmp_path: Path) -> None:
@@ -90,7 +151,8 @@ def test_upgrading_twice_changes_nothing(tmp_path: Path) -> None:
 def test_every_row_dataclass_names_real_columns_of_its_table(session: Session) -> None:
     # Rows become dataclasses by column name (store/rows.py): each field is a column.
     for cls, table in TABLES.items():
-        names = {c.name for c in session.db[table].columns}
+        # table_xinfo: generated columns (a label's verdict) are columns a row reads too.
+        names = {c[1] for c in session.conn.execute(f"PRAGMA table_xinfo({table})")}
         missing = [f.name for f in fields(cls) if f.name not in names]
         assert not missing, f"{cls.__name__} fields without a column in {table}: {missing}"
         session.db.execute(f"SELECT {columns(cls)} FROM {table} LIMIT 0")  # and the SQL runs

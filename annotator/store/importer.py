@@ -20,7 +20,7 @@ from annotator.models import (
     JudgeVerdict,
 )
 from annotator.store import bulk
-from annotator.verdict import UNSURE, Answer
+from annotator.verdict import Answer, kind_of, stored, stored_from
 
 if TYPE_CHECKING:
     from annotator.store.session import Session
@@ -197,10 +197,11 @@ class Importer:
             for rank, answer in enumerate(answers, 1):
                 if answer is None:
                     continue
-                row = (answer.get("truth"), answer.get("answer"), int(answer.get("unsure", False)),
+                row = (answer.get("truth"),
+                       stored_from(answer.get("answer"), answer.get("unsure", False)),
                        answer.get("shown_verdict"), answer.get("note"), answer["answered_at"])
                 stored = self.conn.execute(
-                    "SELECT truth, answer, unsure, shown_verdict, note, answered_at FROM "
+                    "SELECT truth, answer, shown_verdict, note, answered_at FROM "
                     "check_answers WHERE annotator = ? AND check_id = ? AND rank = ?",
                     (annotator, check_id, rank)).fetchone()
                 if stored == row:
@@ -212,7 +213,7 @@ class Importer:
                                      "it.", line=check.line or None, field="check_answers")
                 self.conn.execute(
                     "INSERT OR REPLACE INTO check_answers(annotator, check_id, rank, truth, answer, "
-                    "unsure, shown_verdict, note, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "shown_verdict, note, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (annotator, check_id, rank, *row))
 
     def _conflict(self, record: GoldenRecord, who: str, rank: int) -> InputError:
@@ -236,15 +237,15 @@ class Importer:
 
     def _queue_label(self, annotator: str, chunk_id: int, label: Answer | None,
                      note: str | None, mark: dict[str, Any] | None) -> None:
-        unsure = label == UNSURE
-        verdict = None if unsure else label
+        word = stored(label)
         if mark is None:  # a label from a plain goldens file: imported, now
-            self.labels.append((annotator, chunk_id, verdict, None if verdict is None else "import",
-                                int(unsure), note, self.stamp, self.stamp, None, None, None, 0,
-                                None))
+            verdict = None if label is None else kind_of(label).verdict
+            imported = None if verdict is None else "import"
+            self.labels.append((annotator, chunk_id, word, imported, note, self.stamp,
+                                self.stamp, None, None, None, 0, None))
         else:  # a session's own export: the label as it was made
             get = mark.get
-            self.labels.append((annotator, chunk_id, verdict, get("action"), int(unsure), note,
+            self.labels.append((annotator, chunk_id, word, get("action"), note,
                                 get("created_at", self.stamp), get("updated_at", self.stamp),
                                 get("judge"), get("shown_verdict"), get("blind_verdict"),
                                 int(get("reason_wrong", False)), get("decision_ms")))
@@ -264,9 +265,9 @@ class Importer:
             execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, grade, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.verdicts)
         if self.labels:
-            execute("INSERT INTO labels(annotator, chunk_id, verdict, action, unsure, note, "
+            execute("INSERT INTO labels(annotator, chunk_id, answer, action, note, "
                     "created_at, updated_at, judge, shown_verdict, blind_verdict, reason_wrong, "
-                    "decision_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
+                    "decision_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
         if self.gold:
             execute("INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at) "
                     "VALUES (?, ?, ?, ?, ?)", self.gold)

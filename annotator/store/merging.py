@@ -27,8 +27,15 @@ _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_re
 """A call's columns besides its chunk and its time: two calls alike in all of them are one."""
 _PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
                        "tokens_in", "tokens_out", "latency_ms", "request_sha256")
-_LABEL_COLUMNS = ("verdict", "blind_verdict", "shown_verdict", "judge", "action", "note",
-                  "decision_ms", "unsure", "reason_wrong", "created_at", "updated_at")
+_LABEL_COLUMNS = ("answer", "blind_verdict", "shown_verdict", "judge", "action", "note",
+                  "decision_ms", "reason_wrong", "created_at", "updated_at")
+"""A label's stored columns besides its person and chunk."""
+_LABEL_ORDER = "json_array(verdict, blind_verdict, shown_verdict, judge, action, note, " \
+    "decision_ms, unsure, reason_wrong, created_at, updated_at)"
+"""Two labels alike but for their content rank by this: the columns as they were before an answer
+was one column (verdict and unsure are generated from it), so a merge picks as it always has."""
+_ANSWER_FLAGS = ("verdict", "unsure")
+"""The columns generated from ``answer`` that the orders read."""
 _GOLDEN_COLUMNS = ("user_input", "reference", "response", "metadata", "content_sha256",
                    "created_at")
 
@@ -210,16 +217,17 @@ class _Merge:
             """CREATE TEMP TABLE check_map AS SELECT a.src, a.id AS old, n.id AS new
                FROM all_checks a JOIN checks n ON n.source = a.source
                 AND n.golden_id = a.golden_id""")
-        columns = "annotator, rank, truth, answer, unsure, shown_verdict, note, answered_at"
+        columns = "annotator, rank, truth, answer, shown_verdict, note, answered_at"
+        read = f"{columns}, verdict, unsure"
         answers = " UNION ALL ".join(
-            f"SELECT m.new AS check_id, {', '.join(f't.{c}' for c in columns.split(', '))} "
+            f"SELECT m.new AS check_id, {', '.join(f't.{c}' for c in read.split(', '))} "
             f"FROM s{i}.check_answers t JOIN check_map m ON m.src = {i} AND m.old = t.check_id"
             for i in range(self.files))
         self.conn.execute(
             f"""INSERT INTO check_answers(check_id, {columns})
                 SELECT check_id, {columns} FROM (
                   SELECT *, row_number() OVER (PARTITION BY annotator, check_id, rank
-                    ORDER BY answered_at DESC, json_array(answer, unsure, note) DESC) AS choice
+                    ORDER BY answered_at DESC, json_array(verdict, unsure, note) DESC) AS choice
                   FROM ({answers}))
                 WHERE choice = 1 ORDER BY check_id, annotator, rank""")
 
@@ -272,7 +280,7 @@ class _Merge:
                               FROM ({people}) GROUP BY annotator""")
         self.conn.execute(
             f"CREATE TEMP TABLE all_labels AS "
-            f"""{self.mapped('labels', ('annotator', *_LABEL_COLUMNS),
+            f"""{self.mapped('labels', ('annotator', *_LABEL_COLUMNS, *_ANSWER_FLAGS),
                              "t.annotator IN (SELECT annotator FROM label_people "
                              "WHERE files > 1)")}""")
         columns = ", ".join(_LABEL_COLUMNS)
@@ -295,21 +303,23 @@ class _Merge:
                   UNION ALL
                   SELECT annotator, chunk_id, {columns} FROM (
                     SELECT *, row_number() OVER (PARTITION BY annotator, chunk_id ORDER BY
-                      updated_at DESC, json_array({columns}) DESC) AS choice FROM shared_labels)
+                      updated_at DESC, {_LABEL_ORDER} DESC) AS choice FROM shared_labels)
                   WHERE choice = 1)
                 ORDER BY annotator, chunk_id""")
-        # A version is (verdict, unsure, note): unsure and pending both hold no verdict.
+        # A version is (answer, note): unsure and pending both hold no verdict.
+        version = "annotator, chunk_id, answer, verdict, unsure, note, updated_at"
         self.conn.execute(
-            f"""INSERT INTO label_conflicts(annotator, chunk_id, verdict, unsure, note, updated_at)
-                SELECT DISTINCT annotator, chunk_id, verdict, unsure, note, updated_at FROM (
-                  SELECT l.annotator, l.chunk_id, l.verdict, l.unsure, l.note, l.updated_at
-                  FROM shared_labels l JOIN (
-                    SELECT annotator, chunk_id FROM shared_labels GROUP BY annotator, chunk_id
-                    HAVING count(DISTINCT json_array(verdict, unsure, note)) > 1) d
-                  ON d.annotator = l.annotator AND d.chunk_id = l.chunk_id
-                  UNION ALL SELECT annotator, chunk_id, verdict, unsure, note, updated_at FROM (
-                    {self.mapped('label_conflicts',
-                                 ('annotator', 'verdict', 'unsure', 'note', 'updated_at'))}))
+            f"""INSERT INTO label_conflicts(annotator, chunk_id, answer, note, updated_at)
+                SELECT annotator, chunk_id, answer, note, updated_at FROM (
+                  SELECT DISTINCT {version} FROM (
+                    SELECT {', '.join(f'l.{c}' for c in version.split(', '))}
+                    FROM shared_labels l JOIN (
+                      SELECT annotator, chunk_id FROM shared_labels GROUP BY annotator, chunk_id
+                      HAVING count(DISTINCT json_array(answer, note)) > 1) d
+                    ON d.annotator = l.annotator AND d.chunk_id = l.chunk_id
+                    UNION ALL SELECT {version} FROM (
+                      {self.mapped('label_conflicts', ('annotator', 'answer', *_ANSWER_FLAGS,
+                                                       'note', 'updated_at'))})))
                 ORDER BY annotator, chunk_id, updated_at, json_array(verdict, unsure, note)""")
 
     def gold(self) -> None:

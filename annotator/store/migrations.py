@@ -343,3 +343,71 @@ def m009_chunk_ids(db: Database) -> None:
     them instead of by golden and rank."""
     db.execute("ALTER TABLE chunks ADD COLUMN doc_id TEXT")
     db.execute("ALTER TABLE chunks ADD COLUMN score REAL")
+
+
+# The stored answer's words and what each counts as, as m010 wrote them. A migration that adds a
+# kind writes its own copy: a shipped migration never changes.
+_M010_ANSWER = """answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            verdict INTEGER GENERATED ALWAYS AS
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+            unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL"""
+
+
+def _m010_from_flags(verdict: str) -> str:
+    """The word for a row of the old table, from its verdict column and its unsure flag."""
+    return (f"CASE WHEN unsure = 1 THEN 'unsure' WHEN {verdict} = 1 THEN 'useful' "
+            f"WHEN {verdict} = 0 THEN 'noise' END")
+
+
+@migrations()
+def m010_answer_kinds(db: Database) -> None:
+    """A person's answer is one checked column holding its kind's word (noise, useful, unsure);
+    the verdict and unsure columns are generated from it, so they can never disagree."""
+    tables = {
+        "labels": ("""annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            ANSWER,
+            blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            judge TEXT,
+            action TEXT CHECK (action IN ('accept', 'flip', 'set', 'import')),
+            note TEXT,
+            decision_ms REAL,
+            reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (annotator, chunk_id)""",
+                   ("annotator", "chunk_id", "blind_verdict", "shown_verdict", "judge",
+                    "action", "note", "decision_ms", "reason_wrong", "created_at", "updated_at"),
+                   "CREATE INDEX labels_chunk ON labels(chunk_id)"),
+        "label_conflicts": ("""annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            ANSWER,
+            note TEXT,
+            updated_at TEXT NOT NULL""", ("annotator", "chunk_id", "note", "updated_at"),
+                            "CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id)"),
+        "check_answers": ("""annotator TEXT NOT NULL,
+            check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL CHECK (rank >= 1),
+            truth INTEGER CHECK (truth IN (0, 1)),
+            ANSWER,
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            note TEXT,
+            answered_at TEXT NOT NULL,
+            UNIQUE (annotator, check_id, rank)""",
+                          ("annotator", "check_id", "rank", "truth", "shown_verdict", "note",
+                           "answered_at"), None),
+    }
+    for table, (body, kept, index) in tables.items():
+        # check_answers called its verdict "answer".
+        flags = _m010_from_flags("answer" if table == "check_answers" else "verdict")
+        body = body.replace("ANSWER", _M010_ANSWER)
+        db.execute(f"CREATE TABLE {table}_m010 (\n            id INTEGER PRIMARY KEY,\n"
+                   f"            {body}\n        )")
+        listed = ", ".join(kept)
+        db.execute(f"INSERT INTO {table}_m010(id, {listed}, answer) "
+                   f"SELECT id, {listed}, {flags} FROM {table} ORDER BY id")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_m010 RENAME TO {table}")
+        if index:
+            db.execute(index)

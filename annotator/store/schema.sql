@@ -55,22 +55,6 @@ CREATE TABLE verdicts (
         );
 CREATE INDEX verdicts_judge_chunk ON verdicts(judge, chunk_id);
 CREATE INDEX verdicts_request ON verdicts(request_sha256);
-CREATE TABLE labels (
-            id INTEGER PRIMARY KEY,
-            annotator TEXT NOT NULL,
-            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-            verdict INTEGER CHECK (verdict IN (0, 1)),
-            blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
-            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
-            judge TEXT,
-            action TEXT CHECK (action IN ('accept', 'flip', 'set', 'import')),
-            note TEXT,
-            decision_ms REAL,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL, unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1)), reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
-            UNIQUE (annotator, chunk_id)
-        );
-CREATE INDEX labels_chunk ON labels(chunk_id);
 CREATE TABLE events (
             id INTEGER PRIMARY KEY,
             at TEXT NOT NULL,
@@ -96,15 +80,6 @@ CREATE TABLE gold_labels (
             note TEXT,
             decided_at TEXT NOT NULL
         );
-CREATE TABLE label_conflicts (
-            id INTEGER PRIMARY KEY,
-            annotator TEXT NOT NULL,
-            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-            verdict INTEGER CHECK (verdict IN (0, 1)),
-            note TEXT,
-            updated_at TEXT NOT NULL
-        , unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1)));
-CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id);
 CREATE TABLE judge_examples (
             judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
             position INTEGER NOT NULL,
@@ -182,14 +157,48 @@ CREATE TABLE checks (
             created_at TEXT NOT NULL,
             UNIQUE (source, golden_id)
         );
-CREATE TABLE check_answers (
+CREATE TABLE "labels" (
+            id INTEGER PRIMARY KEY,
+            annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            verdict INTEGER GENERATED ALWAYS AS
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+            unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            judge TEXT,
+            action TEXT CHECK (action IN ('accept', 'flip', 'set', 'import')),
+            note TEXT,
+            decision_ms REAL,
+            reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (annotator, chunk_id)
+        );
+CREATE INDEX labels_chunk ON labels(chunk_id);
+CREATE TABLE "label_conflicts" (
+            id INTEGER PRIMARY KEY,
+            annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            verdict INTEGER GENERATED ALWAYS AS
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+            unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            note TEXT,
+            updated_at TEXT NOT NULL
+        );
+CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id);
+CREATE TABLE "check_answers" (
             id INTEGER PRIMARY KEY,
             annotator TEXT NOT NULL,
             check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
             rank INTEGER NOT NULL CHECK (rank >= 1),
             truth INTEGER CHECK (truth IN (0, 1)),
-            answer INTEGER CHECK (answer IN (0, 1)),
-            unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1)),
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            verdict INTEGER GENERATED ALWAYS AS
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+            unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
             shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
             note TEXT,
             answered_at TEXT NOT NULL,

@@ -47,7 +47,7 @@ from annotator.models import (
 from annotator.store import bulk, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
-from annotator.verdict import UNSURE, Answer, checked
+from annotator.verdict import UNSURE, Answer, checked, from_stored, kind_of, stored_from
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +61,9 @@ BUSY_TIMEOUT_S = 30.0
 _LABEL_COLUMNS = columns(Label)
 CHECK_ANSWER_COLUMNS = ("truth", "answer", "unsure", "shown_verdict", "note", "answered_at")
 """A person's answer on one rank of a check, as the session JSONL carries it."""
+_CHECK_ANSWER_SELECT = ", ".join("verdict AS answer" if c == "answer" else c
+                                 for c in CHECK_ANSWER_COLUMNS)
+"""CHECK_ANSWER_COLUMNS read from the table: files carry the answer as a verdict and a flag."""
 
 
 def _marks(label: Label) -> dict[str, Any] | None:
@@ -83,7 +86,7 @@ _DECISION_FIELDS: dict[str, Any] = {
 """The label fields a decision sets and an undo restores, with their value on a pending chunk
 (a note is not a decision)."""
 
-ANSWERED = "(l.verdict IS NOT NULL OR l.unsure = 1)"
+ANSWERED = "(l.answer IS NOT NULL)"
 """A label (as ``l``) the person has answered: a verdict, or unsure. Progress counts these."""
 
 
@@ -644,13 +647,11 @@ class Session:
         here replaces the chunk's comment in the same transaction. A blind answer is kept once
         given: a later decision on the same chunk leaves it alone.
         """
-        unsure = verdict == UNSURE
-        if unsure:
-            if not (note or "").strip():
-                raise SessionError("An unsure answer needs a note saying what is unclear.")
+        kind = kind_of(verdict, "a label")
+        if kind.needs_note and not (note or "").strip():
+            raise SessionError(f"An {kind.word} answer needs a note saying what is unclear.")
+        if kind.verdict is None:  # no verdict: nothing accepted or flipped, nothing blind
             action, blind_verdict = None, None
-        else:
-            checked(verdict, "a label")
         if reason_wrong and action != "accept":
             raise SessionError("Only an accepted verdict can have its reason marked wrong.")
         with self._write():
@@ -661,19 +662,18 @@ class Session:
                 note = before["note"]
             stamp = now()
             self.conn.execute(
-                """INSERT INTO labels(annotator, chunk_id, verdict, blind_verdict, shown_verdict,
-                                      judge, action, decision_ms, unsure, reason_wrong, note,
+                """INSERT INTO labels(annotator, chunk_id, answer, blind_verdict, shown_verdict,
+                                      judge, action, decision_ms, reason_wrong, note,
                                       created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, chunk_id) DO UPDATE SET
-                     verdict = excluded.verdict, blind_verdict = excluded.blind_verdict,
+                     answer = excluded.answer, blind_verdict = excluded.blind_verdict,
                      shown_verdict = excluded.shown_verdict, judge = excluded.judge,
                      action = excluded.action, decision_ms = excluded.decision_ms,
-                     unsure = excluded.unsure, reason_wrong = excluded.reason_wrong,
+                     reason_wrong = excluded.reason_wrong,
                      note = excluded.note, updated_at = excluded.updated_at""",
-                (annotator, chunk_id, None if unsure else verdict, blind_verdict, shown_verdict,
-                 judge, action, decision_ms, int(unsure), int(reason_wrong), note or None,
-                 stamp, stamp),
+                (annotator, chunk_id, kind.word, blind_verdict, shown_verdict,
+                 judge, action, decision_ms, int(reason_wrong), note or None, stamp, stamp),
             )
             after = self._label_row(annotator, chunk_id)
             assert after is not None
@@ -702,8 +702,11 @@ class Session:
             # Nothing decided before: back to pending (keeping any note). Events written before
             # a field existed lack it: its default is what the label held then.
             restored = {f: (before or {}).get(f, default) for f, default in _DECISION_FIELDS.items()}
+            # An event's state names the answer as a verdict and an unsure flag (as events always
+            # have): the file keeps its kind's word.
+            restored["answer"] = stored_from(restored.pop("verdict"), restored.pop("unsure"))
             self.conn.execute(
-                f"UPDATE labels SET {', '.join(f'{f} = ?' for f in _DECISION_FIELDS)}, "
+                f"UPDATE labels SET {', '.join(f'{f} = ?' for f in restored)}, "
                 "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
                 (*restored.values(), now(), annotator, chunk_id),
             )
@@ -956,7 +959,7 @@ class Session:
         """(check id, rank) -> this person's answer row, on one check or every one."""
         where = "" if check_id is None else "AND check_id = ?"
         return {(row["check_id"], row["rank"]): row for row in self._rows(
-            f"""SELECT check_id, rank, truth, answer, unsure, shown_verdict, note, answered_at
+            f"""SELECT check_id, rank, {_CHECK_ANSWER_SELECT}
                 FROM check_answers WHERE annotator = ? {where}""",
             [annotator, *([] if check_id is None else [check_id])])}
 
@@ -964,18 +967,17 @@ class Session:
                      answer: Answer, shown_verdict: int | None = None,
                      note: str | None = None) -> None:
         """Keep (or replace) a person's answer on one chunk of a check, apart from labels."""
-        unsure = answer == UNSURE
+        word = kind_of(answer).word
         with self._write():
             self.conn.execute(
-                """INSERT INTO check_answers(annotator, check_id, rank, truth, answer, unsure,
+                """INSERT INTO check_answers(annotator, check_id, rank, truth, answer,
                                              shown_verdict, note, answered_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, check_id, rank) DO UPDATE SET
-                     answer = excluded.answer, unsure = excluded.unsure,
+                     answer = excluded.answer,
                      shown_verdict = excluded.shown_verdict, note = coalesce(excluded.note, note),
                      answered_at = excluded.answered_at""",
-                (annotator, check_id, rank, truth, None if unsure else answer, int(unsure),
-                 shown_verdict, note, now()))
+                (annotator, check_id, rank, truth, word, shown_verdict, note, now()))
             self._event("check", annotator=annotator,
                         payload={"check_id": check_id, "rank": rank, "answer": answer})
 
@@ -994,11 +996,11 @@ class Session:
         with self._write():
             row = self.conn.execute(
                 """SELECT id, rank FROM check_answers WHERE annotator = ? AND check_id = ?
-                     AND (answer IS NOT NULL OR unsure = 1)
+                     AND answer IS NOT NULL
                    ORDER BY answered_at DESC, id DESC LIMIT 1""", [annotator, check_id]).fetchone()
             if row is None:
                 return None
-            self.conn.execute("UPDATE check_answers SET answer = NULL, unsure = 0 WHERE id = ?",
+            self.conn.execute("UPDATE check_answers SET answer = NULL WHERE id = ?",
                               [row[0]])
             self._event("check_undo", annotator=annotator,
                         payload={"check_id": check_id, "rank": row[1]})
@@ -1007,8 +1009,8 @@ class Session:
     def check_scores(self) -> dict[str, tuple[int, int]]:
         """Person -> (check chunks answered 0 or 1 that have a truth, those answered right)."""
         return {person: (answered, right) for person, answered, right in self.conn.execute(
-            """SELECT annotator, count(*), sum(answer = truth) FROM check_answers
-               WHERE answer IS NOT NULL AND truth IS NOT NULL GROUP BY annotator""")}
+            """SELECT annotator, count(*), sum(verdict = truth) FROM check_answers
+               WHERE verdict IS NOT NULL AND truth IS NOT NULL GROUP BY annotator""")}
 
     def probe_results(self, judge: str | None = None) -> dict[str, dict[str, tuple[int, int]]]:
         """Judge -> probe kind -> (probes with a verdict, probes it called useful), from each
@@ -1490,7 +1492,8 @@ class Session:
     def export_checks(self) -> Iterator[CheckRecord]:
         """Every attention check as stored, with every person's answers on it (session JSONL)."""
         answers: dict[int, dict[str, dict[int, dict[str, Any]]]] = {}
-        for row in self._rows("SELECT * FROM check_answers ORDER BY annotator, check_id, rank"):
+        for row in self._rows(f"SELECT annotator, check_id, rank, {_CHECK_ANSWER_SELECT} "
+                              "FROM check_answers ORDER BY annotator, check_id, rank"):
             entry = {key: row[key] for key in CHECK_ANSWER_COLUMNS if row[key] is not None}
             entry["unsure"] = bool(row["unsure"])
             if not entry["unsure"]:
@@ -1519,20 +1522,19 @@ class Session:
         finally:
             merging.detach(conn, len(paths))
         versions: dict[tuple[str, str, int], list[tuple[Answer | None, str | None, str]]] = {}
-        for annotator, golden_id, rank, verdict, unsure, note, updated_at in conn.execute(
-                """SELECT x.annotator, c.golden_id, c.rank, x.verdict, x.unsure, x.note,
-                          x.updated_at
-                   FROM (SELECT annotator, chunk_id, verdict, unsure, note, updated_at
+        for annotator, golden_id, rank, answer, note, updated_at in conn.execute(
+                """SELECT x.annotator, c.golden_id, c.rank, x.answer, x.note, x.updated_at
+                   FROM (SELECT annotator, chunk_id, answer, verdict, unsure, note, updated_at
                          FROM label_conflicts
-                         UNION SELECT l.annotator, l.chunk_id, l.verdict, l.unsure, l.note,
-                                      l.updated_at
+                         UNION SELECT l.annotator, l.chunk_id, l.answer, l.verdict, l.unsure,
+                                      l.note, l.updated_at
                          FROM labels l WHERE EXISTS (SELECT 1 FROM label_conflicts k
                            WHERE k.annotator = l.annotator AND k.chunk_id = l.chunk_id)) x
                    JOIN chunks c ON c.id = x.chunk_id
                    ORDER BY x.annotator, c.golden_id, c.rank, x.updated_at,
                             json_array(x.verdict, x.unsure, x.note)"""):
             versions.setdefault((annotator, golden_id, rank), []).append(
-                (UNSURE if unsure else verdict, note, updated_at))
+                (from_stored(answer), note, updated_at))
         return MergeFacts(
             goldens=self.count_goldens(),
             judges=[row[0] for row in conn.execute("SELECT name FROM judges ORDER BY name")],

@@ -39,9 +39,9 @@ def main() -> None:
                      SELECT judge, chunk_id, verdict, reason, p_relevant, min(created_at)
                      FROM ({union.format(table='verdicts')})
                      GROUP BY judge, chunk_id, verdict, reason, p_relevant""")
-    conn.execute(f"""INSERT INTO labels(annotator, chunk_id, verdict, action, created_at,
+    conn.execute(f"""INSERT INTO labels(annotator, chunk_id, answer, action, created_at,
                                         updated_at)
-                     SELECT annotator, chunk_id, verdict, action, created_at, max(updated_at)
+                     SELECT annotator, chunk_id, answer, action, created_at, max(updated_at)
                      FROM ({union.format(table='labels')}) GROUP BY annotator, chunk_id""")
     conn.execute("COMMIT")
 
