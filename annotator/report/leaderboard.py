@@ -26,6 +26,9 @@ from annotator.models import Judge, Price
 from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.model import ReasonCheck
+from annotator.report.sections.chunks import chunk_stat
+from annotator.report.sections.systems import add_columns as system_columns
+from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
 from annotator.stats.bootstrap import (
@@ -49,13 +52,13 @@ from annotator.stats.chunk_agreement import (
 )
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.multiple import holm
-from annotator.stats.stat import Stat, ratio
+from annotator.stats.stat import Stat
 from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.truth import Truth
 from annotator.truth import truth as find_truth
-from annotator.unseen import unseen
+from annotator.unseen import Unseen, unseen
 
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
                 "cached_share", "cost_per_1000_chunks", "kappa_per_dollar", "median_latency_ms")
@@ -183,17 +186,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     judged = session.judges_judged()
     names = judges_named(judged, judges or [])
     left_out = [] if judges else [name for name, n in judged.items() if not n]
-    splits = session.splits()
-    split = split or ("test" if splits else "all")
-    if split != "all" and not splits:
-        raise SessionError("The session has no dev/test split yet: make one with "
-                           "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
-    seen = unseen(session, names, split)  # never a judge on goldens it saw as examples
-    frame = session.chunk_frame()
-    if split != "all" or seen.golden_ids is not None:
-        keep = (set(seen.golden_ids) if seen.golden_ids is not None else
-                {g for g, s in splits.items() if s == split})
-        frame, _ = frame.only(np.asarray([g in keep for g in frame.golden_ids], dtype=bool))
+    split, seen, frame = _scored_goldens(session, names, split)
     truth = find_truth(session, annotator, frame)
     labels = truth.verdict
     said = {name: session.judge_columns(name, frame).verdict for name in names}
@@ -222,14 +215,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         at = np.flatnonzero(complete)
         cp_human = cp_truth[complete]
         cp_judge = context_precision_by_golden(said[name], frame.sizes)[complete]
-        d = cp_judge - cp_human
-        for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
-                            ("ad", np.abs(d))):
-            sums.add(column(col, i), at, values)
-        for k, one in enumerate(systems):  # each system's mean CP under both label sets
-            mine = system[at] == one
-            for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge)):
-                sums.add(column(f"sys_{col}", i, k), at[mine], values[mine])
+        _add_cp_columns(sums, i, at, cp_human, cp_judge, system[at], systems)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
         rows_on[name] = (int(on.sum()), len(at))
     pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
@@ -237,51 +223,19 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     give_back()  # the session's columns are done with (see annotator.memory)
     est = Estimates(sums, resamples, seed, progress)
 
-    rows = []
     probed = probe_rates(session)
+    rows = []
     for i, name in enumerate(names):
-        prefix = scope(i)
-        c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
-
-        def golden(formula: Callable[[Sums], Any], prefix: str = prefix
-                   ) -> Callable[[Sums], Any]:
-            return lambda s: formula(in_scope(s, prefix))
-
-        none = None if rows_on[name][1] else "no golden is complete under every label set"
-        _, kendall = cp_agreement.rank_correlations(*cp_rows[name])
-
-        def scores(side: str, i: int = i) -> Callable[[Sums], np.ndarray]:
-            return lambda s: np.stack([ratio(s[column(f"sys_{side}", i, k)],
-                                             s[column("sys_n", i, k)])
-                                       for k in range(len(systems))], axis=-1)
-
-        tau_b, tau_ap = ranking_agreement(est, name, scores("h"), scores("j"), len(systems))
-        picks = None
-        if systems:
-            means_h, means_j = scores("h")(est.totals), scores("j")(est.totals)
-            if not (np.isnan(means_h).all() or np.isnan(means_j).all()):
-                # The system each label set ranks first (the first by name on a tie).
-                picks = (systems[int(np.nanargmax(means_h))],
-                         systems[int(np.nanargmax(means_j))])
-        per_golden = {
-            "mae": est.stat(column("mae", name), golden(cp_agreement.mae), none),
-            "bias": est.stat(column("bias", name), golden(cp_agreement.bias), none),
-            "kendall": kendall,
-            "systems_tau_b": tau_b,
-            "systems_tau_ap": tau_ap,
-        }
         vote = majority.get(name)
         judge = vote.judge if vote is not None else name
-        own = {"reason_wrong": ReasonCheck(*reasons.get(judge, (0, 0))).rate}
-        stats = {entry.key: own[entry.key] if entry.key in own
-                 else _chunk_stat(est, name, entry.key, c, prefix)
-                 if entry.table == "chunks" else per_golden[entry.key] for entry in COLUMNS}
+        stats, picks = _judge_stats(est, i, name, rows_on[name][1], cp_rows[name], systems,
+                                    ReasonCheck(*reasons.get(judge, (0, 0))))
         calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
                        vote.runs if vote is not None else 1)
         cost, kappa = calls.figures["cost_per_1000_chunks"].value, stats["cohen_kappa"].value
         calls.figures["kappa_per_dollar"] = (
             Stat(kappa / cost) if cost and kappa is not None else Stat.undefined(
-                "needs a cost and a kappa" if not cost or kappa is None else ""))
+                "needs a cost and a kappa"))
         rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks,
                              probes=probed.get(name, {})))
 
@@ -297,6 +251,68 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     if seen.note is not None:
         board.headline.insert(1, seen.note)
     return board
+
+
+def _scored_goldens(session: Session, names: list[str], split: str | None
+                    ) -> tuple[str, Unseen, ChunkFrame]:
+    """The split scored ('test' by default when the session has splits, else 'all'), what the
+    judges' examples leave out, and the frame of the goldens scored."""
+    splits = session.splits()
+    split = split or ("test" if splits else "all")
+    if split != "all" and not splits:
+        raise SessionError("The session has no dev/test split yet: make one with "
+                           "'annotator split SESSION --dev 0.5 --seed 1', or use --split all.")
+    seen = unseen(session, names, split)  # never a judge on goldens it saw as examples
+    frame = session.chunk_frame()
+    if split != "all" or seen.golden_ids is not None:
+        keep = (set(seen.golden_ids) if seen.golden_ids is not None else
+                {g for g, s in splits.items() if s == split})
+        frame, _ = frame.only(np.asarray([g in keep for g in frame.golden_ids], dtype=bool))
+    return split, seen, frame
+
+
+def _add_cp_columns(sums: ClusterSums, i: int, at: np.ndarray, cp_human: np.ndarray,
+                    cp_judge: np.ndarray, system: np.ndarray, systems: list[str]) -> None:
+    """Judge ``i``'s CP columns on its complete goldens ``at``: what MAE and bias read, and each
+    system's mean CP under both label sets, as the report's systems section has it."""
+    d = cp_judge - cp_human
+    for col, values in (("n", np.ones_like(d)), ("h", cp_human), ("j", cp_judge),
+                        ("ad", np.abs(d))):
+        sums.add(column(col, i), at, values)
+    system_columns(sums, at, cp_human, cp_judge, system, systems, i)
+
+
+def _judge_stats(est: Estimates, i: int, name: str, goldens: int,
+                 cp_rows: tuple[list[float], list[float]], systems: list[str],
+                 reasons: ReasonCheck) -> tuple[dict[str, Stat], tuple[str, str] | None]:
+    """Judge ``i``'s statistics (every column of COLUMNS), and the system each label set ranks
+    first (with two systems or more)."""
+    prefix = scope(i)
+    c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
+
+    def golden(formula: Callable[[Sums], Any]) -> Callable[[Sums], Any]:
+        return lambda s: formula(in_scope(s, prefix))
+
+    none = None if goldens else "no golden is complete under every label set"
+    _, kendall = cp_agreement.rank_correlations(*cp_rows)
+    by_people, by_judge = system_means(systems, "h", i), system_means(systems, "j", i)
+    tau_b, tau_ap = ranking_agreement(est, name, by_people, by_judge, len(systems))
+    picks = None
+    if systems:
+        means_h, means_j = by_people(est.totals), by_judge(est.totals)
+        if not (np.isnan(means_h).all() or np.isnan(means_j).all()):
+            # The system each label set ranks first (the first by name on a tie).
+            picks = (systems[int(np.nanargmax(means_h))], systems[int(np.nanargmax(means_j))])
+    per_golden = {
+        "mae": est.stat(column("mae", name), golden(cp_agreement.mae), none),
+        "bias": est.stat(column("bias", name), golden(cp_agreement.bias), none),
+        "kendall": kendall,
+        "systems_tau_b": tau_b,
+        "systems_tau_ap": tau_ap,
+        "reason_wrong": reasons.rate,
+    }
+    return {entry.key: per_golden[entry.key] if entry.key in per_golden
+            else chunk_stat(est, c, entry.key, prefix, name) for entry in COLUMNS}, picks
 
 
 def _scored_on(labelled: np.ndarray, said: dict[str, np.ndarray], judges: Sequence[str]
@@ -508,11 +524,6 @@ def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
         if all(p.better == name for p in mine):
             return name
     return None
-
-
-def _chunk_stat(est: Estimates, judge: str, key: str, c: Confusion, prefix: str) -> Stat:
-    statistic, formula = CHUNK_STATISTICS[key]
-    return est.attach(column(key, judge), statistic(c), confusion_formula(formula, prefix))
 
 
 def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:

@@ -1,9 +1,11 @@
-"""What a section of the report is: its tables and sentences, its JSON, its headline sentences.
+"""What a section of the report is: the bootstrap columns it adds, the data it makes, its tables
+and sentences, its JSON, its headline sentences.
 
 Each section lives in a file of its own under report/sections/ and is listed once, in the
-order a person reads the report, in ``report.sections.SECTIONS``; the table, Markdown and HTML
-layouts, the JSON document and the headline are loops over that list. A section reads the
-built ``Report`` (report/build.py makes it) and never another section.
+order a person reads the report, in ``report.sections.SECTIONS``; ``build_report``, the table,
+Markdown and HTML layouts, the JSON document and the headline are loops over that list. A
+section builds from the ``Inputs`` and ``Columns`` that report/inputs.py gathers once, reads the
+built ``Report``, and never imports another section.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from annotator.report.blocks import Block
+    from annotator.report.inputs import Columns, Inputs
     from annotator.report.model import Report
+    from annotator.stats.bootstrap import ClusterSums, Estimates
 
 
 def _nothing(_: Report) -> Any:
@@ -25,13 +29,37 @@ def _no_sentence(_: Report) -> list[str]:
     return []
 
 
+def _keeps_nothing(_: Inputs, __: Columns, ___: ClusterSums) -> None:
+    return None
+
+
+def _no_data(_: Inputs, __: Estimates, ___: Any) -> dict[str, Any]:
+    return {}
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
-    """One section: ``blocks`` for the text formats, ``json`` its top-level keys of the JSON
+    """One section, in the order the report is made.
+
+    ``prepare`` runs before the bootstrap: it adds the section's columns to the sums and returns
+    what ``data`` needs afterwards (never the session's ``Columns``, which are let go before the
+    bootstrap's weights arrive). ``data`` returns the section's fields of the ``Report``.
+    ``blocks`` lays it out for the text formats, ``json`` gives its top-level keys of the JSON
     document (none when it adds nothing there), ``headline`` its sentences for the headline
-    (most sections have none)."""
+    (most sections have none).
+    """
 
     id: str
     blocks: Callable[[Report], list[Block]]
     json: Callable[[Report], dict[str, Any]] = _nothing
     headline: Callable[[Report], list[str]] = _no_sentence
+    prepare: Callable[[Inputs, Columns, ClusterSums], Any] = _keeps_nothing
+    data: Callable[[Inputs, Estimates, Any], dict[str, Any]] = _no_data
+
+
+def made_whole(field: str) -> Callable[[Inputs, Estimates, Any], dict[str, Any]]:
+    """The ``data`` of a section whose ``prepare`` made its data whole: it becomes ``field``."""
+    def data(_: Inputs, __: Estimates, made: Any) -> dict[str, Any]:
+        return {field: made}
+
+    return data

@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import interval_text, stat_rows, value, who
+from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import confusion_dict, stats_dict
-from annotator.report.model import Report
+from annotator.report.model import ChunkSection, RankRow, Report
 from annotator.report.section import Section
+from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates, column, confusion_formula
+from annotator.stats.chunk_agreement import (
+    CHUNK_STATISTICS,
+    Confusion,
+    McNemar,
+    cohen_kappa,
+    direction,
+    gwet_ac1,
+    kappa_paradox_note,
+    percent_agreement,
+    wilson_interval,
+)
+from annotator.stats.stat import Stat
 from annotator.text import counted
 
 
@@ -82,4 +98,39 @@ def headline(report: Report) -> list[str]:
     return lines
 
 
-SECTION = Section("chunks", blocks, json, headline)
+def chunk_stat(est: Estimates, c: Confusion, key: str, prefix: str = "", *scopes: object
+               ) -> Stat:
+    """One statistic of CHUNK_STATISTICS on the confusion counts ``c``, with its interval from
+    the confusion columns under ``prefix``, keyed in ``scopes`` (the leaderboard's: a judge)."""
+    statistic, formula = CHUNK_STATISTICS[key]
+    return est.attach(column(key, *scopes), statistic(c), confusion_formula(formula, prefix))
+
+
+def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> tuple[McNemar, list[RankRow]]:
+    """Which way the judge errs (McNemar's test on the goldens' confusion counts, which the
+    report adds for every section) and agreement by rank: neither is bootstrapped."""
+    pairs = inputs.pairs
+    by_rank = []
+    for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
+        at = pairs.rank == k
+        rc = Confusion.of_arrays(pairs.human[at], pairs.judge[at])
+        if rc.n:
+            by_rank.append(RankRow(k, rc, {"percent": percent_agreement(rc),
+                                           "cohen_kappa": cohen_kappa(rc),
+                                           "gwet_ac1": gwet_ac1(rc)}))
+    looser = sums.columns.get("fp", np.zeros(0))
+    stricter = sums.columns.get("fn", np.zeros(0))
+    return McNemar.of(looser.astype(int).tolist(), stricter.astype(int).tolist()), by_rank
+
+
+def data(_: Inputs, est: Estimates, made: tuple[McNemar, list[RankRow]]) -> dict[str, Any]:
+    """The chunk statistics with their intervals."""
+    test, by_rank = made
+    c = Confusion(*(int(est.totals[k]) for k in COUNTS))
+    stats = {key: chunk_stat(est, c, key) for key in CHUNK_STATISTICS}
+    return {"chunks": ChunkSection(c, stats, wilson_interval(c.agreements, c.n),
+                                   direction(c, test.cluster_p.value), test,
+                                   kappa_paradox_note(c), by_rank)}
+
+
+SECTION = Section("chunks", blocks, json, headline, prepare, data)

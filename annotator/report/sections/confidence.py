@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from annotator.report.blocks import Block, Grid, Paragraphs
 from annotator.report.cells import stat_rows
+from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report
+from annotator.report.model import ConfidenceSection, Report
 from annotator.report.section import Section
+from annotator.stats import confidence
+from annotator.stats.bootstrap import ClusterSums, Estimates
 from annotator.stats.confidence import BINS
+from annotator.stats.stat import Stat
 
 
 def blocks(report: Report) -> list[Block]:
@@ -47,4 +53,36 @@ def json(report: Report) -> dict[str, Any]:
     return {"confidence": confidence, "confidence_gaps": report.confidence_gaps}
 
 
-SECTION = Section("confidence", blocks, json)
+def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
+    """The calibration columns, on the compared chunks whose verdict carries P(relevant)."""
+    pairs = inputs.pairs
+    has_p = ~np.isnan(pairs.p)
+    if has_p.any():
+        confidence.add_columns(sums, pairs.cluster[has_p], pairs.p[has_p],
+                               pairs.human[has_p].astype(float))
+
+
+def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
+    """How well the judge's P(relevant) is calibrated against people's labels, and why verdicts
+    carry none."""
+    gaps = inputs.session.confidence_gaps(inputs.judge)
+    has_p = ~np.isnan(inputs.pairs.p)
+    if not has_p.any():
+        return {"confidence": None, "confidence_gaps": gaps}
+    p, y = inputs.pairs.p[has_p], inputs.pairs.human[has_p]
+    auroc = confidence.auroc(p, y)
+    stats = {
+        "brier": est.stat("brier", confidence.brier),
+        "log_loss": est.stat("log_loss", confidence.log_loss),
+        "ece_class1": est.stat("ece_class1", confidence.ece_class1),
+        "ece_top_label": est.stat("ece_top_label", confidence.ece_top_label),
+        "auroc": Stat(auroc) if auroc is not None else Stat.undefined(
+            "the human labels on these chunks are all one class"),
+    }
+    return {"confidence": ConfidenceSection(int(has_p.sum()), stats,
+                                            dict(confidence.ECE_CONVENTIONS),
+                                            confidence.reliability(est.totals)),
+            "confidence_gaps": gaps}
+
+
+SECTION = Section("confidence", blocks, json, prepare=prepare, data=data)

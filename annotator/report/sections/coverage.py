@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from annotator.columns import MISSING
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import who
-from annotator.report.model import Report
-from annotator.report.section import Section
+from annotator.report.inputs import Columns, Inputs
+from annotator.report.model import AnnotatorCoverage, Coverage, Report
+from annotator.report.section import Section, made_whole
+from annotator.stats.bootstrap import ClusterSums
 from annotator.text import counted
 
 
@@ -58,4 +63,25 @@ def json(report: Report) -> dict[str, Any]:
     }}
 
 
-SECTION = Section("coverage", blocks, json)
+def prepare(inputs: Inputs, columns: Columns, _: ClusterSums) -> Coverage:
+    """How much is judged, labelled and compared, counted on the session's columns."""
+    frame, said, pairs, rows = columns.frame, columns.said, inputs.pairs, inputs.rows
+    return Coverage(
+        goldens=len(frame.golden_ids),
+        chunks=len(frame),
+        chunks_judged=int((said.verdict != MISSING).sum()),
+        goldens_judged=int(frame.complete(said.verdict).sum()),
+        annotators=[AnnotatorCoverage(side.name, int((side.human != MISSING).sum()),
+                                      int(frame.complete(side.human).sum()),
+                                      int(side.unsure.sum()),
+                                      int((frame.per_golden(side.unsure) > 0).sum()))
+                    for side in columns.sides],
+        compared_chunks=len(pairs.cluster),
+        compared_goldens=len(rows),
+        distinct_chunks=len(np.unique(np.stack([pairs.cluster, pairs.rank]), axis=1).T),
+        from_goldens=len(np.unique(pairs.cluster)),
+        distinct_complete=len({row.golden_id for row in rows}),
+    )
+
+
+SECTION = Section("coverage", blocks, json, prepare=prepare, data=made_whole("coverage"))

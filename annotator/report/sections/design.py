@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any
 
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import stat_rows, stopping, system_rows
+from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
-from annotator.report.section import Section
+from annotator.report.section import Section, made_whole
+from annotator.sampling import design_section
+from annotator.stats.bootstrap import ClusterSums
+from annotator.stats.designs import DesignSection
 
 DESIGN_WORDS = {
     "stratified": "Stratified PPI++: the judge's mean in each stratum (its CP quartile, per "
@@ -62,4 +68,26 @@ def headline(report: Report) -> list[str]:
                 f"; about {design.more:,} more goldens for +-{design.target:g}.")]
 
 
-SECTION = Section("design", blocks, json, headline)
+def prepare(inputs: Inputs, _: Columns, __: ClusterSums) -> DesignSection | None:
+    """The estimates a stratified or active sample allows (annotator.sampling): people's CP
+    per labelled golden (the mean over label sets), the judge's on every golden it judged."""
+    if inputs.sample is None or not inputs.designed:
+        return None
+    human: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
+    for row in inputs.rows:
+        human.setdefault(row.golden_id, []).append(row.human)
+        tally = counts.setdefault(row.golden_id, [0, 0, 0, 0])
+        for h, j in zip(row.human_verdicts, row.judge_verdicts, strict=True):
+            tally[0] += int(h == 0 and j == 1)
+            tally[1] += int(h == 0)
+            tally[2] += int(h == 1 and j == 0)
+            tally[3] += int(h == 1)
+    judge = {g: cp for g, cp in zip(inputs.golden_ids, inputs.cp_judge.tolist(), strict=True)
+             if not math.isnan(cp)}
+    return design_section(inputs.sample, {g: statistics.fmean(v) for g, v in human.items()},
+                          judge, {g: (a, b, c, d) for g, (a, b, c, d) in counts.items()},
+                          inputs.options.pass_mark, inputs.options.target_width)
+
+
+SECTION = Section("design", blocks, json, headline, prepare, made_whole("design"))

@@ -3,10 +3,13 @@ an interval."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from annotator.report.blocks import Block, Paragraphs
+from annotator.report.inputs import Inputs
 from annotator.report.model import LABELS, Report
 from annotator.report.section import Section
-from annotator.stats.bootstrap import MIN_VALID_SHARE, SCOPE, scoped
+from annotator.stats.bootstrap import MIN_VALID_SHARE, SCOPE, Estimates, scoped
 from annotator.stats.slices import ERROR_RATES
 
 
@@ -50,4 +53,9 @@ def blocks(report: Report) -> list[Block]:
     return [Paragraphs("dropped", "Bootstrap replicates left out", _dropped(report))]
 
 
-SECTION = Section("dropped", blocks)
+def data(_: Inputs, est: Estimates, __: None) -> dict[str, Any]:
+    """Bootstrap replicates in which a statistic was undefined."""
+    return {"dropped_replicates": est.dropped}
+
+
+SECTION = Section("dropped", blocks, data=data)

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from annotator.jsonout import Each
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import interval_text, stat_rows, verdict_string
+from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, cp_columns
 from annotator.report.jsonparts import golden_dict, stats_dict
-from annotator.report.model import GoldenRow, Report
+from annotator.report.model import GoldenRow, GoldenSection, Report, WorstGolden
 from annotator.report.section import Section
+from annotator.stats import cp_agreement
+from annotator.stats.bootstrap import ClusterSums, Estimates
 from annotator.stats.stat import Stat, number
+from annotator.store.session import Session
 from annotator.text import counted, shortened
 
 MAX_LISTED = 20
@@ -122,4 +128,65 @@ def headline(report: Report) -> list[str]:
     return lines
 
 
-SECTION = Section("goldens", blocks, json, headline)
+def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
+    """The columns stats/cp_agreement.py reads, summed per golden."""
+    rows = inputs.rows
+    cluster, h, j = cp_columns(inputs)
+    d = j - h
+    for name, values in (("n", 1.0), ("h", h), ("j", j), ("hh", h * h), ("jj", j * j),
+                         ("hj", h * j), ("ad", np.abs(d)), ("dd", d * d),
+                         ("big", cp_agreement.big_differences(d)),
+                         ("pass_h", np.asarray([r.passes_human for r in rows], dtype=float)),
+                         ("pass_j", np.asarray([r.passes_judge for r in rows], dtype=float))):
+        sums.add(name, cluster, values)
+
+
+def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
+    """CP per golden under both label sets, compared."""
+    rows = inputs.rows
+    none = NO_COMPLETE_GOLDEN if not rows else None
+    human = [r.human for r in rows]
+    judge = [r.judge for r in rows]
+    constant = cp_agreement.constant_reason(human, judge)
+    low, high = cp_agreement.bland_altman([r.difference for r in rows])
+    spearman, kendall = cp_agreement.rank_correlations(human, judge)
+    stats = {
+        "mean_human": est.stat("mean_human", cp_agreement.mean_human, none),
+        "mean_judge": est.stat("mean_judge", cp_agreement.mean_judge, none),
+        "bias": est.stat("bias", cp_agreement.bias, none),
+        "mae": est.stat("mae", cp_agreement.mae, none),
+        "rmse": est.stat("rmse", cp_agreement.rmse, none),
+        "limits_low": low,
+        "limits_high": high,
+        "pearson": est.stat("pearson", cp_agreement.pearson, constant),
+        "spearman": spearman,
+        "kendall": kendall,
+        "ccc": est.stat("ccc", cp_agreement.ccc, none or cp_agreement.ccc_reason(human, judge)),
+        "share_big_difference": est.stat("share_big_difference", cp_agreement.share_big, none),
+        "pass_rate_human": est.stat("pass_rate_human", cp_agreement.pass_rate_human, none),
+        "pass_rate_judge": est.stat("pass_rate_judge", cp_agreement.pass_rate_judge, none),
+    }
+    return {"goldens": GoldenSection(len(rows), stats, rows,
+                                     [r for r in rows if r.passes_human != r.passes_judge],
+                                     _worst(inputs.session, rows, inputs.options.worst),
+                                     _no_relevant(rows))}
+
+
+def _worst(session: Session, rows: list[GoldenRow], worst: int) -> list[WorstGolden]:
+    """The ``worst`` goldens by |difference| (ties by id), with their questions."""
+    ranked = sorted((r for r in rows if abs(r.difference) > 1e-9),
+                    key=lambda r: (-abs(r.difference), r.golden_id, r.annotator))[:worst]
+    questions = {g.id: g.user_input for g in session.goldens(sorted({r.golden_id for r in ranked}))}
+    return [WorstGolden(r, questions[r.golden_id]) for r in ranked]
+
+
+def _no_relevant(rows: list[GoldenRow]) -> dict[str, int]:
+    """How many complete goldens have no relevant chunk under both label sets, or one only."""
+    return {
+        "both": sum(1 for r in rows if not any(r.human_verdicts) and not any(r.judge_verdicts)),
+        "human_only": sum(1 for r in rows if not any(r.human_verdicts) and any(r.judge_verdicts)),
+        "judge_only": sum(1 for r in rows if any(r.human_verdicts) and not any(r.judge_verdicts)),
+    }
+
+
+SECTION = Section("goldens", blocks, json, headline, prepare, data)

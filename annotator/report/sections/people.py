@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from annotator import checks
+from annotator.checks import CheckScore
+from annotator.columns import MISSING, action_code
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import value, with_interval
+from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report
-from annotator.report.section import Section
+from annotator.report.model import AnnotatorRow, BlindRow, PeopleSection, Report
+from annotator.report.section import Section, made_whole
+from annotator.stats.bootstrap import ClusterSums
+from annotator.stats.chunk_agreement import ChunkAgreement, Confusion, cohen_kappa, percent_agreement
+from annotator.stats.comparison import BlindSummary
+from annotator.stats.stat import Stat
 
 
 def blocks(report: Report) -> list[Block]:
@@ -66,4 +76,72 @@ def headline(report: Report) -> list[str]:
     return [f"{row.annotator}: {row.warning}" for row in report.people.annotators if row.warning]
 
 
-SECTION = Section("people", blocks, json, headline)
+FAST_ACCEPT_MS = 1500.0
+"""An accept faster than this is too quick to have read the chunk."""
+RUBBER_STAMP_RUN = 20
+"""This many fast accepts in a row earns a rubber-stamping warning."""
+SHOWN_ACTIONS = ("accept", "flip", "set")
+"""Decisions made with the judge's verdict on screen (an import shows nothing)."""
+
+
+def prepare(inputs: Inputs, columns: Columns, _: ClusterSums) -> PeopleSection:
+    """How each person labelled: acceptance, speed, rubber-stamping, agreement, checks; and
+    blind answers against pre-filled ones."""
+    said = columns.said
+    scores = checks.scores(inputs.session)
+    rows = []
+    accepted_code, shown_codes = action_code("accept"), [action_code(a) for a in SHOWN_ACTIONS]
+    for name, labels in columns.people.items():
+        decided = labels.decided
+        shown = (decided & (labels.shown != MISSING) & (labels.blind == MISSING)
+                 & np.isin(labels.action, shown_codes))
+        accepted = int((shown & (labels.verdict == labels.shown)).sum())
+        times = labels.decision_ms[decided & ~np.isnan(labels.decision_ms)]
+        # Fast accepts in a row, in the order the person made their decisions.
+        ordered = labels.order[decided[labels.order]]
+        fast = ((labels.action[ordered] == accepted_code)
+                & (labels.decision_ms[ordered] < FAST_ACCEPT_MS))
+        longest = _longest_run(fast)
+        both = decided & (said.verdict != MISSING)
+        agreement = Confusion.of_arrays(labels.verdict[both], said.verdict[both])
+        score = scores.get(name, CheckScore(0, 0))
+        warnings = [f"{longest} accepts in a row, each under {FAST_ACCEPT_MS / 1000:g} s: "
+                    "check these were read, not rubber-stamped."
+                    if longest >= RUBBER_STAMP_RUN else None,
+                    score.warning(inputs.options.checks_min)]
+        n_shown = int(shown.sum())
+        rows.append(AnnotatorRow(
+            name, int(decided.sum()), n_shown,
+            {"acceptance_rate": Stat(accepted / n_shown) if n_shown else Stat.undefined(
+                "judge never shown: no decision was made with its verdict on screen"),
+             "median_decision_ms": Stat(float(np.median(times))) if len(times) else
+             Stat.undefined("not timed: no decision was made on the annotation screen"),
+             "percent": percent_agreement(agreement),
+             "cohen_kappa": cohen_kappa(agreement),
+             "check_accuracy": score.accuracy},
+            longest, " ".join(w for w in warnings if w) or None, score.answered))
+    mine = columns.mine
+    blind = BlindSummary.of_columns(
+        *(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int8) for parts in (
+            [side.human for side in mine], [said.verdict for _ in mine],
+            [side.blind for side in mine])))
+    blind_row = None
+    if blind.blind_chunks:
+        def pick(a: ChunkAgreement) -> dict[str, Stat]:
+            return {"percent": a.percent, "cohen_kappa": a.cohen_kappa}
+
+        blind_row = BlindRow(blind.blind_chunks, blind.prefilled_chunks, pick(blind.blind_agreement),
+                             pick(blind.prefilled_agreement), blind.disagreed_blind,
+                             blind.switched_to_judge, blind.switch_rate)
+    return PeopleSection(rows, blind_row)
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """The length of the longest run of True."""
+    if not flags.any():
+        return 0
+    edges = np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))
+    return int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max())
+
+
+SECTION = Section("people", blocks, json, headline, prepare, made_whole("people"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.probes import rates_sentence
+from annotator.probes import probe_rates, rates_sentence
 from annotator.report.blocks import Block
 from annotator.report.cells import probe_grid
+from annotator.report.inputs import Inputs
 from annotator.report.jsonparts import probes_dict
 from annotator.report.model import Report
 from annotator.report.section import Section
+from annotator.stats.bootstrap import Estimates
 
 
 def blocks(report: Report) -> list[Block]:
@@ -31,4 +33,10 @@ def headline(report: Report) -> list[str]:
     return [rates_sentence(report.judge, {r.kind: r for r in report.probes})]
 
 
-SECTION = Section("probes", blocks, json, headline)
+def data(inputs: Inputs, _: Estimates, __: None) -> dict[str, Any]:
+    """The judge's rates on each kind of probe it was tested with."""
+    return {"probes": list(probe_rates(inputs.session, inputs.judge).get(inputs.judge,
+                                                                         {}).values())}
+
+
+SECTION = Section("probes", blocks, json, headline, data=data)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from annotator.columns import MISSING
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import stat_rows, value
+from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
 from annotator.report.section import Section
+from annotator.stats.bootstrap import ClusterSums, Estimates
+from annotator.stats.raters import RaterColumns, add_rater_columns, rater_agreement
 
 if TYPE_CHECKING:
     from annotator.stats.raters import PairAgreement
@@ -65,4 +71,28 @@ def headline(report: Report) -> list[str]:
     return [team.ceiling]
 
 
-SECTION = Section("raters", blocks, json, headline)
+def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> RaterColumns | None:
+    """With two people or more: everyone's labels and the judge's verdicts as rows over every
+    chunk (NaN where missing), added to the sums."""
+    everyone = inputs.everyone
+    if len(everyone) < 2:
+        return None
+    frame = columns.frame
+
+    def row(verdict: np.ndarray) -> np.ndarray:
+        return np.where(verdict == MISSING, np.nan, verdict.astype(float))
+
+    # Everyone, not only the people compared: one row at a time.
+    ratings = np.vstack([row((columns.people[p] if p in columns.people
+                              else inputs.session.label_columns(p, frame)).verdict)
+                         for p in everyone])
+    return add_rater_columns(sums, everyone, ratings, frame.cluster.astype(np.int64),
+                             inputs.judge, row(columns.said.verdict))
+
+
+def data(_: Inputs, est: Estimates, made: RaterColumns | None) -> dict[str, Any]:
+    """Agreement among everyone who labelled, and with the judge."""
+    return {"raters": rater_agreement(est, made) if made else None}
+
+
+SECTION = Section("raters", blocks, json, headline, prepare, data)

@@ -7,9 +7,11 @@ from typing import Any
 
 from annotator.report.blocks import Block, Paragraphs
 from annotator.report.cells import with_interval
+from annotator.report.inputs import Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report
+from annotator.report.model import ReasonCheck, Report
 from annotator.report.section import Section
+from annotator.stats.bootstrap import Estimates
 from annotator.text import counted
 
 
@@ -33,4 +35,13 @@ def json(report: Report) -> dict[str, Any]:
                         **stats_dict({"rate": reasons.rate})}}
 
 
-SECTION = Section("reasons", blocks, json)
+def data(inputs: Inputs, _: Estimates, __: None) -> dict[str, Any]:
+    """How often the people compared marked the judge's reason wrong on a verdict they
+    accepted (with ``gold``: everyone)."""
+    options = inputs.options
+    people = None if options.gold or not options.annotators else list(options.annotators)
+    return {"reasons": ReasonCheck(*inputs.session.reason_marks(people).get(inputs.judge,
+                                                                            (0, 0)))}
+
+
+SECTION = Section("reasons", blocks, json, data=data)

@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import with_interval
+from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, add_per_golden, zero_columns
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report
+from annotator.report.model import Report, RerankRow
 from annotator.report.section import Section
-from annotator.stats.stat import Stat
+from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
+from annotator.stats.reranking import captured, reordered_cp
+from annotator.stats.stat import Stat, ratio
 
 
 def blocks(report: Report) -> list[Block]:
@@ -71,4 +77,57 @@ def headline(report: Report) -> list[str]:
                                every.captured)]
 
 
-SECTION = Section("reranking", blocks, json, headline)
+RERANK_ORDERS = ("ret", "ceil", "judge")
+"""The orders a golden's chunks are scored in: as retrieved, people's, the judge's."""
+
+
+def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> None:
+    """Per golden complete under both label sets (per label set compared): CP under people's
+    labels as retrieved, in people's order and in the judge's (annotator.stats.reranking)."""
+    frame, said, scopes = columns.frame, columns.said, inputs.scopes
+    zero_columns(sums, [column(name, scope_name) for scope_name, _ in scopes
+                        for name in ("rr_n", *(f"rr_{order}" for order in RERANK_ORDERS))])
+    for side in columns.sides:
+        complete = ~np.isnan(side.cp) & ~np.isnan(inputs.cp_judge)
+        scored = {
+            "ret": side.cp,
+            "ceil": reordered_cp(side.human, frame.cluster, frame.rank, frame.sizes, side.human),
+            "judge": reordered_cp(side.human, frame.cluster, frame.rank, frame.sizes,
+                                  said.verdict, said.p_relevant),
+        }
+        for scope_name, scope in scopes:
+            mine = complete & scope
+            add_per_golden(sums, column("rr_n", scope_name), mine)
+            for order in RERANK_ORDERS:
+                add_per_golden(sums, column(f"rr_{order}", scope_name), mine, scored[order])
+
+
+def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
+    """Every golden's reranking figures, then each system's."""
+    out = []
+    for name in inputs.scope_names:
+        goldens = int(est.totals[column("rr_n", name)])
+        none = None if goldens else NO_COMPLETE_GOLDEN
+
+        def mean(order: str, name: str = name) -> Callable[[Sums], np.ndarray]:
+            return lambda s: ratio(s[column(f"rr_{order}", name)], s[column("rr_n", name)])
+
+        retrieved, ceiling, judge = orders = [mean(order) for order in RERANK_ORDERS]
+
+        def share(s: Sums, orders: list[Callable[[Sums], np.ndarray]] = orders) -> np.ndarray:
+            return captured(*(order(s) for order in orders))
+
+        def key(stat: str, name: str = name) -> str:  # every golden's, or a system's
+            return column(stat, name) if name else stat
+
+        gained = est.stat(key("rerank_captured"), share, none)
+        if none is None and gained.value is None:
+            gained = Stat.undefined("the chunks are already in people's order: nothing to gain")
+        out.append(RerankRow(name or None, goldens,
+                             est.stat(key("rerank_retrieved"), retrieved, none),
+                             est.stat(key("rerank_ceiling"), ceiling, none),
+                             est.stat(key("rerank_judge"), judge, none), gained))
+    return {"reranking": out}
+
+
+SECTION = Section("reranking", blocks, json, headline, prepare, data)

@@ -3,13 +3,21 @@ their rankings, and which pairs each label set tells apart."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from itertools import combinations
 from typing import Any
+
+import numpy as np
 
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import value, with_interval, yes
+from annotator.report.inputs import Columns, Inputs, cp_columns
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report
+from annotator.report.model import Report, SystemPair, SystemRow, SystemSection
 from annotator.report.section import Section
+from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
+from annotator.stats.stat import ratio
+from annotator.stats.systems import ranking_agreement
 from annotator.text import counted
 
 
@@ -85,4 +93,69 @@ def headline(report: Report) -> list[str]:
     return lines
 
 
-SECTION = Section("systems", blocks, json, headline)
+ONE_GOLDEN = "one golden"
+"""Why a system's mean CP has no interval when it holds a single golden."""
+
+
+def add_columns(sums: ClusterSums, cluster: np.ndarray, h: np.ndarray, j: np.ndarray,
+                system: np.ndarray, names: Sequence[str], *scopes: object) -> None:
+    """Per system (``system`` names each golden row's): its goldens' count and CP sums under
+    people's labels (h) and the judge's (j), in ``scopes`` (the leaderboard's: a judge)."""
+    for name in names:
+        mine = system == name
+        sums.add(column("sys_n", *scopes, name), cluster[mine])
+        sums.add(column("sys_h", *scopes, name), cluster[mine], h[mine])
+        sums.add(column("sys_j", *scopes, name), cluster[mine], j[mine])
+
+
+def mean(name: str, side: str, *scopes: object) -> Callable[[Sums], np.ndarray]:
+    """A system's mean CP under people's labels (side 'h') or the judge's ('j'), as a
+    statistic of the sums ``add_columns`` made."""
+    return lambda s: ratio(s[column(f"sys_{side}", *scopes, name)],
+                           s[column("sys_n", *scopes, name)])
+
+
+def means(names: Sequence[str], side: str, *scopes: object) -> Callable[[Sums], np.ndarray]:
+    """Every system's mean CP under one label set, stacked on the last axis (the scores
+    stats.systems.ranking_agreement ranks)."""
+    return lambda s: np.stack([mean(name, side, *scopes)(s) for name in names], axis=-1)
+
+
+def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
+    """Per system (with two or more): its goldens' count and CP sums."""
+    if not inputs.system_of:
+        return
+    cluster, h, j = cp_columns(inputs)
+    system = np.asarray([inputs.system_of[r.golden_id] for r in inputs.rows])
+    add_columns(sums, cluster, h, j, system, sorted(set(inputs.system_of.values())))
+
+
+def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
+    """Each system's mean CP under both label sets, their differences, and whether the judge
+    ranks the systems as people do."""
+    if not inputs.system_of:
+        return {"systems": None}
+    names = sorted({inputs.system_of[r.golden_id] for r in inputs.rows})
+    stated = {name: (est.stat(column(name, "mean_human"), mean(name, "h")),
+                     est.stat(column(name, "mean_judge"), mean(name, "j"))) for name in names}
+    for name in names:  # one golden: resampling it says nothing of the system's spread
+        if est.totals[column("sys_n", name)] == 1:
+            human, judge = stated[name]
+            stated[name] = (human.without_interval(ONE_GOLDEN), judge.without_interval(ONE_GOLDEN))
+    order_h = sorted(names, key=lambda n: -(stated[n][0].value or 0.0))
+    order_j = sorted(names, key=lambda n: -(stated[n][1].value or 0.0))
+    systems = [SystemRow(name, int(est.totals[column("sys_n", name)]), stated[name][0], stated[name][1],
+                         order_h.index(name) + 1, order_j.index(name) + 1) for name in order_h]
+    pairs = []
+    for a, b in combinations(order_h, 2):
+        def diff(side: str, a: str = a, b: str = b) -> Callable[[Sums], np.ndarray]:
+            return lambda s: mean(a, side)(s) - mean(b, side)(s)
+
+        pairs.append(SystemPair(a, b, est.stat(column(f"{a}-{b}", "difference_human"), diff("h")),
+                                est.stat(column(f"{a}-{b}", "difference_judge"), diff("j"))))
+
+    kendall, tau_ap = ranking_agreement(est, "", means(names, "h"), means(names, "j"), len(names))
+    return {"systems": SystemSection(inputs.systems_key, systems, kendall, pairs, tau_ap)}
+
+
+SECTION = Section("systems", blocks, json, headline, prepare, data)
