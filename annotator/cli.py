@@ -237,6 +237,111 @@ def _warn_alike(session: Session) -> None:
              "file and import it again with --replace.", err=True)
 
 
+@cli.command("import-trec")
+@click.argument("session_path", metavar="SESSION")
+@click.option("--queries", required=True, type=click.Path(dir_okay=False),
+              help="The topics: TSV 'qid<TAB>text', or BEIR JSON lines {_id, text}.")
+@click.option("--run", type=click.Path(dir_okay=False),
+              help="A TREC run (qid Q0 docid rank score tag): each query's ranked chunks.")
+@click.option("--pool", type=click.Path(dir_okay=False),
+              help="An unranked pool ('qid 0 docid' lines, or a qrels file): no order, so no "
+                   "CP or rank statistics.")
+@click.option("--corpus", type=click.Path(dir_okay=False),
+              help="The documents' texts: BEIR corpus.jsonl or TSV 'docid<TAB>text' (without "
+                   "it, a chunk shows its id).")
+@click.option("--labels", "labels", multiple=True, metavar="NAME=QRELS",
+              help="A person's (or assessors') graded qrels, as NAME's labels. Repeatable.")
+@click.option("--judge", "judges", multiple=True, metavar="NAME=QRELS",
+              help="A judge's graded qrels, as judge NAME's verdicts. Repeatable.")
+@click.option("--scale", "scale_text", metavar="0-N",
+              help="The grade scale (default: 0 to the highest grade in the qrels).")
+@click.option("--relevant-from", type=int,
+              help="The lowest grade that counts as relevant (default: 2 on 0-3, else half-way "
+                   "up); stored with the session.")
+@click.option("--replace", is_flag=True,
+              help="Overwrite goldens, verdicts or labels that differ from the session's.")
+def import_trec_command(session_path: str, queries: str, run: str | None, pool: str | None,
+                        corpus: str | None, labels: tuple[str, ...], judges: tuple[str, ...],
+                        scale_text: str | None, relevant_from: int | None,
+                        replace: bool) -> None:
+    """Import an IR collection: queries become goldens, a run's ranking or a pool their
+    chunks, qrels a person's graded labels or a judge's graded verdicts.
+
+    Document ids are kept: every qrels and run export names them again. No reference answer
+    is needed: relevance is to the query, as TREC defines it. A file with an error changes
+    nothing and the error names the file, the line and the value.
+
+    \b
+    Examples:
+      annotator import-trec dl23.db --queries queries.tsv --pool qrels.txt \\
+        --labels nist=qrels.txt --judge gpt-4o=gpt4o.qrels --judge llama=llama.qrels
+      annotator import-trec bm25.db --queries topics.tsv --run bm25.run --corpus corpus.jsonl
+    """
+    from annotator.collection import named_file, read_collection, scale_of
+    from annotator.files import new_session_file
+    from annotator.models import Scale, default_threshold
+    from annotator.progress import counter
+
+    given: Scale | None = None
+    try:
+        if scale_text is not None:
+            given = Scale.parse(scale_text, relevant_from)
+        named = {option: [named_file(v, option) for v in values]
+                 for option, values in (("--labels", labels), ("--judge", judges))}
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    stored = None  # a session that has a scale holds each file's grades to it, line by line
+    if given is None and Path(session_path).exists():
+        with _open(session_path) as session:
+            stored = session.scale()
+    top = given.top if given is not None else stored.top if stored is not None else None
+    try:
+        found = read_collection(
+            Path(queries), run=None if run is None else Path(run),
+            pool=None if pool is None else Path(pool),
+            corpus=None if corpus is None else Path(corpus), labels=named["--labels"],
+            judges=named["--judge"], top=top)
+        from_files = scale_of(found, given or stored)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    imported: list[str] = []
+    with new_session_file(session_path, keep=lambda: bool(imported)), \
+            _open(session_path, create=True) as session:
+        # No qrels and no --scale: the session's own scale, else binary.
+        scale = from_files or session.scale() or Scale(1, 1)
+        try:
+            if relevant_from is not None and given is None:
+                scale = Scale(scale.top, relevant_from)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--relevant-from") from None
+        graded = scale.top > 1 or given is not None
+        settings: dict[str, object] = (
+            {"grade_scale": [scale.top, scale.relevant_from]} if graded else {})
+        if not found.ranked:
+            settings["unranked"] = True
+        session.refuse_collection(scale, not found.ranked)
+        with counter(f"Importing {queries}", unit="queries") as advance:
+            summary = session.import_goldens(found.goldens(scale), path=queries,
+                                             replace=replace, progress=advance,
+                                             settings=settings)
+        imported.append(queries)
+        for sentence in found.unplaced():
+            _say(f"Note: {sentence}", err=True)
+        texts = "" if corpus is not None else " (no --corpus: each chunk shows its document id)"
+        _say(f"{queries}: {counted(summary.goldens_added, 'query', 'queries')} with "
+             f"{'ranked' if found.ranked else 'unranked'} documents{texts}, "
+             f"{counted(summary.verdicts_added, 'judge verdict')}, "
+             f"{counted(summary.labels_added, 'human label')} -> {session_path}")
+        if graded:
+            default = " (the default)" if scale.relevant_from == default_threshold(
+                scale.top) else ""
+            _say(f"Grades 0 to {scale.top}; relevant from {scale.relevant_from}{default} for CP "
+                 "and every binary statistic ('report --relevant-from N' reads another).")
+        if not found.ranked:
+            _say("An unranked pool: the report and the leaderboard leave out CP and every "
+                 "statistic that needs an order.")
+
+
 @cli.command("export")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--format", "-f", "fmt",
@@ -1001,10 +1106,14 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
               "says how many more goldens reach it.")
 @click.option("--checks-min", type=click.FloatRange(0, 1), default=CHECKS_MIN, show_default=True,
               help="Warn of a person right on fewer attention checks than this.")
+@click.option("--relevant-from", type=click.IntRange(1), default=None,
+              help="On a graded session: the lowest relevant grade for CP and every binary "
+                   "statistic (default: the session's, from import-trec).")
 def report_command(session_path: str, judge: str | None, annotator: str | None,
                    all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
                    resamples: int, seed: int, group_by: str | None, worst: int, top_k: bool,
-                   keep: float, target_width: float, checks_min: float) -> None:
+                   keep: float, target_width: float, checks_min: float,
+                   relevant_from: int | None) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
     Human labels are the truth and "relevant" is the positive class. Intervals come from a
@@ -1054,7 +1163,7 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
                                   resamples=resamples, seed=seed, group_by=group_by, worst=worst,
                                   gold=gold, top_k=top_k, keep_share=keep,
                                   target_width=target_width, checks_min=checks_min,
-                                  progress=advance)
+                                  relevant_from=relevant_from, progress=advance)
     from annotator.report.output import report_document
 
     _write_document(fmt, output, report_document(report))

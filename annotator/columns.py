@@ -93,6 +93,8 @@ class JudgeColumns:
 
     verdict: np.ndarray
     p_relevant: np.ndarray
+    grade: np.ndarray
+    """The grade a graded judge gave (MISSING where none)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +115,8 @@ class LabelColumns:
     reason_wrong: np.ndarray
     """Whether the person accepted the judge's verdict and marked its reason wrong."""
     order: np.ndarray
+    grade: np.ndarray
+    """The person's grade on a graded session's scale (MISSING where none)."""
 
     @property
     def decided(self) -> np.ndarray:

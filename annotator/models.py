@@ -38,7 +38,7 @@ class JudgeVerdict:
 
 
 MARK_FIELDS = ("action", "judge", "shown_verdict", "blind_verdict", "reason_wrong", "decision_ms",
-               "created_at", "updated_at")
+               "created_at", "updated_at", "grade")
 """What a label records beyond its answer and note: how it came about (the judge shown, what was
 said blind), the person's marks on it, its time; carried by the session JSONL as human_marks."""
 
@@ -249,6 +249,9 @@ class Label:
     reason_wrong: bool = False
     """The person accepted the judge's verdict but marked its reason wrong (0/1 as stored)."""
     created_at: str = ""
+    grade: int | None = None
+    """The person's grade on a graded session's scale; ``verdict`` is it read through the
+    session's threshold."""
 
     @property
     def answer(self) -> Answer | None:
@@ -324,3 +327,44 @@ class MergeFacts:
     conflicts: dict[tuple[str, str, int], list[tuple[Answer | None, str | None, str]]]
     """(annotator, golden id, rank) -> every version (verdict, note, when), oldest first."""
     gold_conflicts: int
+
+
+GRADE_NAMES = {0: "irrelevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
+"""The UMBRELA / TREC deep-learning track's names for the grades of a 0-3 scale."""
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A session's grades: 0 to ``top``, relevant from ``relevant_from``."""
+
+    top: int
+    relevant_from: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.top <= 9:
+            raise ValueError(f"a scale runs 0 to 1-9, not 0 to {self.top}")
+        if not 1 <= self.relevant_from <= self.top:
+            raise ValueError(f"relevant from must be 1 to {self.top}, not {self.relevant_from}")
+
+    @classmethod
+    def parse(cls, text: str, relevant_from: int | None = None) -> Scale:
+        """A scale from '0-3' (relevant from 2 on a 0-3 scale, else from half-way up)."""
+        low, dash, high = text.partition("-")
+        if not dash or low.strip() != "0" or not high.strip().isdigit():
+            raise ValueError(f"write a scale as 0-N (e.g. 0-3), not {text!r}")
+        top = int(high)
+        return cls(top, relevant_from if relevant_from is not None else default_threshold(top))
+
+    def name(self, grade: int) -> str:
+        """A grade's name on a 0-3 scale (TREC's words), else the number."""
+        return GRADE_NAMES.get(grade, str(grade)) if self.top == 3 else str(grade)
+
+    def verdict(self, grade: int) -> int:
+        """The grade read as a verdict."""
+        return int(grade >= self.relevant_from)
+
+
+def default_threshold(top: int) -> int:
+    """Where relevance starts by default: 2 on a 0-3 scale (TREC DL's binary relevance), the
+    middle grade of others (1 on 0-1 and 0-2)."""
+    return min(top, max(1, (top + 1) // 2))

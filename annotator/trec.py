@@ -62,9 +62,16 @@ def relevance(session: Session, frame: ChunkFrame, truth: str, annotator: str | 
               ) -> np.ndarray:
     """The relevance the qrels give each chunk of the frame (MISSING: unjudged): 'human' (the
     team's truth, or ``annotator``'s labels), 'gold' (adjudicated labels only), or a judge's
-    verdicts."""
+    verdicts. On a graded session a person's or a judge's grade is written where it has one
+    (graded qrels, as they came in)."""
+    graded = session.scale() is not None
     if truth == "human":
-        return team_or_person(session, annotator, frame).verdict
+        found = team_or_person(session, annotator, frame)
+        people = session.annotators()
+        person = annotator or (people[0] if len(people) == 1 else None)
+        if not graded or person is None:
+            return found.verdict
+        return _graded(found.verdict, session.label_columns(person, frame).grade)
     if truth == "gold":
         return session.gold_column(frame)
     try:
@@ -72,7 +79,13 @@ def relevance(session: Session, frame: ChunkFrame, truth: str, annotator: str | 
     except SessionError as error:
         raise SessionError(f"--truth takes 'human', 'gold' or a judge's name. {error}") from None
     assert judge is not None  # a name was given
-    return session.judge_columns(judge, frame).verdict
+    said = session.judge_columns(judge, frame)
+    return _graded(said.verdict, said.grade) if graded else said.verdict
+
+
+def _graded(verdict: np.ndarray, grade: np.ndarray) -> np.ndarray:
+    """The grade where there is one, else the verdict."""
+    return np.where(grade != MISSING, grade, verdict).astype(np.int8)
 
 
 def write_qrels(session: Session, frame: ChunkFrame, verdict: np.ndarray, out: IO[str]) -> int:

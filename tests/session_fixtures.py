@@ -17,6 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from annotator.store.migrations import migrations
+from annotator.verdict import stored
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 STAMP = "2026-01-15T09:30:00+00:00"
@@ -47,6 +48,8 @@ def write_fixture(path: Path, stop_before: str) -> None:
     conn.execute("INSERT INTO judges(name, model, base_url, prompt_id, prompt_sha256, "
                  "parameters, created_at) VALUES ('old-judge', 'gpt-4o-mini', NULL, 'builtin', "
                  "'abc123', ?, ?)", [json.dumps({"max_tokens": 512, "temperature": 0.0}), STAMP])
+    flags = "answer" not in {c[1] for c in conn.execute("PRAGMA table_info(labels)")}
+    answer_column = "verdict" if flags else "answer"
     chunk_id = 0
     for position, golden in enumerate(GOLDENS, 1):
         conn.execute("INSERT INTO goldens(id, position, user_input, reference, response, "
@@ -65,18 +68,19 @@ def write_fixture(path: Path, stop_before: str) -> None:
                              [chunk_id, said[0], said[1], STAMP])
             label, note = golden["alice"][rank - 1], golden["notes"][rank - 1]
             if label is not None or note is not None:
-                conn.execute("INSERT INTO labels(annotator, chunk_id, verdict, judge, action, "
-                             "note, created_at, updated_at) VALUES ('alice', ?, ?, "
+                # Before m010 a label's answer was its verdict; from m010 its kind's word.
+                answer = label if flags else stored(label)
+                conn.execute(f"INSERT INTO labels(annotator, chunk_id, {answer_column}, judge, "
+                             "action, note, created_at, updated_at) VALUES ('alice', ?, ?, "
                              "'old-judge', ?, ?, ?, ?)",
-                             [chunk_id, label, None if label is None else "set", note, STAMP,
+                             [chunk_id, answer, None if label is None else "set", note, STAMP,
                               STAMP])
                 if label is not None:
                     conn.execute("INSERT INTO events(at, annotator, kind, chunk_id, golden_id, "
                                  "payload) VALUES (?, 'alice', 'decide', ?, ?, ?)",
                                  [STAMP, chunk_id, golden["id"],
                                   json.dumps({"before": None, "after": {"verdict": label}})])
-    names = [m.name for m in migrations._migrations]
-    if names.index(stop_before) >= names.index("m010_answer_kinds"):
+    if stop_before == "m010_answer_kinds":
         _answers_as_flags(conn)
     conn.commit()
     conn.execute("PRAGMA journal_mode = DELETE")  # one self-contained file to commit

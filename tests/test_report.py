@@ -164,6 +164,7 @@ def test_random_sessions_against_the_libraries(tmp_path: Path, seed: int) -> Non
                     x2 = d.sum() ** 2 / (d * d).sum()
                     check(m.cluster_statistic.value, x2)
                     check(m.cluster_p.value, stats.chi2.sf(x2, 1))
+        assert report.goldens is not None
         g = report.goldens.stats
         cp_h, cp_j = ref["cp_h"], ref["cp_j"]
         assert report.goldens.goldens == len(cp_h)
@@ -326,6 +327,7 @@ def test_the_bootstrap_is_reproducible_and_brackets_the_estimate(tmp_path: Path)
     kappa = first.chunks.stats["cohen_kappa"]
     assert kappa.interval == again.chunks.stats["cohen_kappa"].interval
     assert kappa.interval != other.chunks.stats["cohen_kappa"].interval
+    assert first.goldens is not None
     for stat in [*first.chunks.stats.values(), *first.goldens.stats.values()]:
         if stat.interval is not None and stat.value is not None:
             assert stat.interval[0] - 1e-9 <= stat.value <= stat.interval[1] + 1e-9
@@ -517,6 +519,7 @@ def test_a_bias_whose_interval_holds_zero_is_not_called_a_direction(tmp_path: Pa
                enumerate([[1, 1, 1, 1], [0, 0, 1, 1], [1, 0, 1, 1], [1, 0, 1, 1]] * 3)]
     with make_session(tmp_path, goldens) as session:
         report = build_report(session, resamples=300)
+    assert report.goldens is not None
     bias = report.goldens.stats["bias"]
     assert bias.interval is not None and bias.interval[0] < 0 < bias.interval[1]
     line = report.headline[2]

@@ -92,7 +92,8 @@ def make_team_session(tmp_path: Path) -> Path:
                        shown_verdict=shown(g1[1]), decision_ms=1200.0)
         session.decide("alice", g1[2], "unsure", None, judge="grader",
                        note="cannot tell from the excerpt")
-        session.decide("bob", g1[0], 1, "set", judge="grader", blind_verdict=1, decision_ms=3.0)
+        session.decide("bob", g1[0], 1, "set", judge="grader", blind_verdict=1, decision_ms=3.0,
+                       grade=2)
         session.decide("bob", g1[1], shown(g1[1]), "accept", judge="grader",
                        shown_verdict=shown(g1[1]))
         session.set_note("bob", g2[0], "only a note here")

@@ -299,6 +299,7 @@ def test_a_difference_of_exactly_a_tenth_is_not_big_and_a_lone_golden_says_why(
     with Session(tmp_path / "s.db") as session:
         session.import_goldens(read_goldens(path), path=str(path))
         report = build_report(session, resamples=100)
+    assert report.goldens is not None
     diffs = [r.difference for r in report.goldens.per_golden]
     assert any(0.1 < abs(d) < 0.1 + 1e-9 for d in diffs)
     assert report.goldens.stats["share_big_difference"].value == pytest.approx(

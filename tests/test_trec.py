@@ -67,6 +67,7 @@ def test_qrels_under_the_team_truth_reproduce_the_reports_mean_cp(tmp_path: Path
     export(str(db), "--format", "qrels", "--output", str(qrels))
     export(str(db), "--format", "run", "--output", str(run))
     got = measured(str(qrels), str(run), [AP])
+    assert report.goldens is not None
     rows = report.goldens.per_golden
     assert rows
     for row in rows:

@@ -225,6 +225,7 @@ async def test_statistics_screen_numbers_come_from_the_core(session: Session) ->
         assert "0.8000" in text and "0.5455" in text  # percent agreement, Cohen's kappa
         assert "0.8875" in text and "0.7000" in text and "-0.1875" in text  # CP you, judge, bias
         report = build_report(session, judge="sample-judge", annotators=["alice"], resamples=0)
+        assert report.goldens is not None
         for stat in (*report.chunks.stats.values(), *report.goldens.stats.values()):
             assert (f"{stat.value:.4f}" if stat.value is not None else "undefined") in text
         await pilot.press("escape")

@@ -48,16 +48,18 @@ def build_report(
     keep_share: float = 0.95,
     target_width: float = DEFAULT_TARGET,
     checks_min: float = CHECKS_MIN,
+    relevant_from: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
     """The agreement report for one judge against the given annotators (default: everyone), or
     with ``gold`` against the team's gold labels (adjudicated, else what everyone agrees on);
     ``top_k`` adds the cut to the first k chunks, for every k, and the smallest k keeping
     ``keep_share`` of the relevant chunks; a person below ``checks_min`` on attention checks
-    is warned of."""
+    is warned of; on a graded session, ``relevant_from`` reads grades through another
+    threshold than the session's."""
     judge = choose_judge(session, judge)
     options = Options(pass_mark, worst, gold, tuple(annotators or ()), top_k, keep_share,
-                      target_width, checks_min, group_by)
+                      target_width, checks_min, group_by, relevant_from)
     scope = unseen(session, [judge], "test")  # a judge shown examples: the test split only
     inputs, columns = gather(session, judge, scope.golden_ids, options)
     sums = ClusterSums(len(inputs.golden_ids))

@@ -17,8 +17,9 @@ class Column:
 
     key: str
     """The statistic's key: in CHUNK_STATISTICS for chunk columns, else the leaderboard's own."""
-    table: Literal["chunks", "cp"]
-    """'chunks': chunk-by-chunk agreement; 'cp': context precision per golden."""
+    table: Literal["chunks", "cp", "grades"]
+    """'chunks': chunk-by-chunk agreement; 'cp': context precision per golden (none on an
+    unranked pool); 'grades': agreement on grades (graded sessions only)."""
     better: Literal["higher", "lower"] | None = "higher"
     """The direction that ranks a judge first under --sort; None: not a sort key."""
 
@@ -35,6 +36,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("systems_tau_b", "cp"),  # would the judge rank the retrievers as people do?
     Column("systems_tau_ap", "cp"),
     Column("reason_wrong", "chunks", "lower"),  # people marked its reason wrong on a right verdict
+    Column("grade_kappa", "grades"),
+    Column("kappa_linear", "grades"),
+    Column("kappa_quadratic", "grades"),
+    Column("alpha_ordinal", "grades"),
+    Column("alpha_interval", "grades"),
+    Column("gwet_ac2", "grades"),
 )
 
 CALL_SORTS: dict[str, Literal["higher", "lower"]] = {

@@ -80,11 +80,11 @@ def report_charts(report: Report) -> dict[str, str]:
     if c.by_rank:
         out["by_rank"] = _chart("by-rank", charts.agreement_by_rank(c.by_rank),
                                 "Percent agreement and Cohen's kappa at each rank.")
-    if g.per_golden:
+    if g is not None and g.per_golden:
         out["goldens"] = _chart("cp-scatter", charts.cp_scatter(g.per_golden, report.pass_mark),
                                 "Context precision per golden under human labels (x) and judge "
                                 "labels (y); the dashed line is perfect agreement.")
-    if g.worst:
+    if g is not None and g.worst:
         out["worst"] = _chart("precision-at-k",
                               charts.precision_at_k_bars([w.row for w in g.worst]),
                               "Precision@k at each rank under human and judge labels, for the "

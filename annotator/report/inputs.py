@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns
+from annotator.errors import SessionError
 from annotator.grouping import DEFAULT_GROUP_BY, system_values
-from annotator.models import CHECKS_MIN
+from annotator.models import CHECKS_MIN, Scale
 from annotator.report.model import GoldenRow
 from annotator.stats.bootstrap import ClusterSums, Sums
 from annotator.stats.designs import DEFAULT_TARGET
@@ -44,6 +45,8 @@ class Options:
     target_width: float = DEFAULT_TARGET
     checks_min: float = CHECKS_MIN
     group_by: str | None = None
+    relevant_from: int | None = None
+    """On a graded session, the lowest relevant grade (None: the session's own)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +127,10 @@ class Inputs:
     """('' for every golden, then each system's name) with its goldens, as a mask."""
     sample: dict[str, Any] | None
     """The session's random sample, when one was drawn."""
+    scale: Scale | None = None
+    """A graded session's scale, at the threshold this report reads (None: binary)."""
+    unranked: bool = False
+    """The chunks are a pool with no order: no CP and nothing that needs an order."""
 
     @property
     def designed(self) -> bool:
@@ -144,18 +151,29 @@ def gather(session: Session, judge: str, only: Sequence[str] | None, options: Op
     if only is not None:
         keep = set(only)
         frame, _ = frame.only(np.asarray([g in keep for g in frame.golden_ids], dtype=bool))
-    said = session.judge_columns(judge, frame)
+    scale = session.scale()
+    if scale is not None and options.relevant_from is not None:
+        if not 1 <= options.relevant_from <= scale.top:
+            raise SessionError(f"{session.path} grades 0 to {scale.top}: --relevant-from must "
+                               f"be 1 to {scale.top}, not {options.relevant_from}.")
+        scale = Scale(scale.top, options.relevant_from)
+    elif scale is None and options.relevant_from is not None:
+        raise SessionError(f"{session.path} holds no grades, so there is no threshold to move: "
+                           "leave out --relevant-from.")
+    threshold = None if scale is None else scale.relevant_from
+    said = session.judge_columns(judge, frame, relevant_from=threshold)
     cp_judge = context_precision_by_golden(said.verdict, frame.sizes)
     everyone = session.annotators()
     chosen = everyone if options.gold or not options.annotators else list(options.annotators)
-    people = {name: session.label_columns(name, frame) for name in chosen}
+    people = {name: session.label_columns(name, frame, relevant_from=threshold)
+              for name in chosen}
     mine, sides = _sides(session, frame, people, options.gold)
     rows = _golden_rows(frame, said, cp_judge, sides, options.pass_mark)
     system_of = _systems(session, options.group_by, rows)
     inputs = Inputs(session, judge, options, [side.name for side in sides], everyone,
                     frame.golden_ids, cp_judge, ChunkPairs.of(frame, said, sides), rows,
                     system_of, options.group_by or DEFAULT_GROUP_BY, _scopes(frame, system_of),
-                    session.random_sample())
+                    session.random_sample(), scale, session.unranked())
     return inputs, Columns(frame, said, people, mine, sides)
 
 

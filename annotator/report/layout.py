@@ -69,6 +69,19 @@ def _cell(stat: Stat, digits: int = 3) -> str:
     return with_interval(stat, digits) if stat.value is not None else value(stat, short=True)
 
 
+def _cp_table(board: Leaderboard, own: list[str], per_golden: list[str]) -> Block:
+    """The judges' CP against the truth's (a sentence on an unranked pool, which has none)."""
+    if board.unranked:
+        return Paragraphs("judges_cp", "Context precision", [
+            "An unranked pool: its chunks have no order, so no judge's CP is compared."])
+    return Grid("judges_cp", "Context precision",
+                ["judge", *(["goldens"] if own else []), *(LABELS[k] for k in per_golden)],
+                [[row.judge, *([f"{row.goldens:,}"] if own else []),
+                  *(_cell(row.stats[k]) for k in per_golden)] for row in board.judges],
+                ["Over each judge's goldens complete under its verdicts and the truth." if own
+                 else f"Over the {counted(board.goldens, 'golden')} complete under every label "
+                 "set."])
+
 def _judge_tables(board: Leaderboard) -> list[Block]:
     """The judges' agreement, their CP, and their calls."""
     agreement, per_golden = columns.keys("chunks"), columns.keys("cp")
@@ -78,7 +91,7 @@ def _judge_tables(board: Leaderboard) -> list[Block]:
               "verdict (no chunk carries every judge's)" if board.pairwise else
               f"Scored on the {counted(board.chunks, 'chunk')} that carry {board.truth.label} "
               "and a verdict from every judge")
-    return [
+    tables = [
         Grid("judges", f"Judges against {board.truth.label}{split}, chunk by chunk (sorted by "
                        f"{LABELS.get(board.sort, board.sort)})",
              ["judge", *own, *(LABELS[k] for k in agreement)],
@@ -86,12 +99,7 @@ def _judge_tables(board: Leaderboard) -> list[Block]:
                *(_cell(row.stats[k]) for k in agreement)] for row in board.judges],
              [f"{scored}; 95% intervals from one bootstrap over goldens shared by all judges "
               f"({board.resamples} resamples, seed {board.seed})."]),
-        Grid("judges_cp", "Context precision",
-             ["judge", *(["goldens"] if own else []), *(LABELS[k] for k in per_golden)],
-             [[row.judge, *([f"{row.goldens:,}"] if own else []),
-               *(_cell(row.stats[k]) for k in per_golden)] for row in board.judges],
-             ["Over each judge's goldens complete under its verdicts and the truth." if own else
-              f"Over the {counted(board.goldens, 'golden')} complete under every label set."]),
+        _cp_table(board, own, per_golden),
         Grid("judges_calls", "Prompt, cost, failures and stability",
              ["judge", "prompt", "examples", "calls", "parse failures", "flip rate between runs",
               "tokens per 1,000 chunks", "cached share", "USD per 1,000 chunks", "kappa per USD",
@@ -106,6 +114,16 @@ def _judge_tables(board: Leaderboard) -> list[Block]:
               "prompt tokens a provider's cache served at the cached price (--price JUDGE=IN,"
               "OUT,CACHED); kappa per USD is Cohen's kappa over USD per 1,000 chunks."]),
     ]
+    if board.scale is not None:
+        graded = columns.keys("grades")
+        tables.insert(1, Grid(
+            "judges_grades", f"Agreement on grades 0-{board.scale.top} (binary statistics read "
+                             f"relevant from {board.scale.relevant_from})",
+            ["judge", *(LABELS[k] for k in graded)],
+            [[row.judge, *(_cell(row.stats[k]) for k in graded)] for row in board.judges],
+            ["The same chunks as above, each judge's grades against the truth's; AC2 with "
+             "Gwet's quadratic weights."]))
+    return tables
 
 
 def _judge_matrix(board: Leaderboard) -> Block:

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from annotator.columns import MISSING, ChunkFrame
+from annotator.columns import MISSING, ChunkFrame, JudgeColumns
 from annotator.errors import SessionError
 from annotator.grouping import system_values
 from annotator.memory import give_back
-from annotator.models import Judge, Price
+from annotator.models import Judge, Price, Scale
 from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.model import ReasonCheck
@@ -50,6 +50,7 @@ from annotator.stats.chunk_agreement import (
     McNemar,
     kappa_values,
 )
+from annotator.stats.graded import GRADED_STATISTICS
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.multiple import holm
 from annotator.stats.stat import Stat
@@ -157,6 +158,10 @@ class Leaderboard:
     """Cohen's kappa between each pair of judges on the chunks both judged."""
     group_by: str = "retriever"
     """The metadata key naming each golden's system."""
+    scale: Scale | None = None
+    """A graded session's scale: the grade columns are shown."""
+    unranked: bool = False
+    """The chunks are a pool: no CP columns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +194,11 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     split, seen, frame = _scored_goldens(session, names, split)
     truth = find_truth(session, annotator, frame)
     labels = truth.verdict
-    said = {name: session.judge_columns(name, frame).verdict for name in names}
+    read = {name: session.judge_columns(name, frame) for name in names}
+    said = {name: columns.verdict for name, columns in read.items()}
+    scale, unranked = session.scale(), session.unranked()
+    graded = _Graded.of(session, frame, truth, read) if scale is not None else None
+    del read
     defined = {judge.name: judge for judge in session.judges()}
     majority = _majorities(session, frame, said, names)
     reasons = session.reason_marks([annotator] if annotator else None)
@@ -216,6 +225,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         cp_human = cp_truth[complete]
         cp_judge = context_precision_by_golden(said[name], frame.sizes)[complete]
         _add_cp_columns(sums, i, at, cp_human, cp_judge, system[at], systems)
+        if graded is not None:
+            graded.add_columns(sums, i, name, on, frame.cluster)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
         rows_on[name] = (int(on.sum()), len(at))
     pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
@@ -229,7 +240,9 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         vote = majority.get(name)
         judge = vote.judge if vote is not None else name
         stats, picks = _judge_stats(est, i, name, rows_on[name][1], cp_rows[name], systems,
-                                    ReasonCheck(*reasons.get(judge, (0, 0))))
+                                    ReasonCheck(*reasons.get(judge, (0, 0))), unranked)
+        if graded is not None:
+            stats.update(graded.stats(est, i, name))
         calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
                        vote.runs if vote is not None else 1)
         cost, kappa = calls.figures["cost_per_1000_chunks"].value, stats["cohen_kappa"].value
@@ -240,13 +253,19 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                              probes=probed.get(name, {})))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
+    if rows and sort not in rows[0].stats and sort not in CALL_SORTS and sort != "judge":
+        why = "the session holds no grades" if sort in GRADED_STATISTICS else \
+            "an unranked pool has no CP"
+        raise SessionError(f"Cannot sort by '{sort}' here: {why}. Sort by cohen_kappa, or "
+                           "another column the table shows.")
     rows.sort(key=_sort_key(sort))
     best = _best(names, pairs)
     board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
                         rows, pairs, best, [], pairwise, left_out,
                         excluded=seen.excluded if seen.note is not None else 0,
-                        agreement=agreement, group_by=group_by)
+                        agreement=agreement, group_by=group_by, scale=scale,
+                        unranked=unranked)
     board.headline.extend(_headline(board))  # the headline reads the board it heads
     if seen.note is not None:
         board.headline.insert(1, seen.note)
@@ -284,9 +303,10 @@ def _add_cp_columns(sums: ClusterSums, i: int, at: np.ndarray, cp_human: np.ndar
 
 def _judge_stats(est: Estimates, i: int, name: str, goldens: int,
                  cp_rows: tuple[list[float], list[float]], systems: list[str],
-                 reasons: ReasonCheck) -> tuple[dict[str, Stat], tuple[str, str] | None]:
-    """Judge ``i``'s statistics (every column of COLUMNS), and the system each label set ranks
-    first (with two systems or more)."""
+                 reasons: ReasonCheck, unranked: bool
+                 ) -> tuple[dict[str, Stat], tuple[str, str] | None]:
+    """Judge ``i``'s statistics (the chunk and CP columns of COLUMNS; no CP ones on an unranked
+    pool), and the system each label set ranks first (with two systems or more)."""
     prefix = scope(i)
     c = Confusion(*(int(est.totals[f"{prefix}{k}"]) for k in COUNTS))
 
@@ -312,7 +332,67 @@ def _judge_stats(est: Estimates, i: int, name: str, goldens: int,
         "reason_wrong": reasons.rate,
     }
     return {entry.key: per_golden[entry.key] if entry.key in per_golden
-            else chunk_stat(est, c, entry.key, prefix, name) for entry in COLUMNS}, picks
+            else chunk_stat(est, c, entry.key, prefix, name) for entry in COLUMNS
+            if entry.table == "chunks" or (entry.table == "cp" and not unranked)}, picks
+
+
+class _Graded:
+    """The truth's grades and each judge's, on a graded session: each judge's grade table per
+    golden goes into the sums, and GRADED_STATISTICS come out of them."""
+
+    def __init__(self, q: int, truth: np.ndarray, judges: dict[str, np.ndarray]) -> None:
+        self.q = q
+        self.truth = truth
+        self.judges = judges
+
+    @classmethod
+    def of(cls, session: Session, frame: ChunkFrame, truth: Truth,
+           read: dict[str, JudgeColumns]) -> _Graded:
+        """The grades of the truth's person (the team's: where every person who graded a
+        chunk gave it the same grade) and of each judge."""
+        scale = session.scale()
+        assert scale is not None
+        people = [truth.source] if truth.source in session.annotators() else \
+            session.annotators()
+        grades = [session.label_columns(p, frame).grade for p in people]
+        agreed = grades[0].copy() if grades else np.full(len(frame), MISSING, dtype=np.int8)
+        for other in grades[1:]:
+            clash = (agreed != MISSING) & (other != MISSING) & (agreed != other)
+            agreed = np.where(agreed == MISSING, other, agreed)
+            agreed[clash] = MISSING
+        return cls(scale.top + 1, agreed, {n: c.grade for n, c in read.items()})
+
+    def add_columns(self, sums: ClusterSums, i: int, name: str, on: np.ndarray,
+                    cluster: np.ndarray) -> None:
+        """Judge ``i``'s grade table per golden, on the chunks it is scored on."""
+        given = self.judges.get(name)
+        if given is None:  # a majority of runs: no grades of its own
+            return
+        both = on & (self.truth != MISSING) & (given != MISSING)
+        code = self.truth[both].astype(np.int64) * self.q + given[both]
+        for cell in range(self.q * self.q):
+            sums.add(column(f"grade_{cell // self.q}_{cell % self.q}", i),
+                     cluster[both][code == cell])
+
+    def stats(self, est: Estimates, i: int, name: str) -> dict[str, Stat]:
+        """GRADED_STATISTICS of judge ``i``, with their intervals."""
+        q = self.q
+        if name not in self.judges:
+            return {key: Stat.undefined("a majority of runs has no grades")
+                    for key in GRADED_STATISTICS}
+        names = [column(f"grade_{h}_{j}", i) for h in range(q) for j in range(q)]
+
+        def table(s: Sums) -> np.ndarray:
+            cells = np.stack([np.asarray(s[n]) for n in names], -1)
+            return cells.reshape(*cells.shape[:-1], q, q)
+
+        none = None if sum(float(est.totals[n]) for n in names) else \
+            "no chunk is graded by both"
+        def formula(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[Sums], Any]:
+            return lambda s: statistic(table(s))
+
+        return {key: est.stat(column(key, name), formula(statistic), none)
+                for key, statistic in GRADED_STATISTICS.items()}
 
 
 def _scored_on(labelled: np.ndarray, said: dict[str, np.ndarray], judges: Sequence[str]

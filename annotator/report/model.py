@@ -55,6 +55,12 @@ LABELS: dict[str, str] = {
     "ece_top_label": "ECE (top-label)",
     "auroc": "AUROC",
     "alpha_people": "Krippendorff's alpha, people",
+    "grade_kappa": "Cohen's kappa on grades",
+    "kappa_linear": "weighted kappa, linear",
+    "kappa_quadratic": "weighted kappa, quadratic",
+    "alpha_ordinal": "Krippendorff's alpha, ordinal",
+    "alpha_interval": "Krippendorff's alpha, interval",
+    "gwet_ac2": "Gwet's AC2 (quadratic weights)",
     "alpha_with_judge": "Krippendorff's alpha, people and judge",
     "fleiss_kappa": "Fleiss' kappa (chunks every person labelled)",
     "light_kappa": "Light's kappa (mean pairwise Cohen's kappa)",
@@ -167,6 +173,29 @@ class GoldenSection:
     worst: list[WorstGolden]
     no_relevant: dict[str, int]
     """Goldens with no relevant chunk: under both, human only, judge only."""
+
+
+@dataclass(frozen=True, slots=True)
+class GradeSection:
+    """Agreement on grades, on a graded session: the chunks both graded, by both."""
+
+    top: int
+    """Grades run 0 to top."""
+    relevant_from: int
+    """The lowest grade read as relevant (for CP and every binary statistic)."""
+    names: list[str]
+    """Each grade's name (TREC's words on a 0-3 scale)."""
+    table: list[list[int]]
+    """table[h][j]: chunks people graded h and the judge graded j."""
+    stats: dict[str, Stat]
+    """GRADED_STATISTICS, each with its golden-bootstrap interval."""
+    thresholds: list[list[Stat]]
+    """thresholds[a][b]: Cohen's kappa with people relevant from a + 1, the judge from b + 1."""
+    best_judge_threshold: int | None
+    """The judge's threshold agreeing best with people's at ``relevant_from`` (None: no kappa)."""
+    sensitivity: list[tuple[int, Stat, float | None, float | None]]
+    """Per threshold t (both sides): kappa, and mean CP under people's and the judge's grades
+    (None where undefined, or on an unranked session)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +439,8 @@ class Report:
     convention: str
     coverage: Coverage
     chunks: ChunkSection
-    goldens: GoldenSection
+    goldens: GoldenSection | None
+    """None on an unranked session (no CP without an order)."""
     systems: SystemSection | None
     reranking: list[RerankRow]
     """Every golden first, then each system's."""
@@ -437,3 +467,7 @@ class Report:
     """The judge's false-positive rate on each kind of gullibility probe it was tested with."""
     reasons: ReasonCheck = ReasonCheck(0, 0)
     """Right verdict, wrong reason: how often people marked the judge's reason wrong."""
+    grades: GradeSection | None = None
+    """Agreement on grades, on a graded session."""
+    unranked: bool = False
+    """The chunks are a pool with no order: CP and everything needing an order left out."""

@@ -50,35 +50,48 @@ def _frame_filter(frame: ChunkFrame, whole: bool) -> tuple[str, list[Any]]:
             f"({','.join('?' * len(frame.golden_ids))}))", list(frame.golden_ids))
 
 
-def judge_columns(session: Session, judge: str, frame: ChunkFrame, whole: bool
-                  ) -> JudgeColumns:
+def _verdict_sql(relevant_from: int | None) -> str:
+    """A row's verdict: as stored, or with ``relevant_from`` its grade read through that
+    threshold where it has a grade (a report asking for another threshold than the
+    session's)."""
+    if relevant_from is None:
+        return "verdict"
+    return f"CASE WHEN grade IS NULL THEN verdict ELSE grade >= {int(relevant_from)} END"
+
+
+def judge_columns(session: Session, judge: str, frame: ChunkFrame, whole: bool,
+                  relevant_from: int | None = None) -> JudgeColumns:
     """See ``Session.judge_columns``."""
     where, params = _frame_filter(frame, whole)
     rows = np.fromiter(session.conn.execute(
-        f"""SELECT chunk_id, verdict, coalesce(p_relevant, 'nan'), max(id) FROM verdicts
+        f"""SELECT chunk_id, {_verdict_sql(relevant_from)}, coalesce(p_relevant, 'nan'),
+                   coalesce(grade, -1), max(id) FROM verdicts
            WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
         [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
-                                  ("id", np.int64)])
+                                  ("grade", np.int8), ("id", np.int64)])
     at = frame.slots(rows["chunk"])
     return JudgeColumns(frame.aligned(at, rows["verdict"], MISSING, np.int8),
-                        frame.aligned(at, rows["p"], np.nan, float))
+                        frame.aligned(at, rows["p"], np.nan, float),
+                        frame.aligned(at, rows["grade"], MISSING, np.int8))
 
 
-def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bool
-                  ) -> LabelColumns:
+def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bool,
+                  relevant_from: int | None = None) -> LabelColumns:
     """See ``Session.label_columns``."""
     where, params = _frame_filter(frame, whole)
     codes = " ".join(f"WHEN '{a}' THEN {i}" for i, a in enumerate(ACTION_CODES))
     rows = np.fromiter(session.conn.execute(
-        f"""SELECT chunk_id, coalesce(verdict, -1), coalesce(blind_verdict, -1),
+        f"""SELECT chunk_id, coalesce({_verdict_sql(relevant_from)}, -1),
+                   coalesce(blind_verdict, -1),
                    coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
                    coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '', unsure,
-                   reason_wrong
+                   reason_wrong, coalesce(grade, -1)
             FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
         [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
                                       ("blind", np.int8), ("shown", np.int8),
                                       ("action", np.int8), ("ms", float), ("note", bool),
-                                      ("unsure", bool), ("reason_wrong", bool)])
+                                      ("unsure", bool), ("reason_wrong", bool),
+                                      ("grade", np.int8)])
     order = frame.slots(rows["chunk"])
 
     def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
@@ -88,7 +101,7 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
                         place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                         place("ms", np.nan, float), place("note", False, bool),
                         place("unsure", False, bool), place("reason_wrong", False, bool),
-                        order[order != MISSING])
+                        order[order != MISSING], place("grade", MISSING, np.int8))
 
 
 def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:

@@ -162,7 +162,8 @@ class Importer:
                 old_label = stored_labels.get(chunk_id)
                 if old_label is None:
                     self._queue_label(annotator, chunk_id, label, note, mark)
-                elif (old_label.answer, old_label.note) != (label, note):
+                elif (old_label.answer, old_label.note, old_label.grade) != (
+                        label, note, (mark or {}).get("grade")):
                     if not self.replace:
                         raise self._conflict(record, f"annotator '{annotator}'", rank)
                     self.conn.execute("DELETE FROM labels WHERE annotator = ? AND chunk_id = ?",
@@ -242,13 +243,14 @@ class Importer:
             verdict = None if label is None else kind_of(label).verdict
             imported = None if verdict is None else "import"
             self.labels.append((annotator, chunk_id, word, imported, note, self.stamp,
-                                self.stamp, None, None, None, 0, None))
+                                self.stamp, None, None, None, 0, None, None))
         else:  # a session's own export: the label as it was made
             get = mark.get
             self.labels.append((annotator, chunk_id, word, get("action"), note,
                                 get("created_at", self.stamp), get("updated_at", self.stamp),
                                 get("judge"), get("shown_verdict"), get("blind_verdict"),
-                                int(get("reason_wrong", False)), get("decision_ms")))
+                                int(get("reason_wrong", False)), get("decision_ms"),
+                                get("grade")))
         if label is not None:
             self.labels_added += 1
 
@@ -267,7 +269,8 @@ class Importer:
         if self.labels:
             execute("INSERT INTO labels(annotator, chunk_id, answer, action, note, "
                     "created_at, updated_at, judge, shown_verdict, blind_verdict, reason_wrong, "
-                    "decision_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.labels)
+                    "decision_ms, grade) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    self.labels)
         if self.gold:
             execute("INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at) "
                     "VALUES (?, ?, ?, ?, ?)", self.gold)

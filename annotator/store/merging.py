@@ -28,10 +28,10 @@ _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_re
 _PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
                        "tokens_in", "tokens_out", "latency_ms", "request_sha256")
 _LABEL_COLUMNS = ("answer", "blind_verdict", "shown_verdict", "judge", "action", "note",
-                  "decision_ms", "reason_wrong", "created_at", "updated_at")
+                  "decision_ms", "reason_wrong", "created_at", "updated_at", "grade")
 """A label's stored columns besides its person and chunk."""
 _LABEL_ORDER = "json_array(verdict, blind_verdict, shown_verdict, judge, action, note, " \
-    "decision_ms, unsure, reason_wrong, created_at, updated_at)"
+    "decision_ms, unsure, reason_wrong, created_at, updated_at, grade)"
 """Two labels alike but for their content rank by this: the columns as they were before an answer
 was one column (verdict and unsure are generated from it), so a merge picks as it always has."""
 _ANSWER_FLAGS = ("verdict", "unsure")

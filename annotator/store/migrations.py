@@ -411,3 +411,10 @@ def m010_answer_kinds(db: Database) -> None:
         db.execute(f"ALTER TABLE {table}_m010 RENAME TO {table}")
         if index:
             db.execute(index)
+
+
+@migrations()
+def m011_grades(db: Database) -> None:
+    """A person's grade on a graded session's scale (TREC's 0-3), beside the answer it reads as
+    at the session's threshold; a judge's grade is already kept on its verdicts."""
+    db.execute("ALTER TABLE labels ADD COLUMN grade INTEGER CHECK (grade >= 0)")

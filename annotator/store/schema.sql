@@ -173,7 +173,7 @@ CREATE TABLE "labels" (
             decision_ms REAL,
             reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
             created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL, grade INTEGER CHECK (grade >= 0),
             UNIQUE (annotator, chunk_id)
         );
 CREATE INDEX labels_chunk ON labels(chunk_id);

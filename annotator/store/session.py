@@ -41,6 +41,7 @@ from annotator.models import (
     Price,
     Probe,
     ReviewTotals,
+    Scale,
     StoredVerdict,
     Undone,
 )
@@ -70,7 +71,8 @@ def _marks(label: Label) -> dict[str, Any] | None:
     """A label's MARK_FIELDS that are set (reason_wrong only when marked); None for a label a
     goldens file brought in, which holds no mark of a person's beyond its answer (its times
     are the import's, and an import stamps them anew)."""
-    if label.action == "import" and not label.reason_wrong and label.judge is None:
+    if (label.action == "import" and not label.reason_wrong and label.judge is None
+            and label.grade is None):
         return None
     out = {key: getattr(label, key) for key in MARK_FIELDS}
     out["reason_wrong"] = bool(label.reason_wrong) or None
@@ -82,7 +84,7 @@ def _gold_fields(gold: GoldLabel) -> dict[str, Any]:
     return {key: value for key in GOLD_FIELDS if (value := getattr(gold, key)) is not None}
 _DECISION_FIELDS: dict[str, Any] = {
     "verdict": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
-    "decision_ms": None, "unsure": 0, "reason_wrong": 0}
+    "decision_ms": None, "unsure": 0, "reason_wrong": 0, "grade": None}
 """The label fields a decision sets and an undo restores, with their value on a pending chunk
 (a note is not a decision)."""
 
@@ -508,21 +510,22 @@ class Session:
 
         return arrays.chunk_frame(self, golden_ids)
 
-    def judge_columns(self, judge: str, frame: ChunkFrame, *, whole: bool = True
-                      ) -> JudgeColumns:
+    def judge_columns(self, judge: str, frame: ChunkFrame, *, whole: bool = True,
+                      relevant_from: int | None = None) -> JudgeColumns:
         """The judge's verdicts in force (as ``verdicts``) aligned to the frame (``whole``:
-        the frame holds every golden, so nothing is filtered)."""
+        the frame holds every golden, so nothing is filtered; ``relevant_from``: graded
+        verdicts read through this threshold instead of the one they were stored with)."""
         from annotator.store import arrays
 
-        return arrays.judge_columns(self, judge, frame, whole)
+        return arrays.judge_columns(self, judge, frame, whole, relevant_from)
 
-    def label_columns(self, annotator: str, frame: ChunkFrame, *, whole: bool = True
-                      ) -> LabelColumns:
-        """The annotator's labels (as ``labels``) aligned to the frame (``whole`` as in
-        ``judge_columns``)."""
+    def label_columns(self, annotator: str, frame: ChunkFrame, *, whole: bool = True,
+                      relevant_from: int | None = None) -> LabelColumns:
+        """The annotator's labels (as ``labels``) aligned to the frame (``whole`` and
+        ``relevant_from`` as in ``judge_columns``)."""
         from annotator.store import arrays
 
-        return arrays.label_columns(self, annotator, frame, whole)
+        return arrays.label_columns(self, annotator, frame, whole, relevant_from)
 
     def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
         """Chunks and this person's decisions per golden, and their (label, verdict) pair
@@ -639,11 +642,13 @@ class Session:
         decision_ms: float | None = None,
         reason_wrong: bool = False,
         note: str | None = None,
+        grade: int | None = None,
     ) -> Label:
         """Record one person's decision on one chunk, with its event, and commit it.
 
         ``verdict`` may be UNSURE, which needs a note saying why (given here, saved with it).
-        ``reason_wrong`` marks the judge's reason wrong on an accepted verdict. A note given
+        ``reason_wrong`` marks the judge's reason wrong on an accepted verdict; ``grade`` is
+        the grade ``verdict`` was read from, on a graded session. A note given
         here replaces the chunk's comment in the same transaction. A blind answer is kept once
         given: a later decision on the same chunk leaves it alone.
         """
@@ -663,17 +668,18 @@ class Session:
             stamp = now()
             self.conn.execute(
                 """INSERT INTO labels(annotator, chunk_id, answer, blind_verdict, shown_verdict,
-                                      judge, action, decision_ms, reason_wrong, note,
+                                      judge, action, decision_ms, reason_wrong, note, grade,
                                       created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, chunk_id) DO UPDATE SET
                      answer = excluded.answer, blind_verdict = excluded.blind_verdict,
                      shown_verdict = excluded.shown_verdict, judge = excluded.judge,
                      action = excluded.action, decision_ms = excluded.decision_ms,
-                     reason_wrong = excluded.reason_wrong,
-                     note = excluded.note, updated_at = excluded.updated_at""",
+                     reason_wrong = excluded.reason_wrong, note = excluded.note,
+                     grade = excluded.grade, updated_at = excluded.updated_at""",
                 (annotator, chunk_id, kind.word, blind_verdict, shown_verdict,
-                 judge, action, decision_ms, int(reason_wrong), note or None, stamp, stamp),
+                 judge, action, decision_ms, int(reason_wrong), note or None, grade, stamp,
+                 stamp),
             )
             after = self._label_row(annotator, chunk_id)
             assert after is not None
@@ -1141,6 +1147,31 @@ class Session:
         cached = value[2] if len(value) > 2 else None  # files from before cached prices
         return Price(float(value[0]), float(value[1]), None if cached is None else float(cached))
 
+    def scale(self) -> Scale | None:
+        """The session's grade scale (None: binary, no grades)."""
+        value = self._setting("grade_scale")
+        return None if value is None else Scale(int(value[0]), int(value[1]))
+
+    def unranked(self) -> bool:
+        """Whether the session's chunks are a pool with no order (a TREC pool)."""
+        return bool(self._setting("unranked"))
+
+    def refuse_collection(self, scale: Scale, unranked: bool) -> None:
+        """Raise SessionError when goldens on ``scale``, ranked or not, cannot join this
+        session: another scale with grades stored on it, or pools beside ranked lists."""
+        stored = self.scale()
+        if stored is not None and stored.top != scale.top and self._scalar(
+                "SELECT EXISTS(SELECT 1 FROM labels WHERE grade IS NOT NULL) OR EXISTS("
+                "SELECT 1 FROM verdicts WHERE grade IS NOT NULL)"):
+            raise SessionError(f"{self.path} grades 0 to {stored.top}; it cannot take grades "
+                               f"0 to {scale.top} too. Import into a new session.")
+        if self.count_goldens() and self.unranked() != unranked:
+            have, given = ("unranked pools", "a ranking") if self.unranked() else (
+                "ranked lists", "an unranked pool")
+            raise SessionError(f"{self.path} holds {have}; {given} cannot join them (CP and "
+                               "every rank statistic would mean nothing there). Import into a "
+                               "new session.")
+
     def random_sample(self) -> dict[str, Any] | None:
         """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for
         a stratified or active design, what annotator.sampling stores with it."""
@@ -1414,11 +1445,13 @@ class Session:
         replace: bool = False,
         progress: Callable[[int], None] | None = None,
         checks: Iterable[CheckRecord] = (),
+        settings: dict[str, Any] | None = None,
     ) -> ImportSummary:
         """Import goldens (with any verdicts and labels), then attention checks with their
         answers, in one transaction: all or nothing. ``checks`` is read after ``records`` (so
         a list the reader fills as it goes is whole by then).
 
+        ``settings`` (a grade scale, an unranked pool) are stored in the same transaction.
         A golden whose id is already in the session with the same content changes nothing;
         with other content it is an error unless ``replace``. Verdicts and labels already in
         the session are kept; a different one for the same chunk is an error unless ``replace``.
@@ -1432,6 +1465,8 @@ class Session:
             importer.finish()
             for check in checks:
                 importer.add_check(check)
+            for key, value in (settings or {}).items():
+                self._set_setting(key, value)
             summary = importer.summary()
             if not summary.changed_nothing:
                 self._event("import", payload=asdict(summary))

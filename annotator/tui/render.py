@@ -86,6 +86,10 @@ def golden_panel(review: Review) -> Text:
     if golden.reference is not None:
         text.append("\nReference  ", style="bold")
         text.append(visible(golden.reference))
+    elif golden.metadata.get("trec"):
+        text.append("\nReference  ", style="bold")
+        text.append("none: judge each passage's relevance to the query itself, as TREC does",
+                    style="italic")
     if golden.response is not None:
         text.append("\nResponse   ", style="bold")
         text.append(visible(golden.response))

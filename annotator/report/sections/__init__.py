@@ -17,6 +17,7 @@ from annotator.report.sections import (
     dropped,
     errors,
     goldens,
+    grades,
     people,
     ppi,
     probes,
@@ -30,6 +31,7 @@ from annotator.report.sections import (
 SECTIONS: tuple[Section, ...] = (
     coverage.SECTION,
     chunks.SECTION,
+    grades.SECTION,
     goldens.SECTION,
     systems.SECTION,
     top_k.SECTION,

@@ -45,6 +45,10 @@ def blocks(report: Report) -> list[Block]:
         ["McNemar, exact p (chunks as independent)", value(m.exact_p), ""],
     ]
     notes = [c.direction] + ([c.note] if c.note else [])
+    chunks = Grid("chunks", "Chunks: the judge against human labels",
+                  ["statistic", "value", "95% CI"], rows, notes)
+    if report.unranked:
+        return [chunks]  # a pool has no ranks
     return [
         Grid("chunks", "Chunks: the judge against human labels",
              ["statistic", "value", "95% CI"], rows, notes),
@@ -111,7 +115,8 @@ def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> tuple[McNemar, lis
     report adds for every section) and agreement by rank: neither is bootstrapped."""
     pairs = inputs.pairs
     by_rank = []
-    for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) else 1):
+    for k in range(1, int(pairs.rank.max()) + 1 if len(pairs.rank) and not inputs.unranked
+                   else 1):
         at = pairs.rank == k
         rc = Confusion.of_arrays(pairs.human[at], pairs.judge[at])
         if rc.n:

@@ -39,8 +39,11 @@ def blocks(report: Report) -> list[Block]:
           [["chunks compared", f"{cov.compared_chunks:,} (from "
             f"{counted(cov.from_goldens, 'golden')})"],
            ["goldens compared (complete under both)", f"{cov.compared_goldens:,}"]]),
-        ["context precision convention", report.convention],
-        ["pass mark", f"{report.pass_mark:g}"],
+        *([["relevance", f"grades 0-{report.grades.top}, relevant from "
+                           f"{report.grades.relevant_from}"]] if report.grades else []),
+        *([["order", "none: an unranked pool (no CP)"]] if report.unranked else
+          [["context precision convention", report.convention],
+           ["pass mark", f"{report.pass_mark:g}"]]),
         ["intervals", f"95% percentile bootstrap over goldens, {report.resamples} resamples, "
          f"seed {report.seed}" if report.resamples else "none (0 resamples): 'annotator report "
          "--bootstrap 2000' gives 95% bootstrap intervals"],

@@ -71,7 +71,7 @@ def headline(report: Report) -> list[str]:
 def prepare(inputs: Inputs, _: Columns, __: ClusterSums) -> DesignSection | None:
     """The estimates a stratified or active sample allows (annotator.sampling): people's CP
     per labelled golden (the mean over label sets), the judge's on every golden it judged."""
-    if inputs.sample is None or not inputs.designed:
+    if inputs.sample is None or not inputs.designed or inputs.unranked:
         return None
     human: dict[str, list[float]] = {}
     counts: dict[str, list[int]] = {}

@@ -157,7 +157,8 @@ def _slicing(inputs: Inputs, columns: Columns) -> list[tuple[str, Bins]]:
     at = frame.slots(found["id"])
     chars[at] = found["chars"]
     shares[at] = found["share"]
-    slicing = [("rank", rank_bins(pairs.rank)),
+    by_rank = [] if inputs.unranked else [("rank", rank_bins(pairs.rank))]
+    slicing = [*by_rank,
                ("length", quartile_bins(chars[pairs.row], lambda x: f"{x:,.0f}", "chars")),
                ("overlap", quartile_bins(shares[pairs.row], lambda x: f"{x:.0%}",
                                          "of the question's words"))]

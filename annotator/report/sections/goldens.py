@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from annotator.jsonout import Each
-from annotator.report.blocks import Block, Grid
+from annotator.report.blocks import Block, Grid, Paragraphs
 from annotator.report.cells import interval_text, stat_rows, verdict_string
 from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, cp_columns
 from annotator.report.jsonparts import golden_dict, stats_dict
@@ -31,9 +31,17 @@ def _changed(row: GoldenRow) -> list[str]:
             "pass" if row.passes_judge else "fail"]
 
 
+UNRANKED = ("An unranked pool: its chunks have no order, so context precision, agreement by "
+            "rank, CP at k, reranking and every CP per golden are left out; agreement chunk by "
+            "chunk stands as it is.")
+"""Why a pool's report has no CP, said once (the headline and this section's place)."""
+
+
 def blocks(report: Report) -> list[Block]:
     """The golden statistics, the changed verdicts, the worst goldens."""
     g = report.goldens
+    if g is None:
+        return [Paragraphs("goldens", "Context precision", [UNRANKED])]
     golden_rows = [["goldens", str(g.goldens), ""], *stat_rows(g.stats)]
     golden_rows += [
         ["no relevant chunk under both", str(g.no_relevant["both"]), ""],
@@ -64,8 +72,10 @@ def blocks(report: Report) -> list[Block]:
 
 
 def json(report: Report) -> dict[str, Any]:
-    """The context_precision object."""
+    """The context_precision object (null on an unranked pool)."""
     g = report.goldens
+    if g is None:
+        return {"context_precision": None, "unranked": True}
     return {"context_precision": {
         "goldens": g.goldens,
         **stats_dict(g.stats),
@@ -100,7 +110,9 @@ def headline(report: Report) -> list[str]:
     kappa-AC1 note when they disagree."""
     c, g, cov = report.chunks, report.goldens, report.coverage
     lines = []
-    if g.goldens:
+    if g is None:
+        lines.append(UNRANKED)
+    elif g.goldens:
         pooled = len(report.annotators) > 1
         complete = (f"{counted(g.goldens, 'person-golden pair')} ("
                     f"{counted(cov.distinct_complete, 'golden')})" if pooled
@@ -130,6 +142,8 @@ def headline(report: Report) -> list[str]:
 
 def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
     """The columns stats/cp_agreement.py reads, summed per golden."""
+    if inputs.unranked:
+        return
     rows = inputs.rows
     cluster, h, j = cp_columns(inputs)
     d = j - h
@@ -142,7 +156,9 @@ def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
 
 
 def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
-    """CP per golden under both label sets, compared."""
+    """CP per golden under both label sets, compared (none on an unranked pool)."""
+    if inputs.unranked:
+        return {"goldens": None, "unranked": True}
     rows = inputs.rows
     none = NO_COMPLETE_GOLDEN if not rows else None
     human = [r.human for r in rows]

@@ -64,7 +64,7 @@ def prepare(inputs: Inputs, _columns: Columns, _sums: ClusterSums) -> PpiEstimat
     CP on every fully judged golden; the same for the pass rate, and per system (each system's
     goldens of a random sample are a random sample of that system's)."""
     sample = inputs.sample
-    if sample is None or inputs.designed:
+    if sample is None or inputs.designed or inputs.unranked:
         return None
     pass_mark = inputs.options.pass_mark
     in_sample = set(sample["golden_ids"])

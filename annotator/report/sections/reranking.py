@@ -84,6 +84,8 @@ RERANK_ORDERS = ("ret", "ceil", "judge")
 def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> None:
     """Per golden complete under both label sets (per label set compared): CP under people's
     labels as retrieved, in people's order and in the judge's (annotator.stats.reranking)."""
+    if inputs.unranked:
+        return
     frame, said, scopes = columns.frame, columns.said, inputs.scopes
     zero_columns(sums, [column(name, scope_name) for scope_name, _ in scopes
                         for name in ("rr_n", *(f"rr_{order}" for order in RERANK_ORDERS))])
@@ -103,8 +105,10 @@ def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> None:
 
 
 def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
-    """Every golden's reranking figures, then each system's."""
-    out = []
+    """Every golden's reranking figures, then each system's (none on an unranked pool)."""
+    out: list[RerankRow] = []
+    if inputs.unranked:
+        return {"reranking": out}
     for name in inputs.scope_names:
         goldens = int(est.totals[column("rr_n", name)])
         none = None if goldens else NO_COMPLETE_GOLDEN

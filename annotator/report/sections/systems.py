@@ -123,7 +123,7 @@ def means(names: Sequence[str], side: str, *scopes: object) -> Callable[[Sums], 
 
 def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
     """Per system (with two or more): its goldens' count and CP sums."""
-    if not inputs.system_of:
+    if not inputs.system_of or inputs.unranked:
         return
     cluster, h, j = cp_columns(inputs)
     system = np.asarray([inputs.system_of[r.golden_id] for r in inputs.rows])
@@ -133,7 +133,7 @@ def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
 def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
     """Each system's mean CP under both label sets, their differences, and whether the judge
     ranks the systems as people do."""
-    if not inputs.system_of:
+    if not inputs.system_of or inputs.unranked:
         return {"systems": None}
     names = sorted({inputs.system_of[r.golden_id] for r in inputs.rows})
     stated = {name: (est.stat(column(name, "mean_human"), mean(name, "h")),

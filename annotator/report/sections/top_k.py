@@ -73,7 +73,7 @@ def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> int | None:
     """With ``--top-k``, per golden complete under both label sets and per k: the first k
     chunks' CP, relevant chunks and precision under both; returns the longest golden's length
     (the last k)."""
-    if not inputs.options.top_k:
+    if not inputs.options.top_k or inputs.unranked:
         return None
     frame, said, scopes = columns.frame, columns.said, inputs.scopes
     longest = int(frame.sizes.max(initial=0))

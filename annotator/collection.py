@@ -1,0 +1,283 @@
+"""An IR collection into goldens: TREC topics, runs, pools and qrels, and a corpus of texts.
+
+A query is a golden (its text the question; no reference answer: relevance is to the query, as
+TREC defines it), its documents the chunks: a run's ranking (trec_eval's order: score
+descending, then document id descending), or an unranked pool (``qid 0 docid`` lines, or a
+qrels file whose grades are ignored) in the order the file lists it. Each chunk keeps its
+document id, so every qrels and run export names it again. Qrels come in as a person's labels
+or a judge's verdicts, graded: the grade is kept, and the verdict is the grade read through the
+session's threshold (``relevant_from``).
+
+File formats (whitespace-separated, ``#`` lines and blank lines skipped):
+
+- topics: TSV ``qid<TAB>text``, or JSON lines ``{"_id": ..., "text": ...}`` as BEIR writes them;
+- run: ``qid Q0 docid rank score tag``;
+- pool: ``qid 0 docid`` (or a qrels file);
+- qrels: ``qid 0 docid grade``, grades whole numbers from 0 to the scale's top;
+- corpus: BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``) or TSV ``docid<TAB>text``.
+
+Every fault is an InputError naming the file, the line and the value; nothing here touches a
+session file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from annotator.errors import InputError
+from annotator.models import GoldenRecord, JudgeVerdict, Scale, default_threshold
+from annotator.text import counted
+
+NO_TEXT = "(text not provided)"
+"""What a chunk shows when no corpus gave its document's text (its id follows)."""
+
+@dataclass
+class _Query:
+    text: str
+    docs: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a text file, blank and '#' lines skipped."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read ({error.strerror or error}).") from None
+    with handle:
+        try:
+            for number, line in enumerate(handle, 1):
+                stripped = line.strip()
+                if stripped and not stripped.startswith("#"):
+                    yield number, line.rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise InputError(str(path), "is not UTF-8 text.") from None
+
+
+def _json_line(path: Path, number: int, line: str) -> dict[str, object]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InputError(str(path), f"is not a JSON object ({error.msg}).", line=number) from None
+    if not isinstance(obj, dict):
+        raise InputError(str(path), "must be a JSON object.", line=number)
+    return obj
+
+
+def _id_and_text(path: Path, number: int, line: str, what: str) -> tuple[str, str]:
+    """One ``id<TAB>text`` line, or a BEIR JSON line (text after its title, when it has one)."""
+    if line.lstrip().startswith("{"):
+        obj = _json_line(path, number, line)
+        key = obj.get("_id", obj.get("id"))
+        if not isinstance(key, (str, int)) or isinstance(key, bool) or str(key).strip() == "":
+            raise InputError(str(path), f"a {what} needs an \"_id\" (text or a number).",
+                             line=number, field="_id")
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise InputError(str(path), f"a {what} needs its \"text\" as a string.", line=number,
+                             field="text")
+        title = obj.get("title")
+        return str(key).strip(), (f"{title}\n{text}" if isinstance(title, str) and title.strip()
+                                  else text)
+    key, tab, text = line.partition("\t")
+    if not tab or not key.strip():
+        raise InputError(str(path), f"a {what} line is its id, a tab, then its text; this one "
+                         "has no tab.", line=number)
+    return key.strip(), text
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    """Query id -> text, in the file's order."""
+    out: dict[str, str] = {}
+    for number, line in _lines(path):
+        key, text = _id_and_text(path, number, line, "query")
+        if key in out:
+            raise InputError(str(path), f"query '{key}' is listed twice.", line=number)
+        if not text.strip():
+            raise InputError(str(path), f"query '{key}' has no text.", line=number)
+        out[key] = text
+    if not out:
+        raise InputError(str(path), "holds no query.")
+    return out
+
+
+def _fields(path: Path, number: int, line: str, count: int, layout: str) -> list[str]:
+    parts = line.split()
+    if len(parts) != count:
+        raise InputError(str(path), f"a line holds {layout} ({count} fields); this one has "
+                         f"{len(parts)}.", line=number)
+    return parts
+
+
+def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
+    """Query id -> (document id, score) in trec_eval's order: score descending, then document
+    id descending."""
+    found: dict[str, dict[str, float]] = {}
+    for number, line in _lines(path):
+        qid, _, doc, _, score, _ = _fields(path, number, line, 6, "qid Q0 docid rank score tag")
+        try:
+            value = float(score)
+        except ValueError:
+            raise InputError(str(path), f"the score {score!r} is not a number.", line=number,
+                             field="score") from None
+        docs = found.setdefault(qid, {})
+        if doc in docs:
+            raise InputError(str(path), f"document '{doc}' is ranked twice for query '{qid}'.",
+                             line=number)
+        docs[doc] = value
+    return {qid: sorted(docs.items(), key=lambda d: (d[1], d[0]), reverse=True)
+            for qid, docs in found.items()}
+
+
+def read_pool(path: Path) -> dict[str, list[str]]:
+    """Query id -> its pooled documents, as listed (``qid 0 docid``, or qrels lines)."""
+    found: dict[str, dict[str, None]] = {}
+    for number, line in _lines(path):
+        parts = line.split()
+        if len(parts) not in (3, 4):
+            raise InputError(str(path), "a pool line is 'qid 0 docid' (a qrels line's grade may "
+                             f"follow); this one has {len(parts)} fields.", line=number)
+        found.setdefault(parts[0], {})[parts[2]] = None
+    return {qid: list(docs) for qid, docs in found.items()}
+
+
+def read_qrels(path: Path, top: int | None) -> dict[tuple[str, str], int]:
+    """(query id, document id) -> grade, each a whole number from 0 to ``top`` (any from 0
+    when the scale is not known yet)."""
+    out: dict[tuple[str, str], int] = {}
+    for number, line in _lines(path):
+        qid, _, doc, given = _fields(path, number, line, 4, "qid 0 docid grade")
+        try:
+            grade = int(given)
+        except ValueError:
+            raise InputError(str(path), f"the grade {given!r} is not a whole number.",
+                             line=number, field="grade") from None
+        if grade < 0 or (top is not None and grade > top):
+            scale = f"0 to {top}" if top is not None else "0 up"
+            raise InputError(str(path), f"the grade {grade} is outside the scale ({scale}).",
+                             line=number, field="grade")
+        key = (qid, doc)
+        if key in out and out[key] != grade:
+            raise InputError(str(path), f"document '{doc}' of query '{qid}' is graded twice "
+                             f"({out[key]} and {grade}).", line=number)
+        out[key] = grade
+    return out
+
+
+def read_corpus(path: Path, wanted: set[str]) -> dict[str, str]:
+    """Document id -> text, for the ``wanted`` documents only (a corpus may be millions)."""
+    out: dict[str, str] = {}
+    for number, line in _lines(path):
+        key, text = _id_and_text(path, number, line, "document")
+        if key in wanted:
+            out[key] = text
+    return out
+
+
+@dataclass
+class Collection:
+    """What import-trec reads, before it becomes goldens."""
+
+    queries: dict[str, str]
+    ranked: bool
+    docs: dict[str, list[str]]
+    scores: dict[str, list[float]]
+    labels: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    judges: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    """Where each label set or judge came from (a qrels file), for messages."""
+
+    def goldens(self, scale: Scale) -> Iterator[GoldenRecord]:
+        """Each query with documents, in the topics file's order: its documents as chunks,
+        each label set's grades (and the verdicts they read as), each judge's."""
+        for qid, text in self.queries.items():
+            docs = self.docs.get(qid)
+            if not docs:
+                continue
+            record = GoldenRecord(
+                id=qid, user_input=text,
+                retrieved_contexts=[self.texts.get(d, f"{NO_TEXT} {d}") for d in docs],
+                retrieved_context_ids=list(docs),
+                retrieved_context_scores=list(self.scores[qid]) if self.ranked else None,
+                metadata={"trec": "run" if self.ranked else "pool"})
+            for name, qrels in self.labels.items():
+                grades = [qrels.get((qid, d)) for d in docs]
+                if any(g is not None for g in grades):
+                    record.human_labels[name] = [None if g is None else scale.verdict(g)
+                                                 for g in grades]
+                    record.human_marks[name] = [None if g is None else
+                                                {"action": "import", "grade": g}
+                                                for g in grades]
+            for name, qrels in self.judges.items():
+                grades = [qrels.get((qid, d)) for d in docs]
+                if any(g is not None for g in grades):
+                    record.judge_verdicts[name] = [
+                        None if g is None else JudgeVerdict(scale.verdict(g), None, None, g)
+                        for g in grades]
+            yield record
+
+    def unplaced(self) -> list[str]:
+        """Sentences for qrels that grade documents outside the run or pool (left out)."""
+        out = []
+        placed = {(qid, d) for qid, docs in self.docs.items() for d in docs}
+        for name, qrels in (*self.labels.items(), *self.judges.items()):
+            missing = sum(1 for key in qrels if key not in placed)
+            if missing:
+                out.append(f"{self.sources[name]} grades {counted(missing, 'document')} that "
+                           f"the {'run' if self.ranked else 'pool'} does not hold for its "
+                           "query; they are left out.")
+        return out
+
+
+def named_file(given: str, option: str) -> tuple[str, Path]:
+    """NAME=PATH as --labels and --judge take it."""
+    name, equals, path = given.partition("=")
+    if not equals or not name.strip() or not path.strip():
+        raise ValueError(f"{option} takes NAME=QRELS (e.g. {option} nist=qrels.txt), not "
+                         f"{given!r}")
+    return name.strip(), Path(path.strip())
+
+
+def read_collection(queries: Path, *, run: Path | None, pool: Path | None,
+                    corpus: Path | None, labels: list[tuple[str, Path]],
+                    judges: list[tuple[str, Path]], top: int | None) -> Collection:
+    """Read every file of an import-trec; ``top``: the scale's top grade, when known."""
+    if (run is None) == (pool is None):
+        raise ValueError("give one of --run (a ranking) and --pool (an unranked pool)")
+    topics = read_queries(queries)
+    if run is not None:
+        ranking = read_run(run)
+        docs = {q: [d for d, _ in ranked] for q, ranked in ranking.items()}
+        scores = {q: [s for _, s in ranked] for q, ranked in ranking.items()}
+        listing = run
+    else:
+        assert pool is not None
+        docs, scores, listing = read_pool(pool), {}, pool
+    unknown = [q for q in docs if q not in topics]
+    if unknown:
+        raise InputError(str(listing), f"query '{unknown[0]}' is not in {queries} "
+                         f"({counted(len(unknown), 'query id')} are not).")
+    found = Collection(topics, run is not None, docs, scores)
+    for target, given in ((found.labels, labels), (found.judges, judges)):
+        for name, path in given:
+            if name in found.sources:
+                raise ValueError(f"'{name}' is named twice among --labels and --judge")
+            target[name] = read_qrels(path, top)
+            found.sources[name] = str(path)
+    if corpus is not None:
+        found.texts = read_corpus(corpus, {d for ds in docs.values() for d in ds})
+    return found
+
+
+def scale_of(collection: Collection, given: Scale | None) -> Scale | None:
+    """The scale asked for, else the one the qrels' grades show (binary when all are 0/1;
+    None when there are no qrels)."""
+    if given is not None:
+        return given
+    top = max((g for qrels in (*collection.labels.values(), *collection.judges.values())
+               for g in qrels.values()), default=None)
+    return None if top is None else Scale(max(top, 1), default_threshold(max(top, 1)))

@@ -1,0 +1,234 @@
+"""import-trec: an IR collection in (topics, a run or a pool, graded qrels, a corpus), graded
+agreement in the report and the leaderboard equal to their oracles, unranked pools without
+order statistics in every format, and bad files refused with file, line and value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+from sklearn.metrics import cohen_kappa_score
+
+from annotator.cli import cli
+from annotator.store.session import Session
+
+JUDGES = ("gpt", "llama", "mistral")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def ok(*args: str) -> str:
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def collection(tmp: Path, queries: int = 30, docs: int = 8, seed: int = 0) -> dict[str, Any]:
+    """A random collection: topics, a pool, NIST-like grades and three judges' grades (each
+    agreeing with the assessors more or less), and a corpus holding some of the texts."""
+    rng = np.random.default_rng(seed)
+    topics = tmp / "queries.tsv"
+    topics.write_text("".join(f"q{i}\tquestion {i} [b]bold[/b] 🏦\n" for i in range(queries)))
+    pairs = [(f"q{i}", f"d{i}_{k}") for i in range(queries) for k in range(docs)]
+    nist = {p: int(rng.integers(0, 4)) for p in pairs}
+    grades: dict[str, dict[tuple[str, str], int]] = {"nist": nist}
+    for n, name in enumerate(JUDGES):
+        grades[name] = {p: g if rng.random() < 0.4 + 0.2 * n else int(rng.integers(0, 4))
+                        for p, g in nist.items()}
+    files = {}
+    for name, given in grades.items():
+        path = tmp / f"{name}.qrels"
+        path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in given.items()))
+        files[name] = path
+    corpus = tmp / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "title": "T", "text": f"text of {d}"}) + "\n"
+                              for _, d in pairs[::2]))
+    run_file = tmp / "bm25.run"
+    run_file.write_text("".join(f"{q} Q0 {d} {k + 1} {float(docs - k) + rng.random():.4f} bm25\n"
+                                for q, d in pairs for k in [int(d.split('_')[1])]))
+    return {"topics": topics, "files": files, "grades": grades, "pairs": pairs,
+            "corpus": corpus, "run": run_file}
+
+
+def imported(tmp: Path, c: dict[str, Any], *extra: str, ranked: bool = False) -> Path:
+    db = tmp / "trec.db"
+    order = ["--run", str(c["run"])] if ranked else ["--pool", str(c["files"]["nist"])]
+    ok("import-trec", str(db), "--queries", str(c["topics"]), *order, "--corpus",
+       str(c["corpus"]), "--labels", f"nist={c['files']['nist']}",
+       *(a for name in JUDGES for a in ("--judge", f"{name}={c['files'][name]}")), *extra)
+    return db
+
+
+def oracles(c: dict[str, Any], judge: str) -> dict[str, float]:
+    """The graded statistics by scikit-learn and krippendorff on every pair."""
+    human = np.asarray([c["grades"]["nist"][p] for p in c["pairs"]])
+    said = np.asarray([c["grades"][judge][p] for p in c["pairs"]])
+    labels = [0, 1, 2, 3]
+    data = np.vstack([human, said]).astype(float)
+    return {
+        "grade_kappa": cohen_kappa_score(human, said, labels=labels),
+        "kappa_linear": cohen_kappa_score(human, said, labels=labels, weights="linear"),
+        "kappa_quadratic": cohen_kappa_score(human, said, labels=labels, weights="quadratic"),
+        "alpha_ordinal": krippendorff.alpha(reliability_data=data,
+                                            level_of_measurement="ordinal",
+                                            value_domain=labels),
+        "alpha_interval": krippendorff.alpha(reliability_data=data,
+                                             level_of_measurement="interval",
+                                             value_domain=labels),
+        "binary_kappa": cohen_kappa_score(human >= 2, said >= 2),
+        "binary_kappa_3": cohen_kappa_score(human >= 3, said >= 3),
+    }
+
+
+def test_a_pool_with_graded_qrels_comes_in_whole(tmp_path: Path) -> None:
+    c = collection(tmp_path)
+    db = imported(tmp_path, c)
+    with Session(db, create=False) as session:
+        scale = session.scale()
+        assert scale is not None and (scale.top, scale.relevant_from) == (3, 2)
+        assert session.unranked()
+        [first, *_] = session.goldens()
+        assert first.user_input == "question 0 [b]bold[/b] 🏦" and first.reference is None
+        assert [ch.doc_id for ch in first.chunks] == [f"d0_{k}" for k in range(8)]
+        assert first.chunks[0].text == "T\ntext of d0_0"
+        assert first.chunks[1].text == "(text not provided) d0_1"
+        labels = session.labels("nist", [first.id])
+        assert [labels[ch.id].grade for ch in first.chunks] == [
+            c["grades"]["nist"][("q0", f"d0_{k}")] for k in range(8)]
+        assert [labels[ch.id].verdict for ch in first.chunks] == [
+            int(c["grades"]["nist"][("q0", f"d0_{k}")] >= 2) for k in range(8)]
+        said = session.verdicts("gpt", [first.id])
+        assert [said[ch.id].grade for ch in first.chunks] == [
+            c["grades"]["gpt"][("q0", f"d0_{k}")] for k in range(8)]
+    # Importing the same files again changes nothing; graded qrels export as they came in.
+    again = ok("import-trec", str(db), "--queries", str(c["topics"]), "--pool",
+               str(c["files"]["nist"]), "--corpus", str(c["corpus"]), "--labels",
+               f"nist={c['files']['nist']}")
+    assert "0 queries" in again
+    assert ok("export", str(db), "-f", "qrels", "-a", "nist") == c["files"]["nist"].read_text()
+    assert ok("export", str(db), "-f", "qrels", "--truth", "gpt") == c["files"]["gpt"].read_text()
+
+
+def test_graded_agreement_in_the_report_and_the_leaderboard_equals_the_oracles(
+        tmp_path: Path) -> None:
+    c = collection(tmp_path)
+    db = imported(tmp_path, c)
+    board = json.loads(ok("judges", str(db), "-f", "json", "--bootstrap", "200"))
+    assert board["grades"] == {"scale": [0, 3], "relevant_from": 2} and board["unranked"]
+    for row in board["judges"]:
+        expected = oracles(c, row["judge"])
+        for key in ("grade_kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal",
+                    "alpha_interval"):
+            assert row[key] == pytest.approx(expected[key], abs=1e-9), (row["judge"], key)
+        assert row["cohen_kappa"] == pytest.approx(expected["binary_kappa"], abs=1e-9)
+        assert "mae" not in row  # no CP on a pool
+    report = json.loads(ok("report", str(db), "-j", "gpt", "-f", "json", "--bootstrap", "200"))
+    grades = report["grades"]
+    expected = oracles(c, "gpt")
+    assert grades["kappa_quadratic"] == pytest.approx(expected["kappa_quadratic"], abs=1e-9)
+    assert grades["alpha_ordinal"] == pytest.approx(expected["alpha_ordinal"], abs=1e-9)
+    assert sum(map(sum, grades["table"])) == len(c["pairs"])
+    assert grades["kappa_by_thresholds"][1][1] == pytest.approx(expected["binary_kappa"])
+    assert report["context_precision"] is None and report["unranked"] is True
+    # Another threshold, for this report only: the binary statistics follow it.
+    moved = json.loads(ok("report", str(db), "-j", "gpt", "-f", "json", "--bootstrap", "0",
+                          "--relevant-from", "3"))
+    assert moved["agreement"]["cohen_kappa"] == pytest.approx(expected["binary_kappa_3"])
+    assert moved["grades"]["relevant_from"] == 3
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+def test_an_unranked_pool_shows_nothing_that_needs_an_order(tmp_path: Path, fmt: str) -> None:
+    db = imported(tmp_path, collection(tmp_path, queries=6))
+    out = ok("report", str(db), "-j", "gpt", "-f", fmt, "--bootstrap", "50", "--top-k")
+    assert "unranked pool" in out
+    for needs_order in ("Agreement by rank", "Worst goldens", "Top-k: each golden cut",
+                        "Reranking these chunks", "Context precision per golden"):
+        assert needs_order not in out, needs_order
+    assert "Agreement on grades" in out
+    board = ok("judges", str(db), "-f", fmt, "--bootstrap", "50")
+    assert "no order, so no judge" in board and "Lin's" not in board
+    refused = run("judges", str(db), "--sort", "mae")
+    assert refused.exit_code != 0 and "unranked pool has no CP" in refused.output
+
+
+def test_a_run_is_ranked_by_score_and_keeps_cp(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=8)
+    db = imported(tmp_path, c, ranked=True)
+    with Session(db, create=False) as session:
+        assert not session.unranked()
+        ranked: dict[str, list[tuple[float, str]]] = {}
+        for line in c["run"].read_text().splitlines():
+            q, _, d, _, score, _ = line.split()
+            ranked.setdefault(q, []).append((float(score), d))
+        for golden in session.goldens():
+            expected = [d for _, d in sorted(ranked[golden.id], reverse=True)]
+            assert [ch.doc_id for ch in golden.chunks] == expected
+    report = json.loads(ok("report", str(db), "-j", "gpt", "-f", "json", "--bootstrap", "50"))
+    assert report["context_precision"]["goldens"] == 8
+    assert all(row["mean_cp_human"] is not None for row in report["grades"]["sensitivity"])
+    # A pool cannot join ranked lists.
+    refused = run("import-trec", str(db), "--queries", str(c["topics"]), "--pool",
+                  str(c["files"]["nist"]))
+    assert refused.exit_code != 0 and "holds ranked lists" in refused.output
+
+
+@pytest.mark.parametrize(("name", "text", "said"), [
+    ("qrels", "q0 0 d0_0 7\n", "line 1, field 'grade': the grade 7 is outside the scale (0 to 3)"),
+    ("qrels", "q0 0 d0_0 high\n", "line 1, field 'grade': the grade 'high' is not a whole"),
+    ("qrels", "q0 0 d0_0\n", "line 1: a line holds qid 0 docid grade (4 fields); this one has 3"),
+    ("run", "q0 Q0 d0_0 1 x bm25\n", "line 1, field 'score': the score 'x' is not a number"),
+    ("run", "q99 Q0 d 1 2.0 bm25\n", "query 'q99' is not in"),
+    ("queries", "q0 no tab here\n", "line 1: a query line is its id, a tab, then its text"),
+])
+def test_a_bad_file_is_refused_by_file_line_and_value_and_no_session_is_left(
+        tmp_path: Path, name: str, text: str, said: str) -> None:
+    c = collection(tmp_path, queries=2)
+    bad = tmp_path / f"bad.{name}"
+    bad.write_text(text)
+    queries = str(bad) if name == "queries" else str(c["topics"])
+    db = tmp_path / "new.db"
+    result = run("import-trec", str(db), "--queries", queries,
+                 *(["--run", str(bad)] if name == "run" else ["--pool", str(c["files"]["nist"])]),
+                 "--scale", "0-3",
+                 *(["--judge", f"j={bad}"] if name == "qrels" else []))
+    assert result.exit_code != 0
+    assert str(bad) in result.output and said in result.output, result.output
+    assert "Traceback" not in result.output
+    assert not db.exists()
+
+
+def test_a_failed_import_into_an_existing_session_changes_nothing(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=3)
+    db = imported(tmp_path, c)
+    with Session(db, create=False) as session:
+        before = session.judge_verdict_counts()
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("q0 0 d0_0 1\nq0 0 d0_1 9\n")
+    result = run("import-trec", str(db), "--queries", str(c["topics"]), "--pool",
+                 str(c["files"]["nist"]), "--judge", f"late={bad}")
+    assert result.exit_code != 0 and "line 2" in result.output and "9" in result.output
+    with Session(db, create=False) as session:
+        assert "late" not in {j.name for j in session.judges()}
+        assert session.judge_verdict_counts() == before
+
+
+def test_options_that_cannot_stand_are_sentences(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=2)
+    both = run("import-trec", str(tmp_path / "x.db"), "--queries", str(c["topics"]),
+               "--run", str(c["run"]), "--pool", str(c["files"]["nist"]))
+    assert both.exit_code != 0 and "give one of --run" in both.output
+    named = run("import-trec", str(tmp_path / "x.db"), "--queries", str(c["topics"]),
+                "--pool", str(c["files"]["nist"]), "--labels", "nist")
+    assert named.exit_code != 0 and "NAME=QRELS" in named.output
+    scale = run("import-trec", str(tmp_path / "x.db"), "--queries", str(c["topics"]),
+                "--pool", str(c["files"]["nist"]), "--scale", "1-3")
+    assert scale.exit_code != 0 and "0-N" in scale.output
+    assert not (tmp_path / "x.db").exists()
