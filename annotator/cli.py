@@ -15,7 +15,7 @@ import click
 
 from annotator.judge.styles import PROMPTS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
-from annotator.report.columns import SORT_KEYS
+from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
 from annotator.report.output import FORMATS
 from annotator.text import counted, visible
 
@@ -1307,9 +1307,14 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
 @click.option("--group-by", help="The metadata key naming each golden's system (default: "
               "retriever, when the goldens carry it): the systems' ranking columns ask whether a "
               "judge ranks them as people do.")
+@click.option("--all-pairs", is_flag=True,
+              help="Show every pair of judges in the table, Markdown and HTML: the whole "
+                   "judge-against-judge matrix and every pair tested (by default, past "
+                   f"{MATRIX_UP_TO} judges, the most and least alike pairs, and only the pairs "
+                   "a test separates). JSON and CSV always hold every pair.")
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
                    fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
-                   resamples: int, seed: int, group_by: str | None) -> None:
+                   resamples: int, seed: int, group_by: str | None, all_pairs: bool) -> None:
     """Rank every judge in the session on the same human labels.
 
     The truth is one person's labels with --annotator; otherwise the team's: the adjudicated
@@ -1334,8 +1339,11 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
                                   seed=seed, sort=sort, group_by=group_by, progress=advance)
+    from dataclasses import replace
+
     from annotator.report.output import leaderboard_document
 
+    board = replace(board, all_pairs=all_pairs)
     _write_document(fmt, output, leaderboard_document(board))
 
 

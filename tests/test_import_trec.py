@@ -30,7 +30,8 @@ def ok(*args: str) -> str:
     return result.output
 
 
-def collection(tmp: Path, queries: int = 30, docs: int = 8, seed: int = 0) -> dict[str, Any]:
+def collection(tmp: Path, queries: int = 30, docs: int = 8, seed: int = 0,
+               judges: tuple[str, ...] = JUDGES) -> dict[str, Any]:
     """A random collection: topics, a pool, NIST-like grades and three judges' grades (each
     agreeing with the assessors more or less), and a corpus holding some of the texts."""
     rng = np.random.default_rng(seed)
@@ -39,8 +40,9 @@ def collection(tmp: Path, queries: int = 30, docs: int = 8, seed: int = 0) -> di
     pairs = [(f"q{i}", f"d{i}_{k}") for i in range(queries) for k in range(docs)]
     nist = {p: int(rng.integers(0, 4)) for p in pairs}
     grades: dict[str, dict[tuple[str, str], int]] = {"nist": nist}
-    for n, name in enumerate(JUDGES):
-        grades[name] = {p: g if rng.random() < 0.4 + 0.2 * n else int(rng.integers(0, 4))
+    for n, name in enumerate(judges):
+        share = 0.4 + 0.5 * n / max(len(judges) - 1, 1)
+        grades[name] = {p: g if rng.random() < share else int(rng.integers(0, 4))
                         for p, g in nist.items()}
     files = {}
     for name, given in grades.items():
@@ -232,3 +234,35 @@ def test_options_that_cannot_stand_are_sentences(tmp_path: Path) -> None:
                 "--pool", str(c["files"]["nist"]), "--scale", "1-3")
     assert scale.exit_code != 0 and "0-N" in scale.output
     assert not (tmp_path / "x.db").exists()
+
+
+MANY = tuple(f"a-rather-long-judge-name-number-{n:02d}" for n in range(12))
+
+
+def test_a_leaderboard_of_many_judges_stays_readable(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=20, judges=MANY)
+    db = tmp_path / "many.db"
+    ok("import-trec", str(db), "--queries", str(c["topics"]), "--pool", str(c["files"]["nist"]),
+       "--labels", f"nist={c['files']['nist']}",
+       *(a for name in MANY for a in ("--judge", f"{name}={c['files'][name]}")))
+    board = json.loads(ok("judges", str(db), "-f", "json", "--bootstrap", "100"))
+    separated = [p for p in board["pairs"] if p["better"] is not None]
+    assert len(board["pairs"]) == 66 and 5 < len(separated) < 66  # JSON keeps every pair
+    table = ok("judges", str(db), "--bootstrap", "100")
+    assert "the 10 most and 10 least alike" in table
+    assert "Judges against each other: Cohen's kappa" not in table
+    markdown = ok("judges", str(db), "--bootstrap", "100", "-f", "markdown")
+    assert markdown.count(" is better") == len(separated)
+    assert "no significant difference" not in markdown
+    assert f"{66 - len(separated)} pairs no test separates are left out" in markdown
+    headline = table.split("\n\n")[0]
+    assert headline.count(" beats ") == 5 and f"and {len(separated) - 5} more pairs" in headline
+    # A column no judge has a value for goes, with one line saying why; names never break.
+    assert "Left out, undefined for every judge: reasons marked wrong" in markdown
+    for name in MANY:
+        assert name in table
+    every = ok("judges", str(db), "--bootstrap", "100", "--all-pairs", "-f", "markdown")
+    assert "Judges against each other: Cohen's kappa" in every
+    assert every.count("no significant difference") == 66 - len(separated)
+    html = ok("judges", str(db), "--bootstrap", "100", "-f", "html")
+    assert 'id="chart-judge-heatmap"' in html

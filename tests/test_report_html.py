@@ -128,7 +128,7 @@ def test_the_html_leaderboard_in_headless_chromium(tmp_path: Path) -> None:
                                       "--output", str(out), "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     seen = open_in_chromium(out)
-    assert [f["id"] for f in seen["figures"]] == ["chart-judges-kappa"]
+    assert [f["id"] for f in seen["figures"]] == ["chart-judges-kappa", "chart-judge-heatmap"]
     assert "<b>bold</b> judge" in seen["text"] and "judge-🦜" in seen["text"]
     assert "Prompt, cost, failures and stability" in seen["text"]
     assert "Judges against each other" in seen["text"]

@@ -230,3 +230,24 @@ def error_slices(slices: list[ErrorSlice]) -> str:
         fig.supxlabel("the slice (dot, 95% interval; filled: stands out) and every other "
                       "chunk (bar)", fontsize=8)
         return _svg(fig)
+
+
+def judge_heatmap(names: list[str], kappa: list[list[float | None]]) -> str:
+    """Every pair of judges' kappa as a heatmap: rows named, columns numbered as the rows."""
+    n = len(names)
+    side = max(3.0, 0.22 * n + 2.0)
+    with _figure(side + 1.0, side) as fig:
+        ax = fig.add_subplot()
+        cells = [[float("nan") if k is None else k for k in row] for row in kappa]
+        known = [k for row in kappa for k in row if k is not None] or [0.0]
+        # The scale spans the pairs' kappas (the diagonal, a judge against itself, is blank).
+        image = ax.imshow(cells, cmap="viridis", vmin=min(known), vmax=max(max(known),
+                                                                           min(known) + 1e-9))
+        ax.set(xticks=range(n), yticks=range(n), xticklabels=[str(i + 1) for i in range(n)],
+               yticklabels=[f"{i + 1}. {shortened(visible(name), 40)}"
+                            for i, name in enumerate(names)],
+               title="Judges against each other: Cohen's kappa")
+        ax.tick_params(labelsize=7 if n > 20 else 9)
+        ax.spines[:].set_visible(False)
+        fig.colorbar(image, ax=ax, shrink=0.6, label="kappa")
+        return _svg(fig)

@@ -44,6 +44,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("gwet_ac2", "grades"),
 )
 
+MATRIX_UP_TO = 8
+"""Judges up to which the text formats show the whole judge-against-judge matrix; past it, the
+most and least alike pairs (the HTML draws the whole matrix as a heatmap either way)."""
+SHOWN_PAIRS = 10
+"""How many of the most (and of the least) alike pairs the text formats list past
+MATRIX_UP_TO judges."""
+
 CALL_SORTS: dict[str, Literal["higher", "lower"]] = {
     "cost_per_1000_chunks": "lower", "kappa_per_dollar": "higher"}
 """The figures of a judge's calls --sort accepts, and which way is better."""

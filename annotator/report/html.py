@@ -115,12 +115,22 @@ def leaderboard_charts(board: Leaderboard) -> dict[str, str]:
     if not board.judges:
         return {}
     kappas = [(row.judge, row.stats["cohen_kappa"]) for row in board.judges]
-    if all(stat.value is None for _, stat in kappas):
-        return {}
-    return {"judges": _chart("judges-kappa", charts.judges_forest(
-        kappas, "Cohen's kappa against the truth, 95% interval"),
-        "Each judge's Cohen's kappa (dot) with its 95% bootstrap interval (line), in the "
-        "leaderboard's order.")}
+    out = {}
+    if any(stat.value is not None for _, stat in kappas):
+        out["judges"] = _chart("judges-kappa", charts.judges_forest(
+            kappas, "Cohen's kappa against the truth, 95% interval"),
+            "Each judge's Cohen's kappa (dot) with its 95% bootstrap interval (line), in the "
+            "leaderboard's order.")
+    if len(board.judges) > 1:
+        names = [row.judge for row in board.judges]
+        pairs = {(a.first, a.second): a.kappa.value for a in board.agreement}
+        pairs.update({(a.second, a.first): a.kappa.value for a in board.agreement})
+        matrix = [[None if a == b else pairs.get((a, b)) for b in names] for a in names]
+        out["judge_agreement"] = _chart(
+            "judge-heatmap", charts.judge_heatmap(names, matrix),
+            "Every pair of judges' Cohen's kappa on the chunks both judged, people's labels "
+            "aside; columns are the judges numbered as the rows.")
+    return out
 
 
 def html_report(report: Report) -> str:

@@ -46,7 +46,7 @@ def _without_empty_last_column(block: Block) -> Block:
 def leaderboard_layout(board: Leaderboard) -> list[Block]:
     """The judge leaderboard as blocks: headline, judges, pairs."""
     blocks: list[Block] = [Paragraphs("headline", "Headline", board.headline),
-                           *_judge_tables(board)]
+                           *map(_without_undefined_columns, _judge_tables(board))]
     if len(board.judges) > 1:
         blocks.append(_judge_matrix(board))
     if any(row.probes for row in board.judges):
@@ -62,6 +62,27 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
     if board.pairs:
         blocks.append(_pairs(board))
     return [_without_empty_last_column(b) for b in blocks]
+
+
+def _without_undefined_columns(block: Block) -> Block:
+    """A judges' table without the columns undefined for every judge, and one line saying
+    which and why (a column of 'undefined' says nothing forty times)."""
+    if isinstance(block, Paragraphs) or not block.rows:
+        return block
+    empty = [i for i in range(1, len(block.columns))
+             if all(row[i].startswith("undefined") for row in block.rows)]
+    if not empty:
+        return block
+    reasons = {}
+    for i in empty:
+        why = block.rows[0][i].partition(":")[2].strip()
+        same = all(row[i] == block.rows[0][i] for row in block.rows)
+        reasons[block.columns[i]] = f" ({why})" if why and same else ""
+    keep = [i for i in range(len(block.columns)) if i not in empty]
+    note = ("Left out, undefined for every judge: "
+            + "; ".join(f"{name}{why}" for name, why in reasons.items()) + ".")
+    return Grid(block.id, block.title, [block.columns[i] for i in keep],
+                [[row[i] for i in keep] for row in block.rows], [*block.notes, note])
 
 
 def _cell(stat: Stat, digits: int = 3) -> str:
@@ -127,8 +148,11 @@ def _judge_tables(board: Leaderboard) -> list[Block]:
 
 
 def _judge_matrix(board: Leaderboard) -> Block:
-    """Each pair of judges' kappa, columns numbered as the rows."""
+    """Each pair of judges' kappa, columns numbered as the rows; past MATRIX_UP_TO judges
+    (unless --all-pairs) the most and least alike pairs only, a list that stays readable."""
     names = [row.judge for row in board.judges]
+    if len(names) > columns.MATRIX_UP_TO and not board.all_pairs:
+        return _alike_pairs(board)
     kappa = {(a.first, a.second): a for a in board.agreement}
     kappa.update({(a.second, a.first): a for a in board.agreement})
     # Columns by number, rows by number and name: a name is never cut to a column's width.
@@ -142,16 +166,46 @@ def _judge_matrix(board: Leaderboard) -> Block:
          "numbered as the rows."])
 
 
+def _alike_pairs(board: Leaderboard) -> Block:
+    """The SHOWN_PAIRS most and least alike pairs of judges, by their kappa."""
+    ranked = sorted((a for a in board.agreement if a.kappa.value is not None),
+                    key=lambda a: (-(a.kappa.value or 0.0), a.first, a.second))
+    n = columns.SHOWN_PAIRS
+    shown = ranked if len(ranked) <= 2 * n else [*ranked[:n], *ranked[-n:]]
+    undefined = len(board.agreement) - len(ranked)
+    return Grid(
+        "judge_agreement", f"Judges against each other: the {n} most and {n} least alike pairs",
+        ["pair", "Cohen's kappa", "chunks"],
+        [[f"{a.first}\nvs {a.second}", value(a.kappa, 3, short=True), f"{a.chunks:,}"]
+         for a in shown],
+        [f"Of {counted(len(board.agreement), 'pair')} of judges ({len(board.judges)} judges), "
+         "by their kappa on the chunks both judged, people's labels aside: two judges alike "
+         "tend to fail on the same chunks. --all-pairs shows the whole matrix; the HTML draws "
+         "it as a heatmap."
+         + (f" {counted(undefined, 'pair')} with no kappa left out." if undefined else "")])
+
+
 def _pairs(board: Leaderboard) -> Block:
-    """Who is right where the other is wrong, pair by pair, Holm-corrected."""
+    """Who is right where the other is wrong, Holm-corrected: the pairs a test separates
+    (every pair with --all-pairs)."""
     own = ["chunks"] if board.pairwise else []
+    shown = board.pairs if board.all_pairs else [p for p in board.pairs if p.better]
+    left = len(board.pairs) - len(shown)
+    note = ([f"{counted(left, 'pair')} no test separates {'is' if left == 1 else 'are'} left "
+             "out; --all-pairs lists every pair (JSON and CSV hold them all)."] if left else [])
+    # Many pairs: one line each (a pair's two names still never break: see render).
+    joint = " vs " if len(shown) > columns.SHOWN_PAIRS else "\nvs "
+    if not shown:
+        return Paragraphs("pairs", "Pairs: who is right where the other is wrong", [
+            f"No test separates any of the {counted(len(board.pairs), 'pair')} of judges "
+            "(cluster-adjusted McNemar, Holm-corrected): --all-pairs lists them."])
     return Grid(
         "pairs", "Pairs: who is right where the other is wrong",
         ["pair", *own, "first only right", "second only right", "kappa difference",
          "McNemar p (cluster)", "Holm p", "verdict"],
-        [[f"{p.first}\nvs {p.second}", *([f"{p.chunks:,}"] if own else []),
+        [[f"{p.first}{joint}{p.second}", *([f"{p.chunks:,}"] if own else []),
           str(p.first_only_right), str(p.second_only_right),
           with_interval(p.kappa_difference, 3), value(p.p, 4, short=True),
           value(p.p_holm, 4, short=True),
           f"{p.better} is better" if p.better else "no significant difference"]
-         for p in board.pairs])
+         for p in shown], note)

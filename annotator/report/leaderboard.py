@@ -64,6 +64,9 @@ from annotator.unseen import Unseen, unseen
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
                 "cached_share", "cost_per_1000_chunks", "kappa_per_dollar", "median_latency_ms")
 
+MAX_BEATS = 5
+"""The headline names at most this many pairs a test separates (the pairs table has them all)."""
+
 MAJORITY_AFTER = 3
 """Runs of a judge from which its majority verdict gets a row of its own."""
 
@@ -162,6 +165,8 @@ class Leaderboard:
     """A graded session's scale: the grade columns are shown."""
     unranked: bool = False
     """The chunks are a pool: no CP columns."""
+    all_pairs: bool = False
+    """Show every pair in the text formats (the whole matrix, every pair tested)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,10 +659,13 @@ def _headline(board: Leaderboard) -> list[str]:
     elif len(board.judges) > 1:
         lines.append("No judge is right significantly more often than every other one: the "
                      "gaps below may be noise; label more goldens to tell them apart.")
-    for pair in board.pairs:
-        if pair.better is not None:
-            worse = pair.second if pair.better == pair.first else pair.first
-            lines.append(f"'{pair.better}' beats '{worse}' (Holm p = {pair.p_holm.value:.3g}).")
+    separated = [pair for pair in board.pairs if pair.better is not None]
+    for pair in separated[:MAX_BEATS]:
+        worse = pair.second if pair.better == pair.first else pair.first
+        lines.append(f"'{pair.better}' beats '{worse}' (Holm p = {pair.p_holm.value:.3g}).")
+    if len(separated) > MAX_BEATS:
+        lines.append(f"... and {counted(len(separated) - MAX_BEATS, 'more pair')} a test "
+                     "separates: the pairs table lists them.")
     for row in board.judges:
         if row.calls.unstable:
             lines.append(f"'{row.judge}' changed its verdict between runs on "
