@@ -140,6 +140,10 @@ class Review:
         self.judge = judge
         self.blind_rate = blind_rate
         self.pass_mark = pass_mark
+        self.scale = session.scale()
+        """A graded session's scale: the digit keys give grades (None: binary, 1 and 0)."""
+        self.ranked = not session.unranked()
+        """False on an unranked pool: no P@k and no CP on the screen."""
         self.session_id = session.session_id
         self.golden_ids = session.golden_ids()
         if not self.golden_ids:
@@ -436,7 +440,9 @@ class Review:
         if (refused := self.needs_shown_verdict(view)) is not None:
             return refused
         assert view.verdict is not None
-        return self._decide(view, view.verdict.verdict, "accept")
+        # Accepting a graded judge's verdict takes its grade too.
+        grade = view.verdict.grade if self.scale is not None else None
+        return self._decide(view, view.verdict.verdict, "accept", grade=grade)
 
     def flip(self) -> Outcome:
         """Take the opposite of the judge's verdict on the selected chunk."""
@@ -446,9 +452,17 @@ class Review:
         assert view.verdict is not None
         return self._decide(view, flipped(view.verdict.verdict), "flip")
 
-    def set(self, verdict: int) -> Outcome:
-        """Set the verdict yourself: the only way on a blind chunk, which it then reveals."""
-        return self._decide(self.selected, verdict, "set")
+    def set(self, value: int) -> Outcome:
+        """Set the verdict yourself (on a graded session, the grade, read through the session's
+        threshold): the only way on a blind chunk, which it then reveals."""
+        scale = self.scale
+        if scale is None:
+            if value not in (0, 1):
+                return Outcome(False, "Not saved: this session is binary: 1 useful, 0 noise.")
+            return self._decide(self.selected, value, "set")
+        if not 0 <= value <= scale.top:
+            return Outcome(False, f"Not saved: grades run 0 to {scale.top} here.")
+        return self._decide(self.selected, scale.verdict(value), "set", grade=value)
 
     def unsure(self, note: str) -> Outcome:
         """Say you cannot tell, with a note saying why: no verdict (nothing counts it as 0 or
@@ -479,7 +493,8 @@ class Review:
         return None
 
     def _decide(self, view: ChunkView, verdict: Answer, action: Action | None, *,
-                reason_wrong: bool = False, note: str | None = None) -> Outcome:
+                reason_wrong: bool = False, note: str | None = None,
+                grade: int | None = None) -> Outcome:
         elapsed_ms = (time.monotonic() - self._selected_at) * 1000
         if self.check is not None:
             return self._answer_check(view, verdict, note)
@@ -494,7 +509,8 @@ class Review:
                 self.annotator, view.chunk.id, verdict, action, judge=self.judge,
                 shown_verdict=None if view.hidden else judge_verdict,
                 blind_verdict=blind,
-                decision_ms=round(elapsed_ms, 1), reason_wrong=reason_wrong, note=note)
+                decision_ms=round(elapsed_ms, 1), reason_wrong=reason_wrong, note=note,
+                grade=grade)
         except NotSaved as busy:  # nothing changed: the chunk stays as it was
             return Outcome(False, f"Not saved: {busy}")
         self._recount(self.golden.id, view.answer, label.answer, judge_verdict)

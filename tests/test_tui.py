@@ -735,3 +735,49 @@ async def test_the_queue_shows_how_far_others_are_on_each_golden_but_not_their_l
         others = {str(table.get_row_at(i)[1]): table.get_row_at(i)[-1].plain for i in range(16)}
     assert others[first] == "bob 2/5, sample-reviewer done"
     assert set(list(others.values())[1:]) == {"sample-reviewer done"}
+
+
+def trec_pool(tmp_path: Path) -> Path:
+    """A graded, unranked TREC pool (two queries), imported as import-trec does it."""
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    (tmp_path / "q.tsv").write_text("q1\tWhat is the minimum balance?\nq2\tWhen does NEFT run?\n")
+    (tmp_path / "gpt.qrels").write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 3\nq2 0 d4 0\n")
+    db = tmp_path / "pool.db"
+    result = CliRunner().invoke(cli, ["import-trec", str(db), "--queries", str(tmp_path / "q.tsv"),
+                                      "--pool", str(tmp_path / "gpt.qrels"), "--judge",
+                                      f"gpt={tmp_path / 'gpt.qrels'}", "--scale", "0-3"])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+async def test_grades_from_the_keyboard_on_a_pool_are_on_disk_and_no_order_is_shown(
+        tmp_path: Path) -> None:
+    db = trec_pool(tmp_path)
+    with Session(db) as session:
+        app = AnnotatorApp(Review(session, "me", "gpt"), db.name)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            cards = list(screen.query(ChunkCard))
+            first = str(cards[0].content)
+            assert "no order, no P@k" in first and "P@1" not in first
+            assert "grade 2 highly relevant" in first  # the judge's grade, named
+            panel = str(screen.query_one("#golden", Static).content)
+            assert "relevance to the query itself" in panel
+            assert "no CP" in str(screen.query_one("#summary", Static).content)
+            await pilot.press("3")  # a grade: useful at the session's threshold (2)
+            await pilot.press("a")  # accepting a graded judge takes its grade: 1, noise
+            await pilot.press("5")  # outside the scale: refused, nothing written
+            assert "grades run 0 to 3" in status(app)
+            with Session(db) as fresh:
+                ids = [c.id for c in fresh.golden("q1").chunks]
+                labels = fresh.labels("me", ["q1"])
+                assert [(labels[i].grade, labels[i].verdict, labels[i].action)
+                        for i in ids if i in labels] == [(3, 1, "set"), (1, 0, "accept")]
+            await pilot.press("u")  # undo restores the chunk, grade and all
+            with Session(db) as fresh:
+                assert ids[1] not in {c for c, lab in fresh.labels("me", ["q1"]).items()
+                                      if lab.verdict is not None}
+            assert "3 perfectly relevant" in str(list(screen.query(ChunkCard))[0].content)

@@ -30,8 +30,10 @@ class _KeyedApp(App[None]):
             for key in self.MAIN_KEYS:
                 if key.action == "app.quit":
                     continue
-                yield SystemCommand(f"{key.label} ({key.shown})", key.help,
-                                    lambda action=key.action: self._run_on(screen, action))
+                for pressed, action in key.actions():
+                    shown = key.shown if pressed == key.keys else pressed
+                    yield SystemCommand(f"{key.label} ({shown})", key.help,
+                                        lambda action=action: self._run_on(screen, action))
 
     async def _run_on(self, screen: Screen[Any], action: str) -> None:
         await screen.run_action(action)

@@ -22,14 +22,26 @@ class Key:
     """One sentence for the help screen and the command palette."""
     footer: bool = True
 
+    def actions(self) -> list[tuple[str, str]]:
+        """(key, action) of each key: an action naming ``{key}`` is its key's own (the digits
+        of a grade), any other is shared by all of its keys."""
+        if "{key}" not in self.action:
+            return [(self.keys, self.action)]
+        return [(key, self.action.format(key=key)) for key in self.keys.split(",")]
+
 
 KEYS: tuple[Key, ...] = (
     # Footer order: a narrow terminal shows the first ones (the decisions, the screens, help
     # and quit); navigation and comments follow (always bound, and listed in the help).
     Key("a", "a", "accept", "Accept", "Accept the judge's verdict on the selected chunk, move on."),
     Key("f,x", "f / x", "flip", "Flip", "Flip the judge's verdict (useful <-> noise), move on."),
-    Key("1", "1", "set(1)", "Useful", "Set the chunk useful yourself (the way to answer a blind chunk)."),
-    Key("0", "0", "set(0)", "Noise", "Set the chunk noise yourself (the way to answer a blind chunk)."),
+    Key("1", "1", "set(1)", "Useful", "Set the chunk useful yourself (the way to answer a blind "
+        "chunk); on a graded session, grade 1."),
+    Key("0", "0", "set(0)", "Noise", "Set the chunk noise yourself (the way to answer a blind "
+        "chunk); on a graded session, grade 0."),
+    Key("2,3,4,5,6,7,8,9", "2 to 9", "set({key})", "Grade",
+        "On a graded session: that grade (TREC's 0-3: 0 irrelevant, 1 related, 2 highly "
+        "relevant, 3 perfectly relevant), read through the session's threshold.", footer=False),
     Key("u,backspace", "u / backspace", "undo", "Undo",
         "Undo your last decision, again and again, across goldens."),
     Key("g", "g", "queue", "Queue", "Every golden in a table, with filters; enter jumps to one."),
@@ -72,4 +84,5 @@ ADJUDICATE_KEYS: tuple[Key, ...] = (
 
 def bindings(keys: tuple[Key, ...] = KEYS) -> list[BindingType]:
     """A screen's bindings, from its key table."""
-    return [Binding(k.keys, k.action, k.label, show=k.footer, tooltip=k.help) for k in keys]
+    return [Binding(key, action, k.label, show=k.footer, tooltip=k.help)
+            for k in keys for key, action in k.actions()]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from annotator.models import Scale
 from annotator.review import ChunkView, Review
 from annotator.stats.chunk_agreement import ChunkAgreement
 from annotator.stats.comparison import GoldenComparison
@@ -101,16 +102,21 @@ def golden_panel(review: Review) -> Text:
 
 
 def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
-               unfolded: bool) -> Text:
-    """One ranked chunk: rank, precision@k bars, the judge's verdict and reason, the decision."""
+               unfolded: bool, ranked: bool = True, scale: Scale | None = None) -> Text:
+    """One ranked chunk: rank, precision@k bars, the judge's verdict and reason, the decision
+    (on an unranked pool, its place in the pool and no P@k; on a graded session, the grades)."""
     rank = view.chunk.rank
     text = Text()
     text.append(f"#{rank}", style="bold")
-    text.append(f"   P@{rank} judge ")
-    text.append(bar(p_judge), style="blue")
-    text.append(f" {fmt(p_judge, 2)}   you ")
-    text.append(bar(p_human), style="yellow")
-    text.append(f" {fmt(p_human, 2)}\n")
+    if ranked:
+        text.append(f"   P@{rank} judge ")
+        text.append(bar(p_judge), style="blue")
+        text.append(f" {fmt(p_judge, 2)}   you ")
+        text.append(bar(p_human), style="yellow")
+        text.append(f" {fmt(p_human, 2)}")
+    else:
+        text.append("   (an unranked pool: no order, no P@k)", style="dim")
+    text.append("\n")
     body = visible(view.chunk.text)
     lines = body.splitlines()
     if not unfolded and (len(body) > FOLD_CHARS or len(lines) > FOLD_LINES):
@@ -122,7 +128,9 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     text.append("\n")
     if view.hidden:
         text.append("judge  ", style="bold")
-        text.append("hidden (blind): answer with 1 or 0 first", style="italic")
+        text.append("hidden (blind): answer with 1 or 0 first" if scale is None else
+                    f"hidden (blind): answer with a grade, 0 to {scale.top}, first",
+                    style="italic")
     elif view.verdict is None:
         text.append("judge  ", style="bold")
         text.append("no verdict yet", style="dim")
@@ -130,6 +138,8 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
         word = verdict_word(view.verdict.verdict)
         text.append("judge  ", style="bold")
         text.append(word.upper(), style="bold green" if view.verdict.verdict else "bold red")
+        if scale is not None and view.verdict.grade is not None:
+            text.append(f"  grade {_grade(scale, view.verdict.grade)}", style="bold")
         if view.verdict.p_relevant is not None:
             text.append(f"  P(useful) {view.verdict.p_relevant:.2f}", style="dim")
         if view.verdict.reason:
@@ -141,6 +151,8 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
         text.append(label, style=style)
     else:
         text.append(verdict_word(view.decision).upper(), style="bold")
+        if scale is not None and view.label is not None and view.label.grade is not None:
+            text.append(f"  grade {_grade(scale, view.label.grade)}", style="bold")
         text.append(f" ({label})", style=style)
         if view.label is not None and view.label.reason_wrong:
             text.append("  reason marked wrong", style="bold magenta")
@@ -152,8 +164,18 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     return text
 
 
+def _grade(scale: Scale, grade: int) -> str:
+    """'2 highly relevant' on TREC's 0-3, else the number."""
+    name = scale.name(grade)
+    return str(grade) if name == str(grade) else f"{grade} {name}"
+
+
 def summary(review: Review, golden: GoldenComparison) -> Text:
     """CP under both label sets, the difference, pass/fail, agreement so far."""
+    if not review.ranked:
+        return _agreement(review, golden, Text(
+            "An unranked pool: its chunks have no order, so no CP and no P@k; agreement "
+            "chunk by chunk below.\n\n", style="italic"))
     cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
     mark = review.pass_mark
     text = Text()
@@ -177,6 +199,11 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
         text.append(number(diff, sign=True), style="bold red" if abs(diff) > 0.1 else "bold")
         text.append(" judge - you", style="dim")
     text.append(f"\npass mark {mark:g}\n\n")
+    return _agreement(review, golden, text)
+
+
+def _agreement(review: Review, golden: GoldenComparison, text: Text) -> Text:
+    """The summary's agreement part, after ``text``."""
     text.append("Agreement\n", style="bold underline")
     here = ChunkAgreement.of(golden.confusion())
     text.append(f"golden   {_agree(here)}\n")
@@ -203,6 +230,12 @@ def summary_line(review: Review, golden: GoldenComparison) -> Text:
     cp_judge, cp_human = golden.cp_judge(), golden.cp_human()
     mark = review.pass_mark
     text = Text(no_wrap=True, overflow="ellipsis")
+    if not review.ranked:
+        overall = _agree(ChunkAgreement.of(review.overall)) if review.totals_known else "counting…"
+        text.append(f"unranked pool: no CP  agree {_agree(ChunkAgreement.of(golden.confusion()))}"
+                    f"  overall {overall}")
+        text.append("  ? explains", style="dim")
+        return text
     text.append("CP ", style="bold")
     text.append("judge ")
     if cp_judge is None:

@@ -106,7 +106,8 @@ class AnnotateScreen(Screen[None]):
                     cards[i].unfolded = False
                 cards[i].show(view, p_judge[i], p_human[i])
             else:
-                container.mount(ChunkCard(view, p_judge[i], p_human[i]))
+                container.mount(ChunkCard(view, p_judge[i], p_human[i], ranked=review.ranked,
+                                          scale=review.scale))
         for card in cards[len(views):]:
             card.remove()
         if new_golden:

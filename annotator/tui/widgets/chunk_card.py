@@ -8,6 +8,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Static
 
+from annotator.models import Scale
 from annotator.review import ChunkView
 from annotator.tui.render import chunk_card
 
@@ -21,15 +22,18 @@ class ChunkCard(Static):
 
         rank: int
 
-    def __init__(self, view: ChunkView, p_judge: float | None, p_human: float | None) -> None:
+    def __init__(self, view: ChunkView, p_judge: float | None, p_human: float | None, *,
+                 ranked: bool = True, scale: Scale | None = None) -> None:
         super().__init__(classes="chunk-card")
         self.unfolded = False
+        self.ranked, self.scale = ranked, scale
         self.show(view, p_judge, p_human)
 
     def show(self, view: ChunkView, p_judge: float | None, p_human: float | None) -> None:
         """Render the chunk's current state."""
         self.view = view
-        self.update(chunk_card(view, p_judge, p_human, unfolded=self.unfolded))
+        self.update(chunk_card(view, p_judge, p_human, unfolded=self.unfolded,
+                               ranked=self.ranked, scale=self.scale))
         self.set_class(view.hidden, "-blind")
         self.set_class(view.decision is not None, "-decided")
         self.set_class(view.state == "unsure", "-unsure")
