@@ -780,4 +780,4 @@ async def test_grades_from_the_keyboard_on_a_pool_are_on_disk_and_no_order_is_sh
             with Session(db) as fresh:
                 assert ids[1] not in {c for c, lab in fresh.labels("me", ["q1"]).items()
                                       if lab.verdict is not None}
-            assert "3 perfectly relevant" in str(list(screen.query(ChunkCard))[0].content)
+            assert "3 perfectly relevant" in str(screen.query(ChunkCard).first().content)
