@@ -651,9 +651,11 @@ def validate_golden(obj: Any, name: str, line: int | None, notes: _Notices | Non
 
     reference = _optional_text(obj, "reference", fail)
     response = _optional_text(obj, "response", fail)
-    if reference is None and response is None:
+    trec = isinstance(obj.get("metadata"), dict) and obj["metadata"].get("trec") in ("run", "pool")
+    if reference is None and response is None and not trec:  # TREC: relevance is to the query
         raise fail(
-            "a golden needs a 'reference' answer (or a 'response') to judge its chunks against.",
+            "a golden needs a 'reference' answer (or a 'response') to judge its chunks against "
+            "(a query of an IR collection, whose metadata says trec, needs none).",
             "reference",
         )
 

@@ -266,3 +266,34 @@ def test_a_leaderboard_of_many_judges_stays_readable(tmp_path: Path) -> None:
     assert every.count("no significant difference") == 66 - len(separated)
     html = ok("judges", str(db), "--bootstrap", "100", "-f", "html")
     assert 'id="chart-judge-heatmap"' in html
+
+
+def test_a_goldens_file_with_a_grade_past_the_sessions_scale_is_refused(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=2)
+    db = imported(tmp_path, c)
+    with Session(db, create=False) as session:
+        [golden, _] = session.goldens()
+    line = {"id": "extra", "user_input": "q", "retrieved_contexts": ["a", "b"],
+            "metadata": {"trec": "pool"},
+            "judges": {"gpt": [{"verdict": 1, "grade": 2}, {"verdict": 1, "grade": 4}]}}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(line) + "\n")
+    result = run("import", str(bad), "--session", str(db))
+    assert result.exit_code != 0
+    assert "line 1, field 'judge_verdicts.gpt': the grade 4 at rank 2" in result.output
+    assert "(0 to 3)" in result.output
+    with Session(db, create=False) as session:
+        assert "extra" not in session.golden_ids() and golden.id in session.golden_ids()
+
+
+def test_a_trec_session_round_trips_through_the_session_jsonl(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=3)
+    db = imported(tmp_path, c)
+    first = tmp_path / "first.jsonl"
+    ok("export", str(db), "-o", str(first))
+    again = tmp_path / "again.db"
+    ok("import", str(first), "--session", str(again))
+    second = tmp_path / "second.jsonl"
+    ok("export", str(again), "-o", str(second))
+    assert first.read_text() == second.read_text()
+    assert '"grade": 3' in first.read_text()  # people's grades ride in their marks

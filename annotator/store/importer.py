@@ -57,9 +57,14 @@ class Importer:
         self.gold: list[tuple[Any, ...]] = []
         self.read = self.added = self.replaced = self.verdicts_added = self.labels_added = 0
         self.stamp = stamp
+        scale = session.scale()
+        self.top = None if scale is None else scale.top
+        """A graded session's top grade: a file's grade above it is refused."""
 
     def add(self, record: GoldenRecord) -> None:
         self.read += 1
+        if self.top is not None:
+            self._check_grades(record, self.top)
         if record.id in self.seen:
             return  # the same golden again in this file (formats checked it is identical)
         self.seen.add(record.id)
@@ -216,6 +221,20 @@ class Importer:
                     "INSERT OR REPLACE INTO check_answers(annotator, check_id, rank, truth, answer, "
                     "shown_verdict, note, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (annotator, check_id, rank, *row))
+
+    def _check_grades(self, record: GoldenRecord, top: int) -> None:
+        """Refuse a grade past the session's scale, naming the line, the field and the value."""
+        found = [(f"judge_verdicts.{name}", rank, v.grade)
+                 for name, said in record.judge_verdicts.items()
+                 for rank, v in enumerate(said, 1) if v is not None and v.grade is not None]
+        found += [(f"human_marks.{name}", rank, m["grade"])
+                  for name, marks in record.human_marks.items()
+                  for rank, m in enumerate(marks, 1) if m is not None and "grade" in m]
+        for where, rank, grade in found:
+            if grade > top:
+                raise InputError(self.path, f"the grade {grade} at rank {rank} of golden "
+                                 f"'{record.id}' is outside the session's scale (0 to {top}).",
+                                 line=record.line or None, field=where)
 
     def _conflict(self, record: GoldenRecord, who: str, rank: int) -> InputError:
         return InputError(
