@@ -117,6 +117,8 @@ class LabelColumns:
     order: np.ndarray
     grade: np.ndarray
     """The person's grade on a graded session's scale (MISSING where none)."""
+    distractor: np.ndarray
+    """Whether the person called the chunk a distractor (its verdict is 0)."""
 
     @property
     def decided(self) -> np.ndarray:

@@ -963,7 +963,7 @@ def _gold(item: Any, rank: int, fail: Any) -> dict[str, Any]:
 
 CHECK_ANSWER_KINDS: dict[str, tuple[type, ...]] = {
     "truth": (int,), "answer": (int,), "unsure": (bool,), "shown_verdict": (int,),
-    "note": (str,), "answered_at": (str,)}
+    "note": (str,), "answered_at": (str,), "distractor": (bool,)}
 """What a person's answer on one rank of an attention check holds in the session JSONL."""
 
 

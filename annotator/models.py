@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from annotator.verdict import UNSURE, Answer
+from annotator.verdict import DISTRACTOR, UNSURE, Answer
 
 Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
@@ -252,11 +252,13 @@ class Label:
     grade: int | None = None
     """The person's grade on a graded session's scale; ``verdict`` is it read through the
     session's threshold."""
+    distractor: bool = False
+    """The person called the chunk a distractor (noise that misleads; its verdict is 0)."""
 
     @property
     def answer(self) -> Answer | None:
-        """The person's answer: their verdict, UNSURE, or None while pending."""
-        return UNSURE if self.unsure else self.verdict
+        """The person's answer: their verdict, UNSURE, DISTRACTOR, or None while pending."""
+        return UNSURE if self.unsure else DISTRACTOR if self.distractor else self.verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.store.session import Session
-from annotator.verdict import UNSURE, Answer, flipped, kind_of
+from annotator.verdict import DISTRACTOR, UNSURE, Answer, flipped, kind_of
 from annotator.verdict import name as verdict_name
 
 if TYPE_CHECKING:
@@ -472,6 +472,11 @@ class Review:
                                   "unclear.")
         return self._decide(self.selected, UNSURE, None, note=note.strip())
 
+    def distractor(self) -> Outcome:
+        """Call the selected chunk a distractor: noise that misleads (on topic, plausible,
+        wrong for this question). It counts as noise; the report gives its rate."""
+        return self._decide(self.selected, DISTRACTOR, "set")
+
     def reason_wrong(self, note: str | None = None) -> Outcome:
         """Accept the judge's verdict on the selected chunk but mark its reason wrong (a note
         saying what is wrong is optional)."""
@@ -540,11 +545,11 @@ class Review:
                      judge: int | None) -> None:
         if (old is None) != (new is None) and golden_id in self.chunk_counts:
             self._count_decided(golden_id, +1 if new is not None else -1)
-        if judge is not None:  # an unsure answer is in no cell of the confusion table
-            if isinstance(old, int):
-                self.overall = self.overall - Confusion.of([(old, judge)])
-            if isinstance(new, int):
-                self.overall = self.overall + Confusion.of([(new, judge)])
+        if judge is not None:  # an answer with no verdict (unsure) is in no cell of the table
+            if old is not None and (was := kind_of(old).verdict) is not None:
+                self.overall = self.overall - Confusion.of([(was, judge)])
+            if new is not None and (now := kind_of(new).verdict) is not None:
+                self.overall = self.overall + Confusion.of([(now, judge)])
 
     def _move_on(self, was_complete: bool) -> Outcome:
         views = self.chunk_views()

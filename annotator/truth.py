@@ -69,7 +69,7 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
     """Chunk id -> each person's answer, on the chunks an adjudicator must settle: where people
     gave different labels, or someone answered unsure."""
     return {c: given for c, given in by_chunk(labels).items()
-            if len(set(given.values())) > 1
+            if len({kind_of(answer).verdict for answer in given.values()}) > 1
             or any(kind_of(answer).verdict is None for answer in given.values())}
 
 

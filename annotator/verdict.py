@@ -36,8 +36,13 @@ UNSURE: Literal["unsure"] = "unsure"
 a verdict: no statistic counts it as 0 or 1, and a golden holding one has no CP until an
 adjudicator settles the chunk. Files write it as the string "unsure"."""
 
-Answer: TypeAlias = Verdict | Literal["unsure"]
-"""What a person may answer on a chunk: a verdict, or UNSURE."""
+DISTRACTOR: Literal["distractor"] = "distractor"
+"""Noise that misleads: on topic, plausible, wrong for this question (a distractor lowers an LLM
+reader's answers where plain noise does not). It counts as 0 wherever a verdict counts; the
+report gives its rate of its own. Files write it as the string "distractor"."""
+
+Answer: TypeAlias = Verdict | Literal["unsure", "distractor"]
+"""What a person may answer on a chunk: a verdict, UNSURE or DISTRACTOR."""
 
 
 
@@ -59,6 +64,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("noise", NOISE, NOISE),
     Kind("useful", USEFUL, USEFUL),
     Kind(UNSURE, UNSURE, None, needs_note=True),
+    Kind(DISTRACTOR, DISTRACTOR, NOISE),
 )
 """Every kind of answer, as the schema's CHECK lists their words."""
 
@@ -69,7 +75,8 @@ _BY_WORD = {kind.word: kind for kind in KINDS}
 def kind_of(answer: Answer, what: str = "an answer") -> Kind:
     """The kind of an answer (ValueError naming what it was meant to be, for anything else)."""
     if not is_answer(answer):
-        raise ValueError(f"{what} must be 0 or 1 (or {UNSURE!r}), not {answer!r}")
+        raise ValueError(f"{what} must be 0 or 1 (or {UNSURE!r} or {DISTRACTOR!r}), not "
+                         f"{answer!r}")
     return _BY_ANSWER[answer]
 
 
@@ -83,10 +90,11 @@ def from_stored(word: str | None) -> Answer | None:
     return None if word is None else _BY_WORD[word].answer
 
 
-def stored_from(verdict: Verdict | None, unsure: object) -> str | None:
-    """The stored word for an answer given as a verdict and an "unsure" flag (as events written
-    before answers were kinds, and files, give it)."""
-    return stored(UNSURE if unsure else verdict)
+def stored_from(verdict: Verdict | None, unsure: object, distractor: object = False
+                ) -> str | None:
+    """The stored word for an answer given as a verdict and "unsure" and "distractor" flags (as
+    events and the check answers of files give it)."""
+    return stored(UNSURE if unsure else DISTRACTOR if distractor else verdict)
 
 
 PAIRS = len(VALUES) ** 2
@@ -99,8 +107,8 @@ def is_verdict(value: object) -> TypeGuard[Verdict]:
 
 
 def is_answer(value: object) -> TypeGuard[Answer]:
-    """True when value is something a person may answer: a verdict or UNSURE."""
-    return value == UNSURE if isinstance(value, str) else is_verdict(value)
+    """True when value is something a person may answer: a verdict, or a kind's word."""
+    return value in _BY_ANSWER if isinstance(value, str) else is_verdict(value)
 
 
 def checked(value: object, what: str = "a verdict") -> Verdict:

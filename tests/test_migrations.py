@@ -17,7 +17,7 @@ from annotator.models import JudgeVerdict
 from annotator.store.migrations import migrations
 from annotator.store.rows import TABLES, columns
 from annotator.store.session import Session
-from annotator.verdict import KINDS, UNSURE
+from annotator.verdict import DISTRACTOR, KINDS, UNSURE
 from tests.session_fixtures import FLAGGED, GOLDENS, fixture_path
 
 LATER = [m.name for m in migrations._migrations][1:]
@@ -131,8 +131,10 @@ def test_the_schema_stores_every_kind_of_answer_and_nothing_else(session: Sessio
     for person, kind in enumerate(KINDS):
         conn.execute(f"INSERT INTO {table}(annotator, {owner[table]}, answer, {stamps}) "
                      f"VALUES ('p{person}', 1, ?, {values})", [kind.word])
-    read = conn.execute(f"SELECT answer, verdict, unsure FROM {table} ORDER BY id").fetchall()
-    assert read == [(k.word, k.verdict, int(k.answer == UNSURE)) for k in KINDS]
+    read = conn.execute(f"SELECT answer, verdict, unsure, distractor FROM {table} ORDER BY id"
+                        ).fetchall()
+    assert read == [(k.word, k.verdict, int(k.answer == UNSURE), int(k.answer == DISTRACTOR))
+                    for k in KINDS]
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute(f"INSERT INTO {table}(annotator, {owner[table]}, answer, {stamps}) "
                      f"VALUES ('other', 1, 'maybe', {values})")

@@ -24,9 +24,10 @@ from annotator.report.leaderboard import build_leaderboard
 from annotator.report.serialize import report_dict
 from annotator.review import Review
 from annotator.store.session import Session
-from annotator.truth import truth
+from annotator.truth import disagreements, truth
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.widgets.chunk_card import ChunkCard
+from annotator.verdict import DISTRACTOR
 from tests.conftest import banking_file, golden, write_lines
 from tests.session_fixtures import fixture_path
 
@@ -317,3 +318,43 @@ def test_a_session_from_before_unsure_opens_and_undoes_its_old_decisions(tmp_pat
         assert undone.undone == before[undone.chunk_id]
         session.decide("alice", undone.chunk_id, "unsure", None, note="new in m007")
         assert session.labels("alice")[undone.chunk_id].answer == "unsure"
+
+
+async def test_a_distractor_is_noise_that_misleads_on_disk_in_files_and_in_the_report(
+        tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "d.db")
+    with Session(db) as session:
+        app = AnnotatorApp(Review(session, "alice", "sample-judge"), db.name)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await pilot.press("d")  # rank 1: a distractor, saved as its kind
+            with Session(db) as fresh:
+                golden = fresh.goldens()[0]
+                label = fresh.labels("alice", [golden.id])[golden.chunks[0].id]
+                assert (label.answer, label.verdict, label.action) == (DISTRACTOR, 0, "set")
+            card = str(app.screen.query(ChunkCard).first().content)
+            assert "DISTRACTOR" in card
+            await pilot.press("u")  # undo: pending again
+            with Session(db) as fresh:
+                undone = fresh.labels("alice", [golden.id])[golden.chunks[0].id]
+                assert (undone.answer, undone.distractor) == (None, False)
+            await pilot.press("d", "a", "a", "a", "a")  # then the rest accepted
+    with Session(db) as session:
+        report = build_report(session, judge="sample-judge", annotators=["alice"],
+                              resamples=200)
+        d = report.distractors
+        assert d is not None and d.distractors == 1
+        assert d.rate.value == pytest.approx(1 / d.chunks)
+        assert d.judge_rate.value is None
+        assert report.chunks.confusion.n == d.chunks  # it counts as noise: compared as 0
+        # A distractor and a noise answer agree on the verdict: no dispute to adjudicate.
+        session.decide("bob", golden.chunks[0].id, 0, "set")
+        assert golden.chunks[0].id not in disagreements(
+            {p: session.labels(p) for p in ("alice", "bob")})
+    out = tmp_path / "d.jsonl"
+    result = CliRunner().invoke(cli, ["export", str(db), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert '"distractor"' in out.read_text()
+    again = tmp_path / "again.db"
+    assert CliRunner().invoke(cli, ["import", str(out), "--session", str(again)]).exit_code == 0
+    with Session(again) as session:
+        assert session.labels("alice", [golden.id])[golden.chunks[0].id].answer == DISTRACTOR

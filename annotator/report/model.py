@@ -55,6 +55,7 @@ LABELS: dict[str, str] = {
     "ece_top_label": "ECE (top-label)",
     "auroc": "AUROC",
     "alpha_people": "Krippendorff's alpha, people",
+    "distractor_rate": "distractor rate, human labels",
     "grade_kappa": "Cohen's kappa on grades",
     "kappa_linear": "weighted kappa, linear",
     "kappa_quadratic": "weighted kappa, quadratic",
@@ -196,6 +197,23 @@ class GradeSection:
     sensitivity: list[tuple[int, Stat, float | None, float | None]]
     """Per threshold t (both sides): kappa, and mean CP under people's and the judge's grades
     (None where undefined, or on an unranked session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DistractorSection:
+    """How often people call a chunk a distractor (noise that misleads), overall, per system
+    and per golden; the judge's rate where a judge can say it."""
+
+    rate: Stat
+    """Distractors among the chunks people gave a verdict, with its golden-bootstrap interval."""
+    judge_rate: Stat
+    """The same under the judge's labels (undefined while no judge can say distractor)."""
+    chunks: int
+    distractors: int
+    systems: dict[str, Stat]
+    """Each system's rate (with two systems or more)."""
+    goldens: list[tuple[str, int, int]]
+    """The goldens with the most distractors: (golden id, distractors, chunks with a verdict)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,5 +487,7 @@ class Report:
     """Right verdict, wrong reason: how often people marked the judge's reason wrong."""
     grades: GradeSection | None = None
     """Agreement on grades, on a graded session."""
+    distractors: DistractorSection | None = None
+    """Distractor rates, once someone called a chunk a distractor."""
     unranked: bool = False
     """The chunks are a pool with no order: CP and everything needing an order left out."""

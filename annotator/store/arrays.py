@@ -85,13 +85,13 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
                    coalesce(blind_verdict, -1),
                    coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
                    coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '', unsure,
-                   reason_wrong, coalesce(grade, -1)
+                   reason_wrong, coalesce(grade, -1), distractor
             FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
         [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
                                       ("blind", np.int8), ("shown", np.int8),
                                       ("action", np.int8), ("ms", float), ("note", bool),
                                       ("unsure", bool), ("reason_wrong", bool),
-                                      ("grade", np.int8)])
+                                      ("grade", np.int8), ("distractor", bool)])
     order = frame.slots(rows["chunk"])
 
     def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
@@ -101,7 +101,8 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
                         place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                         place("ms", np.nan, float), place("note", False, bool),
                         place("unsure", False, bool), place("reason_wrong", False, bool),
-                        order[order != MISSING], place("grade", MISSING, np.int8))
+                        order[order != MISSING], place("grade", MISSING, np.int8),
+                        place("distractor", False, bool))
 
 
 def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:

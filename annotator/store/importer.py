@@ -204,7 +204,8 @@ class Importer:
                 if answer is None:
                     continue
                 row = (answer.get("truth"),
-                       stored_from(answer.get("answer"), answer.get("unsure", False)),
+                       stored_from(answer.get("answer"), answer.get("unsure", False),
+                                   answer.get("distractor", False)),
                        answer.get("shown_verdict"), answer.get("note"), answer["answered_at"])
                 stored = self.conn.execute(
                     "SELECT truth, answer, shown_verdict, note, answered_at FROM "

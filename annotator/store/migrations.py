@@ -418,3 +418,64 @@ def m011_grades(db: Database) -> None:
     """A person's grade on a graded session's scale (TREC's 0-3), beside the answer it reads as
     at the session's threshold; a judge's grade is already kept on its verdicts."""
     db.execute("ALTER TABLE labels ADD COLUMN grade INTEGER CHECK (grade >= 0)")
+
+
+_M012_ANSWER = """answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure', 'distractor')),
+            verdict INTEGER GENERATED ALWAYS AS
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 WHEN 'distractor' THEN 0
+               END) VIRTUAL,
+            unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            distractor INTEGER GENERATED ALWAYS AS (answer IS 'distractor') VIRTUAL"""
+
+
+@migrations()
+def m012_distractor(db: Database) -> None:
+    """A fourth kind of answer, "distractor": noise that misleads. It reads as verdict 0; the
+    distractor column is generated from the answer beside verdict and unsure."""
+    tables = {
+        "labels": ("""annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            ANSWER,
+            blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            judge TEXT,
+            action TEXT CHECK (action IN ('accept', 'flip', 'set', 'import')),
+            note TEXT,
+            decision_ms REAL,
+            reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            grade INTEGER CHECK (grade >= 0),
+            UNIQUE (annotator, chunk_id)""",
+                   ("annotator", "chunk_id", "answer", "blind_verdict", "shown_verdict", "judge",
+                    "action", "note", "decision_ms", "reason_wrong", "created_at", "updated_at",
+                    "grade"),
+                   "CREATE INDEX labels_chunk ON labels(chunk_id)"),
+        "label_conflicts": ("""annotator TEXT NOT NULL,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            ANSWER,
+            note TEXT,
+            updated_at TEXT NOT NULL""", ("annotator", "chunk_id", "answer", "note", "updated_at"),
+                            "CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id)"),
+        "check_answers": ("""annotator TEXT NOT NULL,
+            check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
+            rank INTEGER NOT NULL CHECK (rank >= 1),
+            truth INTEGER CHECK (truth IN (0, 1)),
+            ANSWER,
+            shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
+            note TEXT,
+            answered_at TEXT NOT NULL,
+            UNIQUE (annotator, check_id, rank)""",
+                          ("annotator", "check_id", "rank", "truth", "answer", "shown_verdict",
+                           "note", "answered_at"), None),
+    }
+    for table, (body, kept, index) in tables.items():
+        db.execute(f"CREATE TABLE {table}_m012 (\n            id INTEGER PRIMARY KEY,\n"
+                   f"            {body.replace('ANSWER', _M012_ANSWER)}\n        )")
+        listed = ", ".join(kept)
+        db.execute(f"INSERT INTO {table}_m012(id, {listed}) SELECT id, {listed} FROM {table} "
+                   "ORDER BY id")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE {table}_m012 RENAME TO {table}")
+        if index:
+            db.execute(index)

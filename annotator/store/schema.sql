@@ -161,10 +161,12 @@ CREATE TABLE "labels" (
             id INTEGER PRIMARY KEY,
             annotator TEXT NOT NULL,
             chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure', 'distractor')),
             verdict INTEGER GENERATED ALWAYS AS
-              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 WHEN 'distractor' THEN 0
+               END) VIRTUAL,
             unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            distractor INTEGER GENERATED ALWAYS AS (answer IS 'distractor') VIRTUAL,
             blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
             shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
             judge TEXT,
@@ -173,7 +175,8 @@ CREATE TABLE "labels" (
             decision_ms REAL,
             reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
             created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL, grade INTEGER CHECK (grade >= 0),
+            updated_at TEXT NOT NULL,
+            grade INTEGER CHECK (grade >= 0),
             UNIQUE (annotator, chunk_id)
         );
 CREATE INDEX labels_chunk ON labels(chunk_id);
@@ -181,10 +184,12 @@ CREATE TABLE "label_conflicts" (
             id INTEGER PRIMARY KEY,
             annotator TEXT NOT NULL,
             chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure', 'distractor')),
             verdict INTEGER GENERATED ALWAYS AS
-              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 WHEN 'distractor' THEN 0
+               END) VIRTUAL,
             unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            distractor INTEGER GENERATED ALWAYS AS (answer IS 'distractor') VIRTUAL,
             note TEXT,
             updated_at TEXT NOT NULL
         );
@@ -195,10 +200,12 @@ CREATE TABLE "check_answers" (
             check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
             rank INTEGER NOT NULL CHECK (rank >= 1),
             truth INTEGER CHECK (truth IN (0, 1)),
-            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure')),
+            answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure', 'distractor')),
             verdict INTEGER GENERATED ALWAYS AS
-              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 END) VIRTUAL,
+              (CASE answer WHEN 'noise' THEN 0 WHEN 'useful' THEN 1 WHEN 'distractor' THEN 0
+               END) VIRTUAL,
             unsure INTEGER GENERATED ALWAYS AS (answer IS 'unsure') VIRTUAL,
+            distractor INTEGER GENERATED ALWAYS AS (answer IS 'distractor') VIRTUAL,
             shown_verdict INTEGER CHECK (shown_verdict IN (0, 1)),
             note TEXT,
             answered_at TEXT NOT NULL,

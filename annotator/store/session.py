@@ -48,7 +48,7 @@ from annotator.models import (
 from annotator.store import bulk, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
-from annotator.verdict import UNSURE, Answer, checked, from_stored, kind_of, stored_from
+from annotator.verdict import Answer, checked, from_stored, kind_of, stored_from
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,7 +60,8 @@ BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
 
 _LABEL_COLUMNS = columns(Label)
-CHECK_ANSWER_COLUMNS = ("truth", "answer", "unsure", "shown_verdict", "note", "answered_at")
+CHECK_ANSWER_COLUMNS = ("truth", "answer", "unsure", "shown_verdict", "note", "answered_at",
+                        "distractor")
 """A person's answer on one rank of a check, as the session JSONL carries it."""
 _CHECK_ANSWER_SELECT = ", ".join("verdict AS answer" if c == "answer" else c
                                  for c in CHECK_ANSWER_COLUMNS)
@@ -84,7 +85,7 @@ def _gold_fields(gold: GoldLabel) -> dict[str, Any]:
     return {key: value for key in GOLD_FIELDS if (value := getattr(gold, key)) is not None}
 _DECISION_FIELDS: dict[str, Any] = {
     "verdict": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
-    "decision_ms": None, "unsure": 0, "reason_wrong": 0, "grade": None}
+    "decision_ms": None, "unsure": 0, "reason_wrong": 0, "grade": None, "distractor": 0}
 """The label fields a decision sets and an undo restores, with their value on a pending chunk
 (a note is not a decision)."""
 
@@ -710,7 +711,8 @@ class Session:
             restored = {f: (before or {}).get(f, default) for f, default in _DECISION_FIELDS.items()}
             # An event's state names the answer as a verdict and an unsure flag (as events always
             # have): the file keeps its kind's word.
-            restored["answer"] = stored_from(restored.pop("verdict"), restored.pop("unsure"))
+            restored["answer"] = stored_from(restored.pop("verdict"), restored.pop("unsure"),
+                                             restored.pop("distractor"))
             self.conn.execute(
                 f"UPDATE labels SET {', '.join(f'{f} = ?' for f in restored)}, "
                 "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
@@ -1530,9 +1532,11 @@ class Session:
         for row in self._rows(f"SELECT annotator, check_id, rank, {_CHECK_ANSWER_SELECT} "
                               "FROM check_answers ORDER BY annotator, check_id, rank"):
             entry = {key: row[key] for key in CHECK_ANSWER_COLUMNS if row[key] is not None}
-            entry["unsure"] = bool(row["unsure"])
-            if not entry["unsure"]:
-                del entry["unsure"]
+            for flag in ("unsure", "distractor"):  # written only when set
+                if entry.get(flag):
+                    entry[flag] = True
+                else:
+                    entry.pop(flag, None)
             answers.setdefault(row["check_id"], {}).setdefault(row["annotator"], {})[
                 row["rank"]] = entry
         for row in self._rows("SELECT * FROM checks ORDER BY id"):
@@ -1615,4 +1619,5 @@ def _answer(state: dict[str, Any] | None) -> Answer | None:
     """The answer a decision state (an event's before or after) holds."""
     if state is None:
         return None
-    return UNSURE if state.get("unsure") else state["verdict"]
+    return from_stored(stored_from(state["verdict"], state.get("unsure"),
+                                   state.get("distractor")))

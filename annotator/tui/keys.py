@@ -62,6 +62,9 @@ KEYS: tuple[Key, ...] = (
     Key("m", "m", "unsure", "Unsure",
         "Unsure: you cannot tell. Needs a note; no verdict counts it until adjudicated.",
         footer=False),
+    Key("d", "d", "distractor", "Distractor",
+        "A distractor: noise that misleads (on topic, plausible, wrong for this question). "
+        "Counts as noise; the report gives its rate.", footer=False),
     Key("r", "r", "reason_wrong", "Reason wrong",
         "Accept the judge's verdict but mark its reason wrong (a note is optional), move on.",
         footer=False),

@@ -150,7 +150,7 @@ def chunk_card(view: ChunkView, p_judge: float | None, p_human: float | None, *,
     if view.decision is None:
         text.append(label, style=style)
     else:
-        text.append(verdict_word(view.decision).upper(), style="bold")
+        text.append(verdict_word(view.answer).upper(), style="bold")
         if scale is not None and view.label is not None and view.label.grade is not None:
             text.append(f"  grade {_grade(scale, view.label.grade)}", style="bold")
         text.append(f" ({label})", style=style)

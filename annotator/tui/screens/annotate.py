@@ -151,6 +151,9 @@ class AnnotateScreen(Screen[None]):
     def action_set(self, verdict: int) -> None:
         self.say(self.review.set(verdict))
 
+    def action_distractor(self) -> None:
+        self.say(self.review.distractor())
+
     def action_undo(self) -> None:
         self.say(self.review.undo())
 
