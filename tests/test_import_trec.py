@@ -84,6 +84,9 @@ def oracles(c: dict[str, Any], judge: str) -> dict[str, float]:
         "alpha_interval": krippendorff.alpha(reliability_data=data,
                                              level_of_measurement="interval",
                                              value_domain=labels),
+        "alpha_nominal": krippendorff.alpha(reliability_data=data,
+                                            level_of_measurement="nominal",
+                                            value_domain=labels),
         "binary_kappa": cohen_kappa_score(human >= 2, said >= 2),
         "binary_kappa_3": cohen_kappa_score(human >= 3, said >= 3),
     }
@@ -127,7 +130,7 @@ def test_graded_agreement_in_the_report_and_the_leaderboard_equals_the_oracles(
     for row in board["judges"]:
         expected = oracles(c, row["judge"])
         for key in ("grade_kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal",
-                    "alpha_interval"):
+                    "alpha_interval", "alpha_nominal"):
             assert row[key] == pytest.approx(expected[key], abs=1e-9), (row["judge"], key)
         assert row["cohen_kappa"] == pytest.approx(expected["binary_kappa"], abs=1e-9)
         assert "mae" not in row  # no CP on a pool

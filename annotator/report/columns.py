@@ -41,6 +41,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("kappa_quadratic", "grades"),
     Column("alpha_ordinal", "grades"),
     Column("alpha_interval", "grades"),
+    Column("alpha_nominal", "grades"),
     Column("gwet_ac2", "grades"),
 )
 

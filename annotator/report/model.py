@@ -61,6 +61,7 @@ LABELS: dict[str, str] = {
     "kappa_quadratic": "weighted kappa, quadratic",
     "alpha_ordinal": "Krippendorff's alpha, ordinal",
     "alpha_interval": "Krippendorff's alpha, interval",
+    "alpha_nominal": "Krippendorff's alpha, nominal (grades)",
     "gwet_ac2": "Gwet's AC2 (quadratic weights)",
     "alpha_with_judge": "Krippendorff's alpha, people and judge",
     "fleiss_kappa": "Fleiss' kappa (chunks every person labelled)",

@@ -136,6 +136,7 @@ GRADED_STATISTICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "kappa_quadratic": lambda c: weighted_kappa(c, "quadratic"),
     "alpha_ordinal": lambda c: krippendorff_alpha(c, "ordinal"),
     "alpha_interval": lambda c: krippendorff_alpha(c, "interval"),
+    "alpha_nominal": lambda c: krippendorff_alpha(c, "nominal"),
     "gwet_ac2": lambda c: gwet_ac2(c, "quadratic"),
 }
 """Each statistic on grades, by its key in the report and the leaderboard (AC2 with Gwet's
