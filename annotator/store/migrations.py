@@ -401,16 +401,24 @@ def m010_answer_kinds(db: Database) -> None:
     for table, (body, kept, index) in tables.items():
         # check_answers called its verdict "answer".
         flags = _m010_from_flags("answer" if table == "check_answers" else "verdict")
-        body = body.replace("ANSWER", _M010_ANSWER)
-        db.execute(f"CREATE TABLE {table}_m010 (\n            id INTEGER PRIMARY KEY,\n"
-                   f"            {body}\n        )")
         listed = ", ".join(kept)
-        db.execute(f"INSERT INTO {table}_m010(id, {listed}, answer) "
-                   f"SELECT id, {listed}, {flags} FROM {table} ORDER BY id")
-        db.execute(f"DROP TABLE {table}")
-        db.execute(f"ALTER TABLE {table}_m010 RENAME TO {table}")
-        if index:
-            db.execute(index)
+        _rebuild(db, table, "m010", body.replace("ANSWER", _M010_ANSWER), f"{listed}, answer",
+                 f"{listed}, {flags}", index)
+
+
+def _rebuild(db: Database, table: str, migration: str, body: str, columns: str, select: str,
+             index: str | None) -> None:
+    """Rebuild a table with a new body (SQLite cannot change a CHECK or a generated column in
+    place): the new table, its rows (``columns`` from ``select`` of the old, ids kept), the old
+    dropped, the new renamed, its index made again."""
+    db.execute(f"CREATE TABLE {table}_{migration} (\n            id INTEGER PRIMARY KEY,\n"
+               f"            {body}\n        )")
+    db.execute(f"INSERT INTO {table}_{migration}(id, {columns}) "
+               f"SELECT id, {select} FROM {table} ORDER BY id")
+    db.execute(f"DROP TABLE {table}")
+    db.execute(f"ALTER TABLE {table}_{migration} RENAME TO {table}")
+    if index:
+        db.execute(index)
 
 
 @migrations()
@@ -470,12 +478,5 @@ def m012_distractor(db: Database) -> None:
                            "note", "answered_at"), None),
     }
     for table, (body, kept, index) in tables.items():
-        db.execute(f"CREATE TABLE {table}_m012 (\n            id INTEGER PRIMARY KEY,\n"
-                   f"            {body.replace('ANSWER', _M012_ANSWER)}\n        )")
         listed = ", ".join(kept)
-        db.execute(f"INSERT INTO {table}_m012(id, {listed}) SELECT id, {listed} FROM {table} "
-                   "ORDER BY id")
-        db.execute(f"DROP TABLE {table}")
-        db.execute(f"ALTER TABLE {table}_m012 RENAME TO {table}")
-        if index:
-            db.execute(index)
+        _rebuild(db, table, "m012", body.replace("ANSWER", _M012_ANSWER), listed, listed, index)
