@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from annotator.importers import SOURCES
 from annotator.judge.styles import PROMPTS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
 from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
@@ -164,8 +165,12 @@ def _open(path: str, *, create: bool = False) -> Session:
               help="Where a golden field is in a file of another shape (repeat it): a column or "
               "a dotted path, [] for each item of a list, e.g. user_input=inputs.question "
               "retrieved_contexts=outputs.documents[].page_content, or metadata.NAME=PATH.")
+@click.option("--from", "source", type=click.Choice(list(SOURCES)), default="ragas",
+              show_default=True,
+              help="Whose export the files are: RAGAS-shaped goldens (JSONL, JSON, CSV, Hugging "
+              "Face to_dict()), or OpenInference / Phoenix traces as OTLP JSON (detected too).")
 def import_command(files: tuple[str, ...], session_path: str, replace: bool,
-                   delimiter: str, mapping: tuple[str, ...]) -> None:
+                   delimiter: str, mapping: tuple[str, ...], source: str) -> None:
     """Import goldens from JSONL, JSON or CSV files into a session file.
 
     Each file goes in as one transaction: a file with an error changes nothing, and the
@@ -175,6 +180,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
     \b
     Examples:
       annotator import goldens.jsonl --session review.db
+      annotator import phoenix-spans.json --session review.db --from openinference
       annotator import langsmith.jsonl --session review.db --map user_input=inputs.question \\
         --map retrieved_contexts=outputs.documents[].page_content \\
         --map retrieved_context_ids=outputs.documents[].metadata.id \\
@@ -199,7 +205,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(
                     read_goldens(path, delimiter=separator, notices=notices, checks=checks,
-                                 mapping=column_map),
+                                 mapping=column_map, source=source),
                     path=path, replace=replace, progress=advance, checks=checks)
             imported.append(path)
             for notice in notices:

@@ -20,6 +20,7 @@ from types import NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError
+from annotator.importers import openinference
 from annotator.models import (
     GOLD_FIELDS,
     GOLDENS_SUFFIXES,
@@ -180,17 +181,21 @@ def _pluck(value: Any, path: str, fail: Callable[[str], InputError]) -> Any:
 
 def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] | None = None,
                  checks: list[CheckRecord] | None = None,
-                 mapping: ColumnMap | None = None) -> Iterator[GoldenRecord]:
+                 mapping: ColumnMap | None = None, source: str = "ragas"
+                 ) -> Iterator[GoldenRecord]:
     """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
 
     ``delimiter`` separates a CSV file's cells; ``mapping`` says where each golden field is
     found in a file of another shape (``--map``). What was changed on the way in (an annotator's
     name trimmed of spaces) is said in ``notices``, once per case, when a list is given. A
     session JSONL's attention checks (lines with CHECK_FIELD) are validated and appended to
-    ``checks`` when a list is given, else passed over: they are not goldens.
+    ``checks`` when a list is given, else passed over: they are not goldens. ``source`` names
+    the importer the file must be for (``importers.SOURCES``; an OTLP trace export is detected
+    without it).
     """
     path = Path(path)
     notes = _Notices(notices, str(path), mapping, path.suffix.lower() == ".csv")
+    notes.source = source
     name = str(path)
     if not path.exists():
         raise InputError(name, "there is no such file. Check the path and try again.")
@@ -203,6 +208,7 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
         raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        notes.refuse_other(None)
         yield from _read_csv(path, delimiter, notes)
     elif suffix in GOLDENS_SUFFIXES:
         yield from _read_json_lines(path, notes, checks)
@@ -238,6 +244,15 @@ class _Notices:
         self.csv_cells = csv_cells
         """Cells are CSV text: a mapped list or object arrives as JSON text."""
         self._said: set[str] = set()
+        self.source = "ragas"
+        """The importer asked for (--from); 'ragas' reads RAGAS-shaped files and detects others."""
+
+    def refuse_other(self, line: int | None) -> None:
+        """Raise when an importer was asked for and the file is not that source's export."""
+        if self.source != "ragas":
+            raise InputError(self.path, f"this is not an OpenInference (OTLP JSON) trace export, "
+                             f"which --from {self.source} reads: no 'resourceSpans' list here.",
+                             line=line)
 
     def add(self, sentence: str, kind: str | None = None) -> None:
         """Say this about the file, unless it (or another of its ``kind``) was said already."""
@@ -279,6 +294,12 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             except UnsafeJson as error:
                 raise InputError(name, str(error), line=line_no) from None
             seen_any = True
+            if line_no == 1 and openinference.is_otlp(obj):  # a collector's file of requests
+                given = [(1, obj), *_json_lines(handle, name, 2)]
+                yield from _rows_as_goldens(_otlp_rows(given, notes), name, ids, notes)
+                return
+            if line_no == 1:
+                notes.refuse_other(1)
             if line_no == 1 and (rows := _table_rows(obj, name, notes.mapping)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
                 continue
@@ -289,6 +310,38 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             yield _checked_unique(validate_golden(obj, name, line_no, notes), name, ids)
     if not seen_any:
         raise InputError(name, "the file holds only blank lines: there is no golden to import.")
+
+
+def _otlp_rows(documents: Sequence[tuple[int | None, Any]], notes: _Notices) -> list[Any]:
+    """The goldens of OpenInference traces (OTLP JSON), with what the importer said."""
+    said: list[str] = []
+    found = openinference.rows(documents, notes.path, said)
+    for sentence in said:
+        notes.add(sentence)
+    return found
+
+
+def _json_lines(handle: IO[bytes], name: str, first: int) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of the rest of a JSON lines file, blank lines skipped."""
+    for line_no, raw in enumerate(handle, first):
+        text = _decode(raw, name, line_no) if not _is_utf8(raw) else raw.decode("utf-8")
+        if not text.strip():
+            continue
+        try:
+            yield line_no, parse_json(text)
+        except json.JSONDecodeError as error:
+            raise InputError(name, f"this line is not valid JSON ({error.msg} at column "
+                             f"{error.colno}).", line=line_no) from None
+        except UnsafeJson as error:
+            raise InputError(name, str(error), line=line_no) from None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class UnsafeJson(ValueError):
@@ -395,6 +448,10 @@ def _read_json_document(
         ) from None
     except UnsafeJson as error:
         raise InputError(name, str(error)) from None
+    if openinference.is_otlp(document):
+        yield from _rows_as_goldens(_otlp_rows([(None, document)], notes), name, ids, notes)
+        return
+    notes.refuse_other(None)
     rows = document if isinstance(document, list) else _table_rows(document, name,
                                                                      notes.mapping)
     if rows is None:

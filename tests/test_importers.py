@@ -1,0 +1,103 @@
+"""Importers: OpenInference traces as OTLP JSON, made by the OpenTelemetry SDK and OpenInference's
+conventions (scripts/tracer_fixtures.py), into goldens with their document ids and scores."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from annotator.store.session import Session
+from tests.conftest import ROOT
+
+SPANS = ROOT / "tests" / "fixtures" / "openinference-spans.json"
+
+
+def imported(path: Path, db: Path, *extra: str) -> Any:
+    return CliRunner().invoke(cli, ["import", str(path), "--session", str(db), *extra])
+
+
+def hexed(document: dict[str, Any]) -> dict[str, Any]:
+    """The same request with ids in hex, as the OTLP JSON rule writes them."""
+    out = json.loads(json.dumps(document))
+    for resource in out["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64decode(span[key]).hex()
+    return out
+
+
+def goldens(db: Path) -> list[tuple[str, str, str | None, list[str], list[str | None],
+                                    list[float | None], dict[str, Any]]]:
+    with Session(db) as session:
+        return [(g.id, g.user_input, g.response, [c.text for c in g.chunks],
+                 [c.doc_id for c in g.chunks], [c.score for c in g.chunks], g.metadata)
+                for g in session.goldens()]
+
+
+def test_openinference_spans_become_goldens_with_their_documents(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    result = imported(SPANS, db)
+    assert result.exit_code == 0, result.output
+    assert "2 goldens added" in result.output
+    assert "1 retriever span found no document; left out" in result.output
+    found = goldens(db)
+    first = found[0]
+    assert first[1:4] == ("What is the minimum balance for a savings account?",
+                          "₹10,000 in urban branches.",
+                          ["Minimum balance is ₹10,000 for urban branches.",
+                           "KYC must be renewed every 8 years. [b]not markup[/b]",
+                           "Rural branches need ₹2,500 🏦."])
+    assert first[4] == ["kb-101", "kb-007", "kb-102"] and first[5] == [0.91, 0.42, 0.77]
+    assert first[6]["source"] == "openinference" and first[0] == first[6]["trace_id"]
+    assert len(first[0]) == 32 and len(first[6]["span_id"]) == 16  # ids in hex
+    assert found[1][3] == ["NEFT runs 24x7, including holidays.", "עברית: RTL text about RTGS."]
+    # Exports name the team's documents, not g17#3.
+    qrels = CliRunner().invoke(cli, ["export", str(db), "-f", "run"])
+    assert "kb-101" in qrels.output and "#" not in qrels.output
+
+
+def test_a_collectors_json_lines_with_hex_ids_read_the_same(tmp_path: Path) -> None:
+    document = hexed(json.loads(SPANS.read_text()))
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    # A collector writes a request per batch: the spans of one trace may sit on two lines.
+    halves = [spans[: len(spans) // 2], spans[len(spans) // 2:]]
+    lines = []
+    for half in halves:
+        copy = json.loads(json.dumps(document))
+        copy["resourceSpans"][0]["scopeSpans"][0]["spans"] = half
+        lines.append(json.dumps(copy, ensure_ascii=False))
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = imported(path, tmp_path / "lines.db", "--from", "openinference")
+    assert result.exit_code == 0, result.output
+    assert imported(SPANS, tmp_path / "whole.db").exit_code == 0
+    assert goldens(tmp_path / "lines.db") == goldens(tmp_path / "whole.db")
+
+
+def test_a_file_that_is_not_the_source_asked_for_is_a_sentence_and_leaves_nothing(
+        tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    ragas = ROOT / "sample_sessions" / "banking.jsonl"
+    result = imported(ragas, db, "--from", "phoenix")
+    assert result.exit_code != 0
+    assert "not an OpenInference (OTLP JSON) trace export" in result.output
+    assert "Traceback" not in result.output and not db.exists()
+    document = json.loads(SPANS.read_text())
+    for resource in document["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [a for a in span["attributes"]
+                                      if a["key"] != "openinference.span.kind"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(document))
+    result = imported(bare, db)
+    assert result.exit_code != 0
+    assert "no RETRIEVER span with documents among 9 spans" in result.output
+    assert not db.exists()
