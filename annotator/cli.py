@@ -168,7 +168,8 @@ def _open(path: str, *, create: bool = False) -> Session:
 @click.option("--from", "source", type=click.Choice(list(SOURCES)), default="ragas",
               show_default=True,
               help="Whose export the files are: RAGAS-shaped goldens (JSONL, JSON, CSV, Hugging "
-              "Face to_dict()), or OpenInference / Phoenix traces as OTLP JSON (detected too).")
+              "Face to_dict()), OpenInference / Phoenix traces as OTLP JSON, or MLflow 3 traces "
+              "(Trace.to_json()); a tracer's export is detected too.")
 def import_command(files: tuple[str, ...], session_path: str, replace: bool,
                    delimiter: str, mapping: tuple[str, ...], source: str) -> None:
     """Import goldens from JSONL, JSON or CSV files into a session file.

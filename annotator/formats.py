@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from types import NoneType
+from types import ModuleType, NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError
-from annotator.importers import openinference
+from annotator.importers import IMPORTERS, SOURCES
 from annotator.models import (
     GOLD_FIELDS,
     GOLDENS_SUFFIXES,
@@ -247,12 +247,21 @@ class _Notices:
         self.source = "ragas"
         """The importer asked for (--from); 'ragas' reads RAGAS-shaped files and detects others."""
 
+    def importer(self, document: Any, line: int | None) -> ModuleType | None:
+        """The importer whose export ``document`` (a file's first) is: the one --from named,
+        which must fit (else an InputError), or the one that recognises it (None: RAGAS)."""
+        asked = SOURCES[self.source]
+        if asked is None:
+            return next((m for m in IMPORTERS if m.detect(document)), None)
+        if not asked.detect(document):
+            raise InputError(self.path, f"this is not {asked.KIND_OF_FILE}, which --from "
+                             f"{self.source} reads.", line=line)
+        return asked
+
     def refuse_other(self, line: int | None) -> None:
-        """Raise when an importer was asked for and the file is not that source's export."""
-        if self.source != "ragas":
-            raise InputError(self.path, f"this is not an OpenInference (OTLP JSON) trace export, "
-                             f"which --from {self.source} reads: no 'resourceSpans' list here.",
-                             line=line)
+        """Raise when an importer was asked for a file no importer reads (a CSV)."""
+        if SOURCES[self.source] is not None:
+            self.importer(None, line)
 
     def add(self, sentence: str, kind: str | None = None) -> None:
         """Say this about the file, unless it (or another of its ``kind``) was said already."""
@@ -294,12 +303,11 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             except UnsafeJson as error:
                 raise InputError(name, str(error), line=line_no) from None
             seen_any = True
-            if line_no == 1 and openinference.is_otlp(obj):  # a collector's file of requests
+            if line_no == 1 and (importer := notes.importer(obj, 1)) is not None:
+                # A source's export as JSON lines (a collector's file of requests): read whole.
                 given = [(1, obj), *_json_lines(handle, name, 2)]
-                yield from _rows_as_goldens(_otlp_rows(given, notes), name, ids, notes)
+                yield from _rows_as_goldens(_imported(importer, given, notes), name, ids, notes)
                 return
-            if line_no == 1:
-                notes.refuse_other(1)
             if line_no == 1 and (rows := _table_rows(obj, name, notes.mapping)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
                 continue
@@ -312,10 +320,11 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
         raise InputError(name, "the file holds only blank lines: there is no golden to import.")
 
 
-def _otlp_rows(documents: Sequence[tuple[int | None, Any]], notes: _Notices) -> list[Any]:
-    """The goldens of OpenInference traces (OTLP JSON), with what the importer said."""
+def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
+              notes: _Notices) -> list[Any]:
+    """The goldens an importer finds in a source's export, with what it said on the way."""
     said: list[str] = []
-    found = openinference.rows(documents, notes.path, said)
+    found: list[Any] = importer.rows(documents, notes.path, said)
     for sentence in said:
         notes.add(sentence)
     return found
@@ -448,10 +457,10 @@ def _read_json_document(
         ) from None
     except UnsafeJson as error:
         raise InputError(name, str(error)) from None
-    if openinference.is_otlp(document):
-        yield from _rows_as_goldens(_otlp_rows([(None, document)], notes), name, ids, notes)
+    if (importer := notes.importer(document, None)) is not None:
+        found = _imported(importer, [(None, document)], notes)
+        yield from _rows_as_goldens(found, name, ids, notes)
         return
-    notes.refuse_other(None)
     rows = document if isinstance(document, list) else _table_rows(document, name,
                                                                      notes.mapping)
     if rows is None:

@@ -23,7 +23,7 @@ def imported(path: Path, db: Path, *extra: str) -> Any:
 
 def hexed(document: dict[str, Any]) -> dict[str, Any]:
     """The same request with ids in hex, as the OTLP JSON rule writes them."""
-    out = json.loads(json.dumps(document))
+    out: dict[str, Any] = json.loads(json.dumps(document))
     for resource in out["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
@@ -101,3 +101,33 @@ def test_a_file_that_is_not_the_source_asked_for_is_a_sentence_and_leaves_nothin
     assert result.exit_code != 0
     assert "no RETRIEVER span with documents among 9 spans" in result.output
     assert not db.exists()
+
+
+TRACES = ROOT / "tests" / "fixtures" / "mlflow-traces.json"
+
+
+def test_mlflow_traces_become_goldens_with_their_documents_and_expectations(
+        tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    result = imported(TRACES, db)
+    assert result.exit_code == 0, result.output
+    assert "2 goldens added" in result.output and "1 retriever span returned no document" in (
+        result.output)
+    found = goldens(db)
+    first = found[0]
+    assert first[1] == "What is the minimum balance for a savings account?"
+    assert first[2] == "₹10,000 in urban branches."
+    assert first[4] == ["kb-101", "kb-007", "kb-102"]
+    assert first[6]["source"] == "mlflow" and first[0].startswith("tr-")
+    with Session(db) as session:
+        golden = session.golden(first[0])
+        assert golden.reference == "₹10,000 in urban branches; ₹2,500 in rural ones."
+        assert session.golden(found[1][0]).reference is None  # no expectation logged
+    # JSON lines of to_json() documents, one trace a line, read the same; --from says so.
+    lines = tmp_path / "traces.jsonl"
+    lines.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n"
+                             for t in json.loads(TRACES.read_text())), encoding="utf-8")
+    assert imported(lines, tmp_path / "l.db", "--from", "mlflow").exit_code == 0
+    assert goldens(tmp_path / "l.db") == found
+    wrong = imported(SPANS, tmp_path / "w.db", "--from", "mlflow")
+    assert wrong.exit_code != 0 and "not an MLflow trace export" in wrong.output

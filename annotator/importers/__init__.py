@@ -1,13 +1,24 @@
 """Importers: each turns one source's export into goldens (RAGAS-shaped objects), keeping chunk
 ids and scores; ``formats`` validates what they return like any file's lines.
 
-A source is chosen with ``annotator import --from NAME``, or detected from the file.
+An importer is a module with ``NAME``, ``KIND_OF_FILE`` (how a sentence names its files),
+``detect(document)`` (whether a parsed JSON document is its source's) and ``rows(documents,
+name, notices)`` (the goldens of ``(line, document)`` pairs: one document, or a JSON lines
+file's). A source is chosen with ``annotator import --from NAME``, or detected from the file's
+first document.
 """
 
 from __future__ import annotations
 
-from annotator.importers import openinference
+from types import ModuleType
 
-SOURCES = {"ragas": None, "openinference": openinference, "phoenix": openinference}
-"""Every --from choice: RAGAS-shaped files (the default, read by formats itself), and each
-importer by the names its source goes by (Phoenix exports OpenInference spans as OTLP)."""
+from annotator.importers import mlflow, openinference
+
+IMPORTERS: tuple[ModuleType, ...] = (openinference, mlflow)
+"""Every importer, in the order detection tries them."""
+
+SOURCES: dict[str, ModuleType | None] = {
+    "ragas": None, "openinference": openinference, "phoenix": openinference, "mlflow": mlflow}
+"""Every --from choice: RAGAS-shaped goldens (the default, read by formats itself; an export
+of another source is detected), and each importer by the names its source goes by (Phoenix
+exports OpenInference spans as OTLP)."""

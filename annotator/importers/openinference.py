@@ -35,6 +35,10 @@ def is_otlp(document: Any) -> bool:
     return isinstance(document, dict) and isinstance(document.get("resourceSpans"), list)
 
 
+detect = is_otlp
+KIND_OF_FILE = "an OpenInference (OTLP JSON) trace export ('resourceSpans')"
+
+
 def _hex(given: Any) -> str:
     """A trace or span id as hex, however the file wrote it."""
     text = str(given or "")
