@@ -353,18 +353,22 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--format", "-f", "fmt",
               type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation", "qrels",
-                                 "run"]),
+                                 "run", "mlflow-feedback", "phoenix-annotations",
+                                 "langfuse-scores"]),
               default="jsonl", show_default=True,
               help="jsonl: the session JSONL (re-importable); csv: one row per golden with list "
               "columns as JSON; calibration: JSONL with the truth, every judge and the split; "
               "ragas-annotation: RAGAS's MetricAnnotation JSON for its prompt optimisers; "
               "qrels / run: TREC files for trec_eval and ir_measures (a golden is a query, its "
-              "chunks the documents).")
+              "chunks the documents); mlflow-feedback / phoenix-annotations / langfuse-scores: "
+              "people's labels on traced goldens, as each tracer takes them back.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
 @click.option("--annotator", "-a", help="calibration / ragas-annotation: whose labels are the "
               "truth (default: gold labels, else what everyone agrees on, or the only person).")
-@click.option("--judge", "-j", help="ragas-annotation: whose verdicts (default: the only judge).")
+@click.option("--judge", "-j", help="ragas-annotation: whose verdicts (default: the only judge); "
+              "the write-back formats: the name people's feedback goes by (default: the only "
+              "judge's, so a tracer pairs it with that judge's assessments).")
 @click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
               show_default=True, help="ragas-annotation: RAGAS's with-reference or "
               "without-reference metric.")
@@ -390,6 +394,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
       annotator export team.db --format ragas-annotation --output annotated.json
       annotator export team.db --format qrels --output qrels.txt
       annotator export team.db --format run --system bm25 --output bm25.run
+      annotator export traced.db --format mlflow-feedback --output feedback.jsonl
     """
     from annotator.formats import write_csv, write_jsonl
 
@@ -405,6 +410,13 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
                 _say(f"{counted(marked, 'judge verdict')} carry reason_marked_wrong: people "
                      "marked the reason wrong, so leave them out of any demonstrations.",
                      err=True)
+        elif fmt in ("mlflow-feedback", "phoenix-annotations", "langfuse-scores"):
+            from annotator import writeback
+
+            judged = list(session.judges_judged())
+            named = judge or (judged[0] if len(judged) == 1 else writeback.DEFAULT_NAME)
+            count = _write_output(output, lambda out: writeback.write(
+                fmt, session, out, annotator, named))
         elif fmt == "ragas-annotation":
             from annotator.exports import ragas_annotation
             from annotator.jsonout import write_json
@@ -425,6 +437,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
                     session.export_records(), out, session.export_checks()))
     if output is not None:
         what = ("chunk sample" if fmt == "ragas-annotation" else "line" if fmt in ("qrels", "run")
+                else "label" if fmt.endswith(("feedback", "annotations", "scores"))
                 else "golden")
         _say(f"Wrote {counted(count, what)} to {output}.", err=True)
 

@@ -4,10 +4,13 @@ conventions (scripts/tracer_fixtures.py), into goldens with their document ids a
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
@@ -131,3 +134,43 @@ def test_mlflow_traces_become_goldens_with_their_documents_and_expectations(
     assert goldens(tmp_path / "l.db") == found
     wrong = imported(SPANS, tmp_path / "w.db", "--from", "mlflow")
     assert wrong.exit_code != 0 and "not an MLflow trace export" in wrong.output
+
+
+@pytest.mark.parametrize("fmt", ["mlflow-feedback", "phoenix-annotations", "langfuse-scores"])
+def test_peoples_labels_go_back_to_the_tracer_by_trace_span_and_document(
+        tmp_path: Path, fmt: str) -> None:
+    db = tmp_path / "t.db"
+    assert imported(SPANS, db).exit_code == 0
+    with Session(db) as session:
+        first = session.goldens()[0]
+        session.decide("alice", first.chunks[0].id, 1, "set", note="=HYPERLINK(\"x\") states it")
+        session.decide("alice", first.chunks[1].id, "distractor", "set")
+        session.decide("alice", first.chunks[2].id, "unsure", None, note="rural only?")
+    out = tmp_path / f"back.{fmt}"
+    result = CliRunner().invoke(cli, ["export", str(db), "-f", fmt, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Wrote 2 labels" in result.output  # the unsure one has no verdict to give back
+    text = out.read_text(encoding="utf-8")
+    trace, span = first.metadata["trace_id"], first.metadata["span_id"]
+    if fmt == "mlflow-feedback":
+        lines = [json.loads(line) for line in text.splitlines()]
+        assert [(x["trace_id"], x["span_id"], x["name"], x["value"], x["metadata"]["document_id"],
+                 x["metadata"]["answer"]) for x in lines] == [
+            (trace, span, "chunk_relevance", True, "kb-101", "useful"),
+            (trace, span, "chunk_relevance", False, "kb-007", "distractor")]
+        assert lines[0]["source"] == {"source_type": "HUMAN", "source_id": "alice"}
+    elif fmt == "phoenix-annotations":
+        data = json.loads(text)["data"]
+        assert [(d["span_id"], d["document_position"], d["result"]["score"],
+                 d["annotator_kind"]) for d in data] == [(span, 0, 1, "HUMAN"), (span, 1, 0, "HUMAN")]
+    else:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert [(r["traceId"], r["observationId"], r["value"], r["documentId"]) for r in rows] == [
+            (trace, span, "1", "kb-101"), (trace, span, "0", "kb-007")]
+        assert rows[0]["comment"].startswith("'=HYPERLINK")  # never a formula in a cell
+    plain = tmp_path / "plain.db"
+    assert imported(ROOT / "sample_sessions" / "banking.jsonl", plain).exit_code == 0
+    refused = CliRunner().invoke(cli, ["export", str(plain), "-f", fmt, "-o",
+                                       str(tmp_path / "none.out")])
+    assert refused.exit_code != 0 and "came from a tracer" in refused.output
+    assert not (tmp_path / "none.out").exists()
