@@ -207,7 +207,10 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
     if path.stat().st_size == 0:
         raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
+    if suffix == ".parquet":
+        notes.refuse_other(None)
+        yield from _rows_as_goldens(_parquet_rows(path), name, {}, notes)
+    elif suffix == ".csv":
         notes.refuse_other(None)
         yield from _read_csv(path, delimiter, notes)
     elif suffix in GOLDENS_SUFFIXES:
@@ -216,7 +219,7 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
         raise InputError(
             name,
             f"'{suffix or path.name}' is not a format this tool reads; use .jsonl (one golden per "
-            "line, RAGAS EvaluationDataset style), .json (a list of goldens) or .csv.",
+            "line, RAGAS EvaluationDataset style), .json (a list of goldens), .csv or .parquet.",
         )
 
 
@@ -470,6 +473,21 @@ def _read_json_document(
     if not rows:
         raise InputError(name, "a .json file must hold a non-empty list of goldens.")
     yield from _rows_as_goldens(rows, name, ids, notes)
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    """A parquet file's rows (a Hugging Face dataset's to_parquet(), a dataframe's), as
+    objects; its nulls are fields a golden does not have."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(str(path), "reading parquet needs pyarrow: pip install "
+                         "'cp-annotator[parquet]', or save the dataset as JSON lines.") from None
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # pyarrow raises its own kinds for a damaged or foreign file
+        raise InputError(str(path), f"is not a parquet file pyarrow can read ({error}).") from None
+    return [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
 
 
 def _rows_as_goldens(rows: list[Any], name: str, ids: dict[str, tuple[str, int]],

@@ -14,7 +14,7 @@ Action = Literal["accept", "flip", "set", "import"]
 
 
 
-GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+GOLDENS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 """The file names goldens come in (annotator.formats reads them); anything else is a session."""
 
 DESIGNS = ("uniform", "stratified", "active")

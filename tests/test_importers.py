@@ -174,3 +174,33 @@ def test_peoples_labels_go_back_to_the_tracer_by_trace_span_and_document(
                                        str(tmp_path / "none.out")])
     assert refused.exit_code != 0 and "came from a tracer" in refused.output
     assert not (tmp_path / "none.out").exists()
+
+
+def test_a_hugging_face_dataset_comes_in_from_parquet_json_lines_and_to_dict(
+        tmp_path: Path) -> None:
+    import datasets  # type: ignore[import-untyped]
+
+    rows = {"user_input": ["What is the minimum balance?", "When does NEFT run?"],
+            "reference": ["₹10,000 in urban branches.", "Round the clock."],
+            "retrieved_contexts": [["Minimum balance is ₹10,000.", "KYC [b]8[/b] years."],
+                                   ["NEFT runs 24x7 🏦.", "עברית"]],
+            "retrieved_context_ids": [["kb-101", "kb-007"], ["kb-300", "kb-301"]],
+            "retrieved_context_scores": [[0.9, 0.4], [0.8, 0.1]]}
+    dataset = datasets.Dataset.from_dict(rows)
+    dataset.to_parquet(str(tmp_path / "d.parquet"))
+    dataset.to_json(str(tmp_path / "d.jsonl"), force_ascii=False)
+    (tmp_path / "d.json").write_text(json.dumps(dataset.to_dict(), ensure_ascii=False))
+    found = []
+    for name in ("d.parquet", "d.jsonl", "d.json"):
+        db = tmp_path / f"{name}.db"
+        result = imported(tmp_path / name, db)
+        assert result.exit_code == 0, result.output
+        found.append(goldens(db))
+    assert found[0] == found[1] == found[2]
+    assert found[0][0][3] == ["Minimum balance is ₹10,000.", "KYC [b]8[/b] years."]
+    assert found[0][1][4] == ["kb-300", "kb-301"] and found[0][1][5] == [0.8, 0.1]
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    result = imported(broken, tmp_path / "b.db")
+    assert result.exit_code != 0 and "is not a parquet file pyarrow can read" in result.output
+    assert not (tmp_path / "b.db").exists()
