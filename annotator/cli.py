@@ -142,10 +142,16 @@ def main() -> None:
     cli(prog_name="annotator")
 
 
+def _upgrading(path: Path) -> None:
+    _say(f"Upgrading {path} to this release's session schema (once; a large file takes a few "
+         "seconds)...", err=True)
+
+
 def _open(path: str, *, create: bool = False) -> Session:
     from annotator.store.session import Session
 
     _OPENED.append(path)  # before opening: a refusal's hint may name it too
+    Session.upgrading = _upgrading
     return Session(path, create=create)
 
 

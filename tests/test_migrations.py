@@ -253,3 +253,17 @@ def test_the_stored_schema_is_what_the_migrations_make(tmp_path: Path) -> None:
     assert _master(tmp_path / "new.db") == _master(migrated)
     with Session(tmp_path / "other.db") as other, Session(tmp_path / "new.db") as new:
         assert other.session_id != new.session_id  # each file its own identity
+
+
+def test_the_cli_says_it_is_upgrading_an_old_file_and_only_once(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    path = tmp_path / "old.db"
+    shutil.copy(fixture_path(LATER[-1]), path)
+    first = CliRunner().invoke(cli, ["info", str(path)])
+    assert first.exit_code == 0, first.output
+    assert f"Upgrading {path} to this release's session schema" in first.output
+    again = CliRunner().invoke(cli, ["info", str(path)])
+    assert again.exit_code == 0 and "Upgrading" not in again.output

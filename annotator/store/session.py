@@ -123,6 +123,9 @@ class Session:
 
     opened: set[Path] = set()  # noqa: RUF012  (one set for the process, on purpose)
     """Every session file this process opened, for a sentence when one is found damaged."""
+    upgrading: Callable[[Path], None] | None = None
+    """Told before a file written by an older release is upgraded (the CLI says so: on a
+    million labels it takes seconds, once)."""
 
     def __init__(self, path: str | Path, *, create: bool = True,
                  busy_timeout: float = BUSY_TIMEOUT_S) -> None:
@@ -156,6 +159,8 @@ class Session:
             elif applied != set(versions.NAMES):
                 from annotator.store.migrations import migrations
 
+                if Session.upgrading is not None:
+                    Session.upgrading(self.path)
                 with self._write():
                     migrations.apply(self.db)
         except sqlite3.DatabaseError as error:
