@@ -67,18 +67,29 @@ def _json_line(path: Path, number: int, line: str) -> dict[str, object]:
     return obj
 
 
+ID_KEYS = ("_id", "id", "docid", "doc_id", "pid", "qid", "query_id")
+"""Where a JSON line keeps its id: BEIR's _id first, then the names other collections use."""
+TEXT_KEYS = ("text", "passage", "contents", "body", "query")
+"""Where a JSON line keeps its text: BEIR's text first (ir_datasets, MS MARCO, pyserini...)."""
+
+
+def _first(obj: dict[str, object], keys: tuple[str, ...]) -> object:
+    return next((obj[k] for k in keys if obj.get(k) is not None), None)
+
+
 def _id_and_text(path: Path, number: int, line: str, what: str) -> tuple[str, str]:
-    """One ``id<TAB>text`` line, or a BEIR JSON line (text after its title, when it has one)."""
+    """One ``id<TAB>text`` line, or a JSON line as BEIR writes it (``_id``, ``text``, the text
+    after its ``title`` when it has one) or under the names of ID_KEYS and TEXT_KEYS."""
     if line.lstrip().startswith("{"):
         obj = _json_line(path, number, line)
-        key = obj.get("_id", obj.get("id"))
+        key = _first(obj, ID_KEYS)
         if not isinstance(key, (str, int)) or isinstance(key, bool) or str(key).strip() == "":
-            raise InputError(str(path), f"a {what} needs an \"_id\" (text or a number).",
-                             line=number, field="_id")
-        text = obj.get("text")
+            raise InputError(str(path), f"a {what} needs an id (\"_id\", text or a number; "
+                             f"or one of {', '.join(ID_KEYS[1:])}).", line=number, field="_id")
+        text = _first(obj, TEXT_KEYS)
         if not isinstance(text, str):
-            raise InputError(str(path), f"a {what} needs its \"text\" as a string.", line=number,
-                             field="text")
+            raise InputError(str(path), f"a {what} needs its \"text\" as a string (or one of "
+                             f"{', '.join(TEXT_KEYS[1:])}).", line=number, field="text")
         title = obj.get("title")
         return str(key).strip(), (f"{title}\n{text}" if isinstance(title, str) and title.strip()
                                   else text)

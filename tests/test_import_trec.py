@@ -300,3 +300,20 @@ def test_a_trec_session_round_trips_through_the_session_jsonl(tmp_path: Path) ->
     ok("export", str(again), "-o", str(second))
     assert first.read_text() == second.read_text()
     assert '"grade": 3' in first.read_text()  # people's grades ride in their marks
+
+
+def test_topics_and_corpora_under_other_collections_key_names(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=2)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"qid": f"q{i}", "query": f"question {i}"}) + "\n"
+                               for i in range(2)))
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"docid": "d0_0", "passage": "a passage"}) + "\n" +
+                      json.dumps({"pid": "d1_3", "contents": "more text"}) + "\n")
+    db = tmp_path / "k.db"
+    ok("import-trec", str(db), "--queries", str(queries), "--pool", str(c["files"]["nist"]),
+       "--corpus", str(corpus))
+    with Session(db, create=False) as session:
+        first, second = session.goldens()
+        assert (first.user_input, first.chunks[0].text) == ("question 0", "a passage")
+        assert second.chunks[3].text == "more text"
