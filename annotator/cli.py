@@ -21,7 +21,7 @@ from annotator.report.output import FORMATS
 from annotator.text import counted, visible
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from annotator.checks import Check
     from annotator.judge.batch import Limits
@@ -700,6 +700,9 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--shard-size", type=click.IntRange(1), default=None,
               help="With --export-requests: at most this many requests a file, the files in "
               "one new folder, for an engine that runs shards in parallel (Ray Data, Spark).")
+@click.option("--format", "shard_format", type=click.Choice(["jsonl", "parquet"]), default="jsonl",
+              show_default=True, help="With --shard-size: the shards' format (parquet for engines "
+              "that read tables, such as Spark; needs the parquet extra).")
 @click.option("--batch-discount", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="The share of the live price a batch costs.")
 @click.option("--batch-max-requests", type=click.IntRange(1), default=50_000, show_default=True,
@@ -728,7 +731,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   prompt_id: str, prompt_file: str | None, against: str | None,
                   example_count: int | None, annotator: str | None, seed: int, window: int,
                   dry_run: bool, batch: bool, export_requests: str | None,
-                  shard_size: int | None, batch_discount: float, batch_max_requests: int, batch_max_mb: float,
+                  shard_size: int | None, shard_format: str, batch_discount: float,
+                  batch_max_requests: int, batch_max_mb: float,
                   concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float, max_retries: int, max_wait: float,
                   logprobs: bool, system_as_user: bool, price_in: float | None,
@@ -778,6 +782,9 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     if shard_size is not None and export_requests is None:
         raise click.UsageError("--shard-size splits the file --export-requests writes; give "
                                "--export-requests FOLDER with it.")
+    if shard_format != "jsonl" and shard_size is None:
+        raise click.UsageError("--format parquet writes shards: give --export-requests FOLDER "
+                               "--shard-size N with it.")
     limits = (Limits(batch_max_requests, int(batch_max_mb * 1_000_000)) if shard_size is None
               else Limits(shard_size, 2**62))
     offline = batch or export_requests is not None
@@ -792,7 +799,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         return
     if offline:
         _judge_in_batches(session_path, name, settings, options, price, limits, base_url,
-                          export_requests, shards=shard_size is not None)
+                          export_requests, shards=shard_size is not None,
+                          shard_format=shard_format)
         return
     key = _api_key(base_url)
     stats = RunStats()
@@ -909,8 +917,8 @@ def _judge_name(model: str, prompt_id: str, prompt_file: str | None,
 
 def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
                       options: RunOptions, price: Price | None, limits: Limits,
-                      base_url: str | None, export: str | None, *, shards: bool = False
-                      ) -> None:
+                      base_url: str | None, export: str | None, *, shards: bool = False,
+                      shard_format: str = "jsonl") -> None:
     """--batch: write, upload and create the batches; --export-requests: write the file (or,
     with ``shards``, the folder of files)."""
     import asyncio
@@ -929,7 +937,7 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
             if export is not None:
                 return await start_round(session, name, settings, options, stats, limits,
                                          price=price, export=Path(export), shards=shards,
-                                         on_progress=advance)
+                                         shard_format=shard_format, on_progress=advance)
             assert key is not None
             async with make_client(base_url, key) as client:
                 return await start_round(session, name, settings, options, stats, limits,
@@ -1513,28 +1521,26 @@ def import_results_command(session_path: str, results: tuple[str, ...]) -> None:
     """Store Batch API results files made anywhere (vllm run-batch, a Ray job, a provider's
     output file) for requests written by 'annotator judge --export-requests'.
 
-    Give files, or folders whose .jsonl files are the results of shards. Each file is stored
+    Give files, or folders whose .jsonl (or .parquet) files are the results of shards; a
+    parquet file's rows are results as its JSON lines would be. Each file is stored
     whole or not at all: a line that is not JSON, or names no request of this session, is a
     sentence naming the file and line, and nothing of that file is stored. A result stored
     before (a file given twice, a rerun) is skipped and counted.
     """
-    from annotator.judge.batch import store_results
+    from annotator.judge.batch import result_lines, store_results
 
     files = [f for given in map(Path, results)
-             for f in (sorted(given.glob("*.jsonl")) if given.is_dir() else [given])]
+             for f in (sorted([*given.glob("*.jsonl"), *given.glob("*.parquet")])
+                       if given.is_dir() else [given])]
     if not files:
-        raise click.UsageError(f"No .jsonl file in {', '.join(results)}: give the results "
-                               "files, or the folder that holds them.")
+        raise click.UsageError(f"No .jsonl or .parquet file in {', '.join(results)}: give the "
+                               "results files, or the folder that holds them.")
     calls = read = repeated = 0
     with _open(session_path, create=False) as session:
         for path in files:
 
-            def lines(path: Path = path) -> Iterator[tuple[int, bytes]]:
-                with path.open("rb") as handle:
-                    yield from ((n, line) for n, line in enumerate(handle, 1) if line.strip())
-
             with session.transaction():
-                done = store_results(session, lines(), path)
+                done = store_results(session, result_lines(path), path)
                 for row in session.batches():
                     if row["id"].startswith("export:") and row["state"] == "exported":
                         session.record_batch({**row, "state": "imported"})

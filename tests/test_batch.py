@@ -24,6 +24,7 @@ from annotator.cli import cli
 from annotator.formats import read_goldens
 from annotator.store.session import Session
 from tests.conftest import ROOT, wait_until, write_lines
+from tests.fake_batches import Capture
 from tests.fake_openai import FakeOpenAI
 from tests.offline_engine import run as offline_engine
 
@@ -404,3 +405,39 @@ def test_a_hostile_result_line_is_a_sentence_naming_it(tmp_path: Path, line: byt
     assert result.exit_code == 2, result.output
     assert "line 1" in result.output and says in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_parquet_shards_go_out_and_parquet_results_come_back(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    db = make_session(tmp_path)
+    shards, results = tmp_path / "shards", tmp_path / "results"
+    with FakeOpenAI() as server:
+        invoke(server, "judge", str(db), "--model", "m", "--name", "live")
+        out = invoke(server, "judge", str(db), "--model", "m", "--name", "spark",
+                     "--export-requests", str(shards), "--shard-size", "25", "--format",
+                     "parquet")
+        assert out.exit_code == 0, out.output
+        files = sorted(shards.iterdir())
+        assert [f.name for f in files] == ["spark-round1-part1.parquet",
+                                           "spark-round1-part2.parquet"]
+        results.mkdir()
+        for k, shard in enumerate(files, 1):  # a table engine's worker: rows in, rows out
+            rows = pq.read_table(shard).to_pylist()
+            assert set(rows[0]) == {"custom_id", "method", "url", "body"}
+            answered = []
+            for row in rows:
+                capture = Capture()
+                server.batch._answer(capture, json.loads(row["body"]))
+                answered.append({"custom_id": row["custom_id"],
+                                 "response": {"status_code": capture.status,
+                                              "body": capture.data.decode()}})
+            pq.write_table(pa.Table.from_pylist(answered), results / f"part{k}.parquet")
+        refused = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--format",
+                                           "parquet"])
+        assert refused.exit_code == 2 and "--shard-size N" in refused.output
+    stored = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert stored.exit_code == 0, stored.output
+    assert "40 results read from 2 files; 40 calls stored." in stored.output
+    assert verdicts(db, "spark") == verdicts(db, "live")

@@ -15,7 +15,7 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -170,10 +170,12 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                       options: RunOptions, stats: RunStats, limits: Limits, *,
                       price: Price | None = None, client: AsyncOpenAI | None = None,
                       export: Path | None = None, shards: bool = False,
+                      shard_format: str = "jsonl",
                       on_progress: Callable[[int], None] | None = None) -> Started:
     """Define the judge, write a round of its requests, then create their batches through
     ``client``, or (``export``) leave them in that one file for an engine run elsewhere, or with
-    ``shards`` in files of that new folder, split at ``limits`` (a distributed engine's shards).
+    ``shards`` in files of that new folder, split at ``limits`` (a distributed engine's shards;
+    ``shard_format`` 'parquet' writes each as parquet, for engines that read tables).
 
     On any failure, a file that never became a batch is forgotten, so its chunks are asked
     by the next round (one that did, its id lost to a kill, is found again by ``recover``),
@@ -200,6 +202,8 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                     with folder_made_whole(export) as folder:
                         current = write_round(session, name, settings, options, stats, folder,
                                               limits, on_progress=progress)
+                        if shard_format == "parquet":
+                            as_parquet(current.parts)
                 else:
                     with (made_whole(export) if export is not None
                           else nullcontext(None)) as target:
@@ -233,6 +237,51 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                 raise
     finally:
         lease.release()
+
+
+def as_parquet(parts: list[Part]) -> None:
+    """Rewrite each request file as parquet (custom_id, method, url, and body as JSON text, so
+    bodies of any shape share one schema), in place of its JSONL."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SessionError("Parquet shards need pyarrow: pip install 'cp-annotator[parquet]', "
+                           "or leave out --format parquet.") from None
+    for part in parts:
+        rows = [json.loads(line) for line in part.path.read_bytes().splitlines() if line]
+        table = pa.table({"custom_id": [r["custom_id"] for r in rows],
+                          "method": [r["method"] for r in rows], "url": [r["url"] for r in rows],
+                          "body": [json.dumps(r["body"], ensure_ascii=False) for r in rows]})
+        target = part.path.with_suffix(".parquet")
+        pq.write_table(table, target)
+        part.path.unlink()
+        part.path = target
+
+
+def result_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """A results file's lines as (number, JSON bytes): JSON lines, or a parquet table's rows
+    (a JSON-text ``body`` or ``response`` cell read back as JSON)."""
+    if path.suffix.lower() != ".parquet":
+        with path.open("rb") as handle:
+            yield from ((n, line) for n, line in enumerate(handle, 1) if line.strip())
+        return
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SessionError(f"{path} is parquet, which needs pyarrow: pip install "
+                           "'cp-annotator[parquet]'.") from None
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as error:  # pyarrow's own kinds, for a damaged or foreign file
+        raise InputError(str(path), f"is not a parquet file pyarrow can read ({error}).") from None
+    for n, row in enumerate(rows, 1):
+        response = row.get("response")
+        if isinstance(response, dict) and isinstance(response.get("body"), str):
+            # Left as it is when it is no JSON: storing it says what is wrong, by row.
+            with suppress(ValueError):
+                response["body"] = json.loads(response["body"])
+        yield n, json.dumps(row, ensure_ascii=False).encode()
 
 
 class RequestLines:
