@@ -133,6 +133,9 @@ def test_graded_agreement_in_the_report_and_the_leaderboard_equals_the_oracles(
                     "alpha_interval", "alpha_nominal"):
             assert row[key] == pytest.approx(expected[key], abs=1e-9), (row["judge"], key)
         assert row["cohen_kappa"] == pytest.approx(expected["binary_kappa"], abs=1e-9)
+        assert row["kappa_from_2_2"] == pytest.approx(expected["binary_kappa"], abs=1e-9)
+        assert row["kappa_from_3_3"] == pytest.approx(expected["binary_kappa_3"], abs=1e-9)
+        assert len(row["ci95"]["kappa_from_1_3"]) == 2  # each with its interval
         assert "mae" not in row  # no CP on a pool
     report = json.loads(ok("report", str(db), "-j", "gpt", "-f", "json", "--bootstrap", "200"))
     grades = report["grades"]

@@ -143,7 +143,8 @@ def _judge_tables(board: Leaderboard) -> list[Block]:
             ["judge", *(LABELS[k] for k in graded)],
             [[row.judge, *(_cell(row.stats[k]) for k in graded)] for row in board.judges],
             ["The same chunks as above, each judge's grades against the truth's; AC2 with "
-             "Gwet's quadratic weights."]))
+             "Gwet's quadratic weights. JSON and CSV add each judge's kappa at every pair of "
+             "thresholds (kappa_from_PEOPLE_JUDGE), with its interval."]))
     return tables
 
 

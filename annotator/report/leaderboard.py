@@ -50,7 +50,7 @@ from annotator.stats.chunk_agreement import (
     McNemar,
     kappa_values,
 )
-from annotator.stats.graded import GRADED_STATISTICS
+from annotator.stats.graded import GRADED_STATISTICS, binary_kappa
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.multiple import holm
 from annotator.stats.stat import Stat
@@ -396,8 +396,22 @@ class _Graded:
         def formula(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[Sums], Any]:
             return lambda s: statistic(table(s))
 
-        return {key: est.stat(column(key, name), formula(statistic), none)
-                for key, statistic in GRADED_STATISTICS.items()}
+        def at(a: int, b: int) -> Callable[[np.ndarray], np.ndarray]:
+            return lambda c: binary_kappa(c, a, b)
+
+        stats = {key: est.stat(column(key, name), formula(statistic), none)
+                 for key, statistic in GRADED_STATISTICS.items()}
+        # Kappa with people relevant from a and the judge from b, every pair (JSON and CSV).
+        stats.update({threshold_key(a, b): est.stat(column(threshold_key(a, b), name),
+                                                     formula(at(a, b)), none)
+                      for a in range(1, q) for b in range(1, q)})
+        return stats
+
+
+def threshold_key(people: int, judge: int) -> str:
+    """A judge's statistic: Cohen's kappa with people relevant from ``people`` and the judge
+    from ``judge``."""
+    return f"kappa_from_{people}_{judge}"
 
 
 def _scored_on(labelled: np.ndarray, said: dict[str, np.ndarray], judges: Sequence[str]
