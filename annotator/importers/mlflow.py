@@ -85,42 +85,10 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
             raise InputError(name, "this is not an MLflow trace (an object with 'info' and "
                              "'data.spans', as Trace.to_json() writes it).", line=line)
         for trace in document if isinstance(document, list) else [document]:
-            info = trace["info"]
-            trace_id = str(info.get("trace_id") or info.get("request_id") or "")
-            meta = info.get("trace_metadata") or {}
-            spans = trace["data"]["spans"]
-            spans_seen += len(spans)
-            root = next((s for s in spans if not s.get("parent_span_id")), None)
-            attrs = [(s, s.get("attributes") or {}) for s in spans]
-            retrievers = [(s, a) for s, a in attrs
-                          if _decoded(a.get("mlflow.spanType")) == "RETRIEVER"]
-            response = _decoded(meta.get("mlflow.traceOutputs"))
-            if response is None and root is not None:
-                response = _decoded((root.get("attributes") or {}).get("mlflow.spanOutputs"))
-            reference = _reference(info)
-            for span, attributes in retrievers:
-                found = _decoded(attributes.get("mlflow.spanOutputs"))
-                docs = [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
-                if not docs:
-                    empty += 1
-                    continue
-                question = _question(_decoded(attributes.get("mlflow.spanInputs"))) or _question(
-                    _decoded(meta.get("mlflow.traceInputs")))
-                span_id = str(span.get("span_id") or "")
-                golden: dict[str, Any] = {
-                    "id": trace_id if len(retrievers) == 1 else f"{trace_id}:{span_id}",
-                    "user_input": question,
-                    "retrieved_contexts": [d.get("page_content") for d in docs],
-                    "metadata": {"source": NAME, "trace_id": trace_id, "span_id": span_id},
-                }
-                ids = [(d.get("metadata") or {}).get("chunk_id") or d.get("id") for d in docs]
-                if all(i is not None for i in ids):
-                    golden["retrieved_context_ids"] = [str(i) for i in ids]
-                if isinstance(response, str):
-                    golden["response"] = response
-                if reference is not None:
-                    golden["reference"] = reference
-                out.append(golden)
+            spans_seen += len(trace["data"]["spans"])
+            found, none = _trace_goldens(trace)
+            out += found
+            empty += none
     if empty:
         notices.append(f"{empty} retriever span{'s' if empty != 1 else ''} returned no document; "
                        "left out (a golden needs ranked chunks).")
@@ -129,3 +97,42 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
                          "(looked for 'mlflow.spanType' = RETRIEVER with a list of documents "
                          "in 'mlflow.spanOutputs').")
     return out
+
+
+def _trace_goldens(trace: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """One trace's goldens, and how many of its retrievers returned no document."""
+    info = trace["info"]
+    trace_id = str(info.get("trace_id") or info.get("request_id") or "")
+    meta = info.get("trace_metadata") or {}
+    spans = trace["data"]["spans"]
+    root = next((s for s in spans if not s.get("parent_span_id")), None)
+    retrievers = [(s, s.get("attributes") or {}) for s in spans
+                  if _decoded((s.get("attributes") or {}).get("mlflow.spanType")) == "RETRIEVER"]
+    response = _decoded(meta.get("mlflow.traceOutputs"))
+    if response is None and root is not None:
+        response = _decoded((root.get("attributes") or {}).get("mlflow.spanOutputs"))
+    reference = _reference(info)
+    out, empty = [], 0
+    for span, attributes in retrievers:
+        found = _decoded(attributes.get("mlflow.spanOutputs"))
+        docs = [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+        if not docs:
+            empty += 1
+            continue
+        span_id = str(span.get("span_id") or "")
+        golden: dict[str, Any] = {
+            "id": trace_id if len(retrievers) == 1 else f"{trace_id}:{span_id}",
+            "user_input": _question(_decoded(attributes.get("mlflow.spanInputs")))
+            or _question(_decoded(meta.get("mlflow.traceInputs"))),
+            "retrieved_contexts": [d.get("page_content") for d in docs],
+            "metadata": {"source": NAME, "trace_id": trace_id, "span_id": span_id},
+        }
+        ids = [(d.get("metadata") or {}).get("chunk_id") or d.get("id") for d in docs]
+        if all(i is not None for i in ids):
+            golden["retrieved_context_ids"] = [str(i) for i in ids]
+        if isinstance(response, str):
+            golden["response"] = response
+        if reference is not None:
+            golden["reference"] = reference
+        out.append(golden)
+    return out, empty

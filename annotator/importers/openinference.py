@@ -93,36 +93,9 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
     out: list[dict[str, Any]] = []
     empty = 0
     for trace, members in by_trace.items():
-        members.sort(key=lambda s: s["start"])
-        retrievers = [s for s in members if s["attributes"].get(KIND) == "RETRIEVER"]
-        root = next((s for s in members if not s["parent"]), None)
-        llm = [s for s in members if s["attributes"].get(KIND) == "LLM"]
-        response = (root or {}).get("attributes", {}).get("output.value") or (
-            llm[-1]["attributes"].get("output.value") if llm else None)
-        for span in retrievers:
-            found: dict[int, dict[str, Any]] = {}
-            for key, value in span["attributes"].items():
-                if (match := DOCUMENT.match(str(key))) is not None:
-                    found.setdefault(int(match[1]), {})[match[2]] = value
-            if not found:
-                empty += 1
-                continue
-            ranked = [found[i] for i in sorted(found)]
-            question = span["attributes"].get("input.value") or (
-                (root or {}).get("attributes", {}).get("input.value"))
-            golden: dict[str, Any] = {
-                "id": trace if len(retrievers) == 1 else f"{trace}:{span['span']}",
-                "user_input": question,
-                "retrieved_contexts": [d.get("content") for d in ranked],
-                "metadata": {"source": NAME, "trace_id": trace, "span_id": span["span"]},
-            }
-            if all(d.get("id") is not None for d in ranked):
-                golden["retrieved_context_ids"] = [str(d["id"]) for d in ranked]
-            if all(isinstance(d.get("score"), (int, float)) for d in ranked):
-                golden["retrieved_context_scores"] = [float(d["score"]) for d in ranked]
-            if response is not None:
-                golden["response"] = response
-            out.append(golden)
+        found, none = _trace_goldens(trace, sorted(members, key=lambda s: s["start"]))
+        out += found
+        empty += none
     if empty:
         notices.append(f"{empty} retriever span{'s' if empty != 1 else ''} found no document; "
                        "left out (a golden needs ranked chunks).")
@@ -131,3 +104,45 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
                          f"(looked for '{KIND}' = RETRIEVER and "
                          "'retrieval.documents.N.document.content').")
     return out
+
+
+def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+    """A retriever span's documents, in rank order."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if (match := DOCUMENT.match(str(key))) is not None:
+            found.setdefault(int(match[1]), {})[match[2]] = value
+    return [found[i] for i in sorted(found)]
+
+
+def _trace_goldens(trace: str, members: list[dict[str, Any]]
+                   ) -> tuple[list[dict[str, Any]], int]:
+    """One trace's goldens (its spans in start order), and how many of its retrievers found
+    no document."""
+    retrievers = [s for s in members if s["attributes"].get(KIND) == "RETRIEVER"]
+    root = next((s for s in members if not s["parent"]), None)
+    root_attributes = root["attributes"] if root is not None else {}
+    llm = [s for s in members if s["attributes"].get(KIND) == "LLM"]
+    response = root_attributes.get("output.value") or (
+        llm[-1]["attributes"].get("output.value") if llm else None)
+    out, empty = [], 0
+    for span in retrievers:
+        ranked = _documents(span["attributes"])
+        if not ranked:
+            empty += 1
+            continue
+        golden: dict[str, Any] = {
+            "id": trace if len(retrievers) == 1 else f"{trace}:{span['span']}",
+            "user_input": span["attributes"].get("input.value")
+            or root_attributes.get("input.value"),
+            "retrieved_contexts": [d.get("content") for d in ranked],
+            "metadata": {"source": NAME, "trace_id": trace, "span_id": span["span"]},
+        }
+        if all(d.get("id") is not None for d in ranked):
+            golden["retrieved_context_ids"] = [str(d["id"]) for d in ranked]
+        if all(isinstance(d.get("score"), (int, float)) for d in ranked):
+            golden["retrieved_context_scores"] = [float(d["score"]) for d in ranked]
+        if response is not None:
+            golden["response"] = response
+        out.append(golden)
+    return out, empty
