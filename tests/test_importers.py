@@ -114,7 +114,7 @@ def test_mlflow_traces_become_goldens_with_their_documents_and_expectations(
     db = tmp_path / "m.db"
     result = imported(TRACES, db)
     assert result.exit_code == 0, result.output
-    assert "2 goldens added" in result.output and "1 retriever span returned no document" in (
+    assert "2 goldens added" in result.output and "1 retriever span found no document" in (
         result.output)
     found = goldens(db)
     first = found[0]

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
+from annotator.importers.spans import gathered
 
 NAME = "mlflow"
 QUESTION_KEYS = ("question", "query", "input", "user_input")
@@ -78,25 +79,16 @@ def _reference(info: dict[str, Any]) -> str | None:
 def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[str]
          ) -> list[dict[str, Any]]:
     """The goldens (as RAGAS-shaped objects) of MLflow traces given as (line, document)."""
-    out: list[dict[str, Any]] = []
-    empty = spans_seen = 0
+    traces = []
     for line, document in documents:
         if not is_trace(document):
             raise InputError(name, "this is not an MLflow trace (an object with 'info' and "
                              "'data.spans', as Trace.to_json() writes it).", line=line)
-        for trace in document if isinstance(document, list) else [document]:
-            spans_seen += len(trace["data"]["spans"])
-            found, none = _trace_goldens(trace)
-            out += found
-            empty += none
-    if empty:
-        notices.append(f"{empty} retriever span{'s' if empty != 1 else ''} returned no document; "
-                       "left out (a golden needs ranked chunks).")
-    if not out:
-        raise InputError(name, f"no RETRIEVER span with documents among {spans_seen} spans "
-                         "(looked for 'mlflow.spanType' = RETRIEVER with a list of documents "
-                         "in 'mlflow.spanOutputs').")
-    return out
+        traces += document if isinstance(document, list) else [document]
+    return gathered(map(_trace_goldens, traces),
+                    sum(len(trace["data"]["spans"]) for trace in traces), name, notices,
+                    "'mlflow.spanType' = RETRIEVER with a list of documents in "
+                    "'mlflow.spanOutputs'")
 
 
 def _trace_goldens(trace: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:

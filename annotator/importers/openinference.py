@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
+from annotator.importers.spans import gathered
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -90,20 +91,9 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
     by_trace: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         by_trace.setdefault(span["trace"], []).append(span)
-    out: list[dict[str, Any]] = []
-    empty = 0
-    for trace, members in by_trace.items():
-        found, none = _trace_goldens(trace, sorted(members, key=lambda s: s["start"]))
-        out += found
-        empty += none
-    if empty:
-        notices.append(f"{empty} retriever span{'s' if empty != 1 else ''} found no document; "
-                       "left out (a golden needs ranked chunks).")
-    if not out:
-        raise InputError(name, f"no RETRIEVER span with documents among {len(spans)} spans "
-                         f"(looked for '{KIND}' = RETRIEVER and "
-                         "'retrieval.documents.N.document.content').")
-    return out
+    return gathered((_trace_goldens(trace, sorted(members, key=lambda s: s["start"]))
+                     for trace, members in by_trace.items()), len(spans), name, notices,
+                    f"'{KIND}' = RETRIEVER and 'retrieval.documents.N.document.content'")
 
 
 def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
