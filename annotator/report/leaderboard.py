@@ -250,20 +250,12 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
             stats.update(graded.stats(est, i, name))
         calls = _calls(session, judge, (prices or {}).get(judge), frame, defined.get(judge),
                        vote.runs if vote is not None else 1)
-        cost, kappa = calls.figures["cost_per_1000_chunks"].value, stats["cohen_kappa"].value
-        calls.figures["kappa_per_dollar"] = (
-            Stat(kappa / cost) if cost and kappa is not None else Stat.undefined(
-                "needs a cost and a kappa"))
+        _add_kappa_per_dollar(calls, stats["cohen_kappa"])
         rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks,
                              probes=probed.get(name, {})))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
-    if rows and sort not in rows[0].stats and sort not in CALL_SORTS and sort != "judge":
-        why = "the session holds no grades" if sort in GRADED_STATISTICS else \
-            "an unranked pool has no CP"
-        raise SessionError(f"Cannot sort by '{sort}' here: {why}. Sort by cohen_kappa, or "
-                           "another column the table shows.")
-    rows.sort(key=_sort_key(sort))
+    rows.sort(key=_sort_key(sort, set(rows[0].stats) if rows else None))
     best = _best(names, pairs)
     board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
@@ -625,11 +617,26 @@ def _best(names: list[str], pairs: list[JudgePair]) -> str | None:
     return None
 
 
-def _sort_key(sort: str) -> Callable[[JudgeRow], Any]:
+def _add_kappa_per_dollar(calls: CallSummary, kappa: Stat) -> None:
+    """Cohen's kappa over USD per 1,000 chunks, among a judge's call figures."""
+    cost = calls.figures["cost_per_1000_chunks"].value
+    calls.figures["kappa_per_dollar"] = (
+        Stat(kappa.value / cost) if cost and kappa.value is not None
+        else Stat.undefined("needs a cost and a kappa"))
+
+
+def _sort_key(sort: str, shown: set[str] | None = None) -> Callable[[JudgeRow], Any]:
+    """How rows sort by ``sort``; ``shown``: the statistics the rows have (a graded or
+    unranked board's differ), to refuse a column the board has not."""
     if sort == "judge":
         return lambda row: row.judge
     if sort not in SORT_KEYS:
         raise SessionError(f"Cannot sort by '{sort}'; choose one of {', '.join(SORT_KEYS)}.")
+    if shown is not None and sort not in shown and sort not in CALL_SORTS:
+        why = "the session holds no grades" if sort in GRADED_STATISTICS else \
+            "an unranked pool has no CP"
+        raise SessionError(f"Cannot sort by '{sort}' here: {why}. Sort by cohen_kappa, or "
+                           "another column the table shows.")
     better = CALL_SORTS.get(sort) or next(c for c in COLUMNS if c.key == sort).better
     sign = 1.0 if better == "lower" else -1.0
 
