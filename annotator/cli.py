@@ -309,11 +309,12 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
             stored = session.scale()
     top = given.top if given is not None else stored.top if stored is not None else None
     try:
-        found = read_collection(
-            Path(queries), run=None if run is None else Path(run),
-            pool=None if pool is None else Path(pool),
-            corpus=None if corpus is None else Path(corpus), labels=named["--labels"],
-            judges=named["--judge"], top=top)
+        with counter(f"Reading {corpus or queries}", unit="lines") as lines_read:
+            found = read_collection(
+                Path(queries), run=None if run is None else Path(run),
+                pool=None if pool is None else Path(pool),
+                corpus=None if corpus is None else Path(corpus), labels=named["--labels"],
+                judges=named["--judge"], top=top, progress=lines_read)
         from_files = scale_of(found, given or stored)
     except ValueError as error:
         raise click.UsageError(str(error)) from None

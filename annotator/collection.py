@@ -23,7 +23,7 @@ session file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +44,7 @@ class _Query:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, line) of a text file, blank and '#' lines skipped."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open(encoding="utf-8-sig")  # a byte-order mark is no part of an id
     except OSError as error:
         raise InputError(str(path), f"cannot be read ({error.strerror or error}).") from None
     with handle:
@@ -178,13 +178,17 @@ def read_qrels(path: Path, top: int | None) -> dict[tuple[str, str], int]:
     return out
 
 
-def read_corpus(path: Path, wanted: set[str]) -> dict[str, str]:
-    """Document id -> text, for the ``wanted`` documents only (a corpus may be millions)."""
+def read_corpus(path: Path, wanted: set[str],
+                progress: Callable[[int], None] | None = None) -> dict[str, str]:
+    """Document id -> text, for the ``wanted`` documents only (a corpus may be millions of
+    documents: ``progress`` is told how many lines were read, every 100,000)."""
     out: dict[str, str] = {}
     for number, line in _lines(path):
         key, text = _id_and_text(path, number, line, "document")
         if key in wanted:
             out[key] = text
+        if progress is not None and number % 100_000 == 0:
+            progress(number)
     return out
 
 
@@ -255,8 +259,10 @@ def named_file(given: str, option: str) -> tuple[str, Path]:
 
 def read_collection(queries: Path, *, run: Path | None, pool: Path | None,
                     corpus: Path | None, labels: list[tuple[str, Path]],
-                    judges: list[tuple[str, Path]], top: int | None) -> Collection:
-    """Read every file of an import-trec; ``top``: the scale's top grade, when known."""
+                    judges: list[tuple[str, Path]], top: int | None,
+                    progress: Callable[[int], None] | None = None) -> Collection:
+    """Read every file of an import-trec; ``top``: the scale's top grade, when known;
+    ``progress``: told the corpus's lines read so far."""
     if (run is None) == (pool is None):
         raise ValueError("give one of --run (a ranking) and --pool (an unranked pool)")
     topics = read_queries(queries)
@@ -280,7 +286,7 @@ def read_collection(queries: Path, *, run: Path | None, pool: Path | None,
             target[name] = read_qrels(path, top)
             found.sources[name] = str(path)
     if corpus is not None:
-        found.texts = read_corpus(corpus, {d for ds in docs.values() for d in ds})
+        found.texts = read_corpus(corpus, {d for ds in docs.values() for d in ds}, progress)
     return found
 
 

@@ -320,3 +320,14 @@ def test_topics_and_corpora_under_other_collections_key_names(tmp_path: Path) ->
         first, second = session.goldens()
         assert (first.user_input, first.chunks[0].text) == ("question 0", "a passage")
         assert second.chunks[3].text == "more text"
+
+
+def test_a_windows_topics_file_with_a_byte_order_mark_reads_clean(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=2)
+    topics = tmp_path / "bom.tsv"
+    topics.write_bytes("\ufeffq0\tquestion zero\r\nq1\tquestion one\r\n".encode())
+    db = tmp_path / "bom.db"
+    ok("import-trec", str(db), "--queries", str(topics), "--pool", str(c["files"]["nist"]))
+    with Session(db, create=False) as session:
+        assert session.golden_ids() == ["q0", "q1"]
+        assert session.golden("q0").user_input == "question zero"
