@@ -285,30 +285,12 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
         if first.startswith(b"[") or (first.startswith(b"{") and _one_document(handle)):
             yield from _read_json_document(path, handle, ids, notes)
             return
-        for line_no, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = _decode(raw, name, line_no)  # raises, naming the byte
-            if line_no == 1:
-                text = text.removeprefix("\ufeff")
-            if not text or text.isspace():
-                continue
-            try:
-                obj = parse_json(text)
-            except json.JSONDecodeError as error:
-                raise InputError(
-                    name,
-                    f"this line is not valid JSON ({error.msg} at column {error.colno}). Each line "
-                    "must hold one golden as a JSON object.",
-                    line=line_no,
-                ) from None
-            except UnsafeJson as error:
-                raise InputError(name, str(error), line=line_no) from None
+        lines = _json_lines(handle, name)
+        for line_no, obj in lines:
             seen_any = True
             if line_no == 1 and (importer := notes.importer(obj, 1)) is not None:
                 # A source's export as JSON lines (a collector's file of requests): read whole.
-                given = [(1, obj), *_json_lines(handle, name, 2)]
+                given = [(1, obj), *lines]
                 yield from _rows_as_goldens(_imported(importer, given, notes), name, ids, notes)
                 return
             if line_no == 1 and (rows := _table_rows(obj, name, notes.mapping)) is not None:
@@ -333,27 +315,29 @@ def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
     return found
 
 
-def _json_lines(handle: IO[bytes], name: str, first: int) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON) of the rest of a JSON lines file, blank lines skipped."""
-    for line_no, raw in enumerate(handle, first):
-        text = _decode(raw, name, line_no) if not _is_utf8(raw) else raw.decode("utf-8")
-        if not text.strip():
+def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of each line of a JSON lines file, blank lines skipped; a
+    line that is not UTF-8 or not JSON is an InputError naming it."""
+    for line_no, raw in enumerate(handle, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = _decode(raw, name, line_no)  # raises, naming the byte
+        if line_no == 1:
+            text = text.removeprefix("\ufeff")
+        if not text or text.isspace():
             continue
         try:
             yield line_no, parse_json(text)
         except json.JSONDecodeError as error:
-            raise InputError(name, f"this line is not valid JSON ({error.msg} at column "
-                             f"{error.colno}).", line=line_no) from None
+            raise InputError(
+                name,
+                f"this line is not valid JSON ({error.msg} at column {error.colno}). Each line "
+                "must hold one golden (or one record of the file's source) as a JSON object.",
+                line=line_no,
+            ) from None
         except UnsafeJson as error:
             raise InputError(name, str(error), line=line_no) from None
-
-
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 class UnsafeJson(ValueError):
