@@ -202,7 +202,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     read = {name: session.judge_columns(name, frame) for name in names}
     said = {name: columns.verdict for name, columns in read.items()}
     scale, unranked = session.scale(), session.unranked()
-    graded = _Graded.of(session, frame, truth, read) if scale is not None else None
+    graded = _Graded.of(session, frame, truth, read, scale) if scale is not None else None
     del read
     defined = {judge.name: judge for judge in session.judges()}
     majority = _majorities(session, frame, said, names)
@@ -344,11 +344,9 @@ class _Graded:
 
     @classmethod
     def of(cls, session: Session, frame: ChunkFrame, truth: Truth,
-           read: dict[str, JudgeColumns]) -> _Graded:
+           read: dict[str, JudgeColumns], scale: Scale) -> _Graded:
         """The grades of the truth's person (the team's: where every person who graded a
-        chunk gave it the same grade) and of each judge."""
-        scale = session.scale()
-        assert scale is not None
+        chunk gave it the same grade) and of each judge, on ``scale``."""
         people = [truth.source] if truth.source in session.annotators() else \
             session.annotators()
         grades = [session.label_columns(p, frame).grade for p in people]
