@@ -40,7 +40,7 @@ def wait_until(reached: Callable[[], T], what: str, timeout: float = PATIENCE) -
     deadline = time.monotonic() + timeout
     while not (value := reached()):
         assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}, in vain"
-        time.sleep(0.02)
+        time.sleep(0.02)  # the poll interval: the wait ends on the state, never on time
     return value
 
 
