@@ -45,8 +45,12 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, line) of a text file, blank and '#' lines skipped."""
     try:
         handle = path.open(encoding="utf-8-sig")  # a byte-order mark is no part of an id
+    except FileNotFoundError:
+        raise InputError(str(path), "there is no such file. Check the path and try again.") \
+            from None
     except OSError as error:
-        raise InputError(str(path), f"cannot be read ({error.strerror or error}).") from None
+        raise InputError(str(path), f"cannot be read ({error.strerror or error}); check that "
+                         "it is a file you may read.") from None
     with handle:
         try:
             for number, line in enumerate(handle, 1):

@@ -331,3 +331,12 @@ def test_a_windows_topics_file_with_a_byte_order_mark_reads_clean(tmp_path: Path
     with Session(db, create=False) as session:
         assert session.golden_ids() == ["q0", "q1"]
         assert session.golden("q0").user_input == "question zero"
+
+
+def test_a_missing_file_is_a_sentence_that_says_to_check_the_path(tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=2)
+    result = run("import-trec", str(tmp_path / "n.db"), "--queries", str(c["topics"]), "--pool",
+                 str(tmp_path / "nope.qrels"))
+    assert result.exit_code != 0
+    assert f"{tmp_path / 'nope.qrels'}: there is no such file. Check the path" in result.output
+    assert not (tmp_path / "n.db").exists()
