@@ -347,8 +347,8 @@ class _Graded:
            read: dict[str, JudgeColumns], scale: Scale) -> _Graded:
         """The grades of the truth's person (the team's: where every person who graded a
         chunk gave it the same grade) and of each judge, on ``scale``."""
-        people = [truth.source] if truth.source in session.annotators() else \
-            session.annotators()
+        everyone = session.annotators()
+        people = [truth.source] if truth.source in everyone else everyone
         grades = [session.label_columns(p, frame).grade for p in people]
         agreed = grades[0].copy() if grades else np.full(len(frame), MISSING, dtype=np.int8)
         for other in grades[1:]:

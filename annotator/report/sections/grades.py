@@ -51,11 +51,11 @@ def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> Made | None:
         means: list[float | None] = [None, None]
         if not inputs.unranked:
             cps = []
+            judge = np.where(said.grade == MISSING, MISSING, said.grade >= t)
+            cp_j = context_precision_by_golden(judge.astype(np.int8), frame.sizes)
             for labels in columns.people.values():
                 human = np.where(labels.grade == MISSING, MISSING, labels.grade >= t)
-                judge = np.where(said.grade == MISSING, MISSING, said.grade >= t)
                 cp_h = context_precision_by_golden(human.astype(np.int8), frame.sizes)
-                cp_j = context_precision_by_golden(judge.astype(np.int8), frame.sizes)
                 complete = ~np.isnan(cp_h) & ~np.isnan(cp_j)
                 cps.append((cp_h[complete], cp_j[complete]))
             h = np.concatenate([c[0] for c in cps]) if cps else np.zeros(0)
