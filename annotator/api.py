@@ -47,11 +47,13 @@ def _session(where: SessionLike) -> Iterator[Session]:
 
 
 def import_goldens(session_path: str | Path, *files: str | Path, replace: bool = False,
-                   mapping: Mapping[str, str] | None = None) -> list[ImportSummary]:
-    """Import goldens files (JSONL, JSON, CSV) into a session file, made if missing, each file
-    in one transaction, as `annotator import` does; one summary a file. ``mapping`` is
-    `--map`'s, as {field: path}. A file with an error raises InputError naming its line and
-    field, and changes nothing (a session file this call made and nothing went into is
+                   mapping: Mapping[str, str] | None = None, source: str = "ragas",
+                   retriever: str | None = None) -> list[ImportSummary]:
+    """Import goldens files (JSONL, JSON, CSV, parquet, a tracer's export) into a session
+    file, made if missing, each file in one transaction, as `annotator import` does; one
+    summary a file. ``mapping`` is `--map`'s, as {field: path}; ``source`` and ``retriever``
+    are `--from`'s and `--retriever`'s. A file with an error raises InputError naming its line
+    and field, and changes nothing (a session file this call made and nothing went into is
     removed)."""
     column_map = None if not mapping else ColumnMap.parse(
         [f"{field}={path}" for field, path in mapping.items()])
@@ -61,7 +63,9 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
         for path in files:
             checks: list[CheckRecord] = []
             summaries.append(session.import_goldens(read_goldens(path, checks=checks,
-                                                                 mapping=column_map),
+                                                                 mapping=column_map,
+                                                                 source=source,
+                                                                 retriever=retriever),
                                                     path=str(path), replace=replace,
                                                     checks=checks))
     return summaries

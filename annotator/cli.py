@@ -173,11 +173,16 @@ def _open(path: str, *, create: bool = False) -> Session:
               "retrieved_contexts=outputs.documents[].page_content, or metadata.NAME=PATH.")
 @click.option("--from", "source", type=click.Choice(list(SOURCES)), default="ragas",
               show_default=True,
-              help="Whose export the files are: RAGAS-shaped goldens (JSONL, JSON, CSV, Hugging "
-              "Face to_dict()), OpenInference / Phoenix traces as OTLP JSON, or MLflow 3 traces "
-              "(Trace.to_json()); a tracer's export is detected too.")
+              help="Whose export the files are: RAGAS-shaped goldens (JSONL, JSON, CSV, "
+              "parquet; hf: a Hugging Face dataset's), OpenInference / Phoenix spans (OTLP JSON "
+              "or the spans dataframe), MLflow 3 traces (Trace.to_json(), search_traces()) or "
+              "Langfuse observations; a tracer's export is detected too.")
+@click.option("--retriever", metavar="NAME",
+              help="In a tracer's export, the name of the spans (observations) that retrieved "
+              "the chunks, where they are not marked as retrievers.")
 def import_command(files: tuple[str, ...], session_path: str, replace: bool,
-                   delimiter: str, mapping: tuple[str, ...], source: str) -> None:
+                   delimiter: str, mapping: tuple[str, ...], source: str,
+                   retriever: str | None) -> None:
     """Import goldens from JSONL, JSON or CSV files into a session file.
 
     Each file goes in as one transaction: a file with an error changes nothing, and the
@@ -188,6 +193,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
     Examples:
       annotator import goldens.jsonl --session review.db
       annotator import phoenix-spans.json --session review.db --from openinference
+      annotator import observations.json --session review.db --retriever vector-search
       annotator import langsmith.jsonl --session review.db --map user_input=inputs.question \\
         --map retrieved_contexts=outputs.documents[].page_content \\
         --map retrieved_context_ids=outputs.documents[].metadata.id \\
@@ -212,7 +218,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(
                     read_goldens(path, delimiter=separator, notices=notices, checks=checks,
-                                 mapping=column_map, source=source),
+                                 mapping=column_map, source=source, retriever=retriever),
                     path=path, replace=replace, progress=advance, checks=checks)
             imported.append(path)
             for notice in notices:

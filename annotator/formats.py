@@ -181,8 +181,8 @@ def _pluck(value: Any, path: str, fail: Callable[[str], InputError]) -> Any:
 
 def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] | None = None,
                  checks: list[CheckRecord] | None = None,
-                 mapping: ColumnMap | None = None, source: str = "ragas"
-                 ) -> Iterator[GoldenRecord]:
+                 mapping: ColumnMap | None = None, source: str = "ragas",
+                 retriever: str | None = None) -> Iterator[GoldenRecord]:
     """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
 
     ``delimiter`` separates a CSV file's cells; ``mapping`` says where each golden field is
@@ -190,12 +190,14 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
     name trimmed of spaces) is said in ``notices``, once per case, when a list is given. A
     session JSONL's attention checks (lines with CHECK_FIELD) are validated and appended to
     ``checks`` when a list is given, else passed over: they are not goldens. ``source`` names
-    the importer the file must be for (``importers.SOURCES``; an OTLP trace export is detected
-    without it).
+    the importer the file must be for (``importers.SOURCES``; a tracer's export is detected
+    without it); ``retriever`` the name of the spans a tracer's goldens come from, where they
+    are not marked as retrievers.
     """
     path = Path(path)
     notes = _Notices(notices, str(path), mapping, path.suffix.lower() == ".csv")
     notes.source = source
+    notes.retriever = retriever
     name = str(path)
     if not path.exists():
         raise InputError(name, "there is no such file. Check the path and try again.")
@@ -208,8 +210,10 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
         raise InputError(name, "the file is empty (0 bytes): there is no golden to import.")
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        notes.refuse_other(None)
-        yield from _rows_as_goldens(_parquet_rows(path), name, {}, notes)
+        rows = _parquet_rows(path)
+        if (importer := notes.importer(rows, None)) is not None:  # a tracer's dataframe
+            rows = _imported(importer, [(None, rows)], notes)
+        yield from _rows_as_goldens(rows, name, {}, notes)
     elif suffix == ".csv":
         notes.refuse_other(None)
         yield from _read_csv(path, delimiter, notes)
@@ -249,13 +253,20 @@ class _Notices:
         self._said: set[str] = set()
         self.source = "ragas"
         """The importer asked for (--from); 'ragas' reads RAGAS-shaped files and detects others."""
+        self.retriever: str | None = None
+        """--retriever: the name of the spans a tracer's goldens come from."""
 
     def importer(self, document: Any, line: int | None) -> ModuleType | None:
         """The importer whose export ``document`` (a file's first) is: the one --from named,
         which must fit (else an InputError), or the one that recognises it (None: RAGAS)."""
         asked = SOURCES[self.source]
         if asked is None:
-            return next((m for m in IMPORTERS if m.detect(document)), None)
+            found = next((m for m in IMPORTERS if m.detect(document)), None)
+            if found is None and self.retriever is not None:
+                raise InputError(self.path, "--retriever names the spans of a tracer's export, "
+                                 "and this file is not one (no tracer's spans were found in "
+                                 "it); import it without --retriever.", line=line)
+            return found
         if not asked.detect(document):
             raise InputError(self.path, f"this is not {asked.KIND_OF_FILE}, which --from "
                              f"{self.source} reads.", line=line)
@@ -263,7 +274,7 @@ class _Notices:
 
     def refuse_other(self, line: int | None) -> None:
         """Raise when an importer was asked for a file no importer reads (a CSV)."""
-        if SOURCES[self.source] is not None:
+        if SOURCES[self.source] is not None or self.retriever is not None:
             self.importer(None, line)
 
     def add(self, sentence: str, kind: str | None = None) -> None:
@@ -309,7 +320,7 @@ def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
               notes: _Notices) -> list[Any]:
     """The goldens an importer finds in a source's export, with what it said on the way."""
     said: list[str] = []
-    found: list[Any] = importer.rows(documents, notes.path, said)
+    found: list[Any] = importer.rows(documents, notes.path, said, retriever=notes.retriever)
     for sentence in said:
         notes.add(sentence)
     return found

@@ -5,8 +5,10 @@ trace and span ids an importer kept in their metadata, and the document's own id
 of a person on such a golden's chunk becomes:
 
 - ``mlflow-feedback`` (JSONL): the keyword arguments of ``mlflow.log_feedback`` (trace_id,
-  span_id, name, value, source, rationale, metadata), one line a label; named like the judge,
-  so MLflow's ``judge.align()`` pairs people's feedback with the judge's own assessments;
+  span_id, name, value, source, rationale, metadata with the chunk_index MLflow's own
+  per-chunk scorer gives), one line a label; named like the judge, so MLflow's
+  ``judge.align()`` pairs people's feedback with the judge's own assessments, and an import of
+  the traces brings the labels back;
 - ``phoenix-annotations`` (JSON): the body Phoenix's ``POST /v1/document_annotations`` takes,
   one document annotation a label (span id, document position, result label/score/explanation);
 - ``langfuse-scores`` (CSV): one score a label by trace and observation id, as Langfuse's
@@ -89,7 +91,9 @@ def write(fmt: str, session: Session, out: IO[str], annotator: str | None, name:
                 "value": bool(f.verdict),
                 "source": {"source_type": "HUMAN", "source_id": f.annotator},
                 "rationale": f.note,
-                "metadata": {"document_id": f.document_id, "rank": f.rank, "answer": f.word}},
+                # chunk_index, as MLflow's RetrievalRelevance scorer names a span's chunk
+                "metadata": {"chunk_index": f.rank - 1, "document_id": f.document_id,
+                             "rank": f.rank, "answer": f.word}},
                 ensure_ascii=False) + "\n")
             count += 1
         return count

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
+from annotator.errors import InputError
 from annotator.store.session import Session
 from tests.conftest import ROOT
 
@@ -90,7 +91,7 @@ def test_a_file_that_is_not_the_source_asked_for_is_a_sentence_and_leaves_nothin
     ragas = ROOT / "sample_sessions" / "banking.jsonl"
     result = imported(ragas, db, "--from", "phoenix")
     assert result.exit_code != 0
-    assert "not an OpenInference (OTLP JSON) trace export" in result.output
+    assert "not an OpenInference trace export" in result.output
     assert "Traceback" not in result.output and not db.exists()
     document = json.loads(SPANS.read_text())
     for resource in document["resourceSpans"]:
@@ -102,7 +103,7 @@ def test_a_file_that_is_not_the_source_asked_for_is_a_sentence_and_leaves_nothin
     bare.write_text(json.dumps(document))
     result = imported(bare, db)
     assert result.exit_code != 0
-    assert "no RETRIEVER span with documents among 9 spans" in result.output
+    assert "no retriever span with documents among 9 spans" in result.output
     assert not db.exists()
 
 
@@ -196,7 +197,15 @@ def test_a_hugging_face_dataset_comes_in_from_parquet_json_lines_and_to_dict(
         result = imported(tmp_path / name, db)
         assert result.exit_code == 0, result.output
         found.append(goldens(db))
-    assert found[0] == found[1] == found[2]
+    # RAGAS v1 column names (question, contexts, ground_truth), named as a Hugging Face
+    # dataset with --from hf, read the same.
+    v1 = {{"user_input": "question", "retrieved_contexts": "contexts",
+           "reference": "ground_truth"}.get(k, k): v for k, v in rows.items()}
+    datasets.Dataset.from_dict(v1).to_parquet(str(tmp_path / "v1.parquet"))
+    result = imported(tmp_path / "v1.parquet", tmp_path / "v1.db", "--from", "hf")
+    assert result.exit_code == 0, result.output
+    found.append(goldens(tmp_path / "v1.db"))
+    assert found[0] == found[1] == found[2] == found[3]
     assert found[0][0][3] == ["Minimum balance is ₹10,000.", "KYC [b]8[/b] years."]
     assert found[0][1][4] == ["kb-300", "kb-301"] and found[0][1][5] == [0.8, 0.1]
     broken = tmp_path / "broken.parquet"
@@ -204,3 +213,166 @@ def test_a_hugging_face_dataset_comes_in_from_parquet_json_lines_and_to_dict(
     result = imported(broken, tmp_path / "b.db")
     assert result.exit_code != 0 and "is not a parquet file pyarrow can read" in result.output
     assert not (tmp_path / "b.db").exists()
+
+
+def stored(db: Path) -> list[dict[str, Any]]:
+    """A session's goldens as its JSONL export writes them."""
+    out = CliRunner().invoke(cli, ["export", str(db), "-f", "jsonl"])
+    assert out.exit_code == 0, out.output
+    return [json.loads(line) for line in out.output.splitlines()]
+
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize("name", ["phoenix-spans.parquet", "phoenix-spans.jsonl",
+                                  "phoenix-trace-dataset.parquet"])
+def test_phoenix_spans_dataframes_give_the_goldens_their_otlp_spans_give(
+        tmp_path: Path, name: str) -> None:
+    # The same spans, sent to a Phoenix server and read back with get_spans_dataframe(), or
+    # saved as Phoenix's TraceDataset: the same goldens, ids in the same hex.
+    result = imported(FIXTURES / name, tmp_path / "p.db", "--from", "phoenix")
+    assert result.exit_code == 0, result.output
+    assert "2 goldens added" in result.output and "1 retriever span found no document" in (
+        result.output)
+    assert imported(SPANS, tmp_path / "o.db").exit_code == 0
+    assert stored(tmp_path / "p.db") == stored(tmp_path / "o.db")
+    assert stored(tmp_path / "p.db")[0]["retrieved_context_scores"] == [0.91, 0.42, 0.77]
+
+
+@pytest.mark.parametrize("name", ["mlflow-search-traces.parquet", "mlflow-search-traces.jsonl"])
+def test_mlflow_search_traces_frames_give_the_goldens_to_json_gives(tmp_path: Path,
+                                                                     name: str) -> None:
+    result = imported(FIXTURES / name, tmp_path / "s.db")
+    assert result.exit_code == 0, result.output
+    assert imported(TRACES, tmp_path / "t.db").exit_code == 0
+    assert stored(tmp_path / "s.db") == stored(tmp_path / "t.db")
+
+
+def test_mlflow_per_document_feedback_becomes_labels_and_verdicts(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    result = imported(TRACES, db)
+    assert "3 judge verdicts, 3 human labels" in result.output, result.output
+    first = stored(db)[0]
+    # alice's HUMAN feedback by chunk_index, her rationale as her note; the LLM judge's named
+    # as its feedback; the span's average (no chunk_index) is no chunk's.
+    assert first["human_labels"] == {"alice": [1, 0, 1]}
+    assert first["human_notes"] == {"alice": [f"alice on chunk {n}" for n in (1, 2, 3)]}
+    assert first["judge"] == "retrieval_relevance"
+    assert [v["verdict"] for v in first["judge_verdicts"]] == [1, 1, 0]
+    # The span id is MLflow's own (hex), the one its feedback names, so labels written back
+    # land on the span: the exported feedback names the same span and chunk_index.
+    trace = json.loads(TRACES.read_text())[0]
+    logged = {a["span_id"] for a in trace["info"]["assessments"] if a.get("span_id")}
+    assert first["metadata"]["span_id"] in logged
+    back = CliRunner().invoke(cli, ["export", str(db), "-f", "mlflow-feedback"])
+    lines = [json.loads(line) for line in back.output.splitlines()]
+    assert [(x["span_id"], x["name"], x["metadata"]["chunk_index"], x["value"], x["rationale"])
+            for x in lines] == [
+        (first["metadata"]["span_id"], "retrieval_relevance", i, v, f"alice on chunk {i + 1}")
+        for i, v in enumerate([True, False, True])]
+
+
+def test_feedback_that_is_not_yes_or_no_is_said_and_left_out(tmp_path: Path) -> None:
+    traces = json.loads(TRACES.read_text())
+    for assessment in traces[0]["info"]["assessments"]:
+        if (assessment.get("metadata") or {}).get("chunk_index") == "1" and (
+                assessment["source"]["source_type"] == "HUMAN"):
+            assessment["feedback"]["value"] = "maybe"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(traces), encoding="utf-8")
+    result = imported(path, tmp_path / "m.db")
+    assert result.exit_code == 0, result.output
+    assert '1 per-document feedback value not yes or no ("maybe")' in result.output
+    assert stored(tmp_path / "m.db")[0]["human_labels"] == {"alice": [1, None, 1]}
+
+
+LANGFUSE = FIXTURES / "langfuse-observations.json"
+
+
+def test_langfuse_observations_become_goldens_with_ids_scores_and_references(
+        tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    result = imported(LANGFUSE, db)
+    assert result.exit_code == 0, result.output
+    first, second = stored(db)
+    # A RETRIEVER of LangChain Documents: ids from their metadata, the root's output the
+    # response, the dataset item naming the trace the reference.
+    assert (first["id"], first["user_input"], first["response"], first["reference"]) == (
+        "trace-1", "What is the minimum balance for a savings account?",
+        "₹10,000 in urban branches.", "₹10,000 in urban branches.")
+    assert first["retrieved_context_ids"] == ["kb-101", "kb-007", "kb-102"]
+    assert "retrieved_context_scores" not in first
+    # The only SPAN with documents (LlamaIndex-style nodes with scores); the last
+    # GENERATION's output the response; an item's {"answer": ...} the reference.
+    assert second["retrieved_contexts"] == ["NEFT runs 24x7, including holidays.",
+                                            "עברית: RTL text about RTGS."]
+    assert second["retrieved_context_ids"] == ["kb-300", "kb-301"]
+    assert second["retrieved_context_scores"] == [0.88, 0.12]
+    assert (second["response"], second["reference"]) == ("Round the clock, every day.", "24x7.")
+    assert second["metadata"] == {"source": "langfuse", "trace_id": "trace-2",
+                                  "span_id": "obs-vec-2"}
+    # A trace downloaded whole: its own output is the response.
+    whole = imported(FIXTURES / "langfuse-trace.json", tmp_path / "w.db", "--from", "langfuse")
+    assert whole.exit_code == 0, whole.output
+    [only] = stored(tmp_path / "w.db")
+    assert only["retrieved_context_ids"] == ["kb-300", "kb-301"]
+    # Labels go back as Langfuse scores on the observation.
+    with Session(db) as session:
+        session.decide("ann", session.golden("trace-2").chunks[0].id, 1, "set")
+    scores = CliRunner().invoke(cli, ["export", str(db), "-f", "langfuse-scores"])
+    assert "trace-2,obs-vec-2,chunk_relevance,1,BOOLEAN" in scores.output
+
+
+def test_retriever_names_the_spans_and_several_candidates_are_said(tmp_path: Path) -> None:
+    page = json.loads(LANGFUSE.read_text())
+    named = imported(LANGFUSE, tmp_path / "n.db", "--retriever", "vector-search")
+    assert named.exit_code == 0, named.output
+    assert [g["id"] for g in stored(tmp_path / "n.db")] == ["trace-2"]
+    # A second SPAN with documents in trace-2: which one retrieved is not guessed.
+    extra = dict(next(o for o in page["data"] if o["id"] == "obs-vec-2"), id="obs-rerank-2",
+                 name="rerank")
+    page["data"].append(extra)
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(page), encoding="utf-8")
+    result = imported(path, tmp_path / "t.db")
+    assert result.exit_code == 0, result.output
+    assert "1 trace holds several spans with documents (rerank, vector-search)" in result.output
+    assert "--retriever NAME" in result.output
+    assert [g["id"] for g in stored(tmp_path / "t.db")] == ["trace-1"]
+    # --retriever on goldens that are no tracer's export is a sentence, and nothing is made.
+    ragas = ROOT / "sample_sessions" / "banking.jsonl"
+    refused = imported(ragas, tmp_path / "r.db", "--retriever", "x")
+    assert refused.exit_code != 0 and "is not one" in refused.output
+    assert not (tmp_path / "r.db").exists()
+    nothing = imported(LANGFUSE, tmp_path / "x.db", "--retriever", "nope")
+    assert nothing.exit_code != 0
+    assert "looked for a span named 'nope' with documents" in nothing.output
+    wrong = imported(SPANS, tmp_path / "w.db", "--from", "langfuse")
+    assert wrong.exit_code != 0 and "not a Langfuse export" in wrong.output
+
+
+def test_the_python_api_imports_a_tracers_export_with_its_options(tmp_path: Path) -> None:
+    from annotator import api
+
+    db = tmp_path / "a.db"
+    [summary] = api.import_goldens(db, LANGFUSE, source="langfuse", retriever="vector-search")
+    assert summary.goldens_added == 1
+    with pytest.raises(InputError, match="not an MLflow trace export"):
+        api.import_goldens(tmp_path / "b.db", LANGFUSE, source="mlflow")
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_an_mlflow_2_trace_with_0x_ids_in_its_context_reads_the_same(tmp_path: Path) -> None:
+    traces = json.loads(TRACES.read_text())
+    for trace in traces:
+        trace["info"]["request_id"] = trace["info"].pop("trace_id")
+        for span in trace["data"]["spans"]:
+            span["context"] = {"span_id": "0x" + base64.b64decode(span.pop("span_id")).hex()}
+            parent = span.pop("parent_span_id", None)
+            span["parent_id"] = parent and "0x" + base64.b64decode(parent).hex()
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(traces), encoding="utf-8")
+    assert imported(path, tmp_path / "two.db").exit_code == 0
+    assert imported(TRACES, tmp_path / "three.db").exit_code == 0
+    assert stored(tmp_path / "two.db") == stored(tmp_path / "three.db")

@@ -1,9 +1,17 @@
 """OpenInference traces (Arize Phoenix and every OpenInference instrumentor) as goldens.
 
-Reads OTLP JSON: one ``ExportTraceServiceRequest`` document (``{"resourceSpans": [...]}``), or
-JSON lines of them, as an OpenTelemetry collector's file exporter writes them; trace and span
-ids in hex (the OTLP JSON rule) or base64 (protobuf's JSON mapping). Every RETRIEVER span
-(``openinference.span.kind``) is one golden:
+Reads two shapes of the same spans:
+
+- OTLP JSON: one ``ExportTraceServiceRequest`` document (``{"resourceSpans": [...]}``), or
+  JSON lines of them, as an OpenTelemetry collector's file exporter writes them; trace and span
+  ids in hex (the OTLP JSON rule) or base64 (protobuf's JSON mapping);
+- Phoenix's spans dataframe (``get_spans_dataframe()``, or a saved ``TraceDataset``) as
+  parquet, a JSON list of records or JSON lines: a row a span, with ``context.trace_id``,
+  ``context.span_id``, ``parent_id``, ``span_kind`` and its attributes as ``attributes.*``
+  columns, flat (``attributes.retrieval.documents``) or nested (``attributes.retrieval``).
+
+Every RETRIEVER span (``openinference.span.kind``; or every span named ``--retriever NAME``)
+is one golden:
 
 - its ``input.value`` the question (else its trace's root span's);
 - ``retrieval.documents.{i}.document.content`` the ranked chunks, with ``.id`` and ``.score``
@@ -17,18 +25,19 @@ Nothing here validates a golden: the rows go through ``formats.validate_golden``
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
-from annotator.importers.spans import gathered
+from annotator.importers.spans import gathered, hex_id, instant, looked_for, retrievers
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
 DOCUMENT = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(content|id|score)$")
+DATAFRAME_KEYS = {"context.trace_id", "span_kind"}
+"""The columns every Phoenix spans dataframe holds."""
+ATTRIBUTES = "attributes."
 
 
 def is_otlp(document: Any) -> bool:
@@ -36,19 +45,20 @@ def is_otlp(document: Any) -> bool:
     return isinstance(document, dict) and isinstance(document.get("resourceSpans"), list)
 
 
-detect = is_otlp
-KIND_OF_FILE = "an OpenInference (OTLP JSON) trace export ('resourceSpans')"
+def is_span_row(document: Any) -> bool:
+    """Whether a parsed value is a row of Phoenix's spans dataframe."""
+    return isinstance(document, dict) and set(document) >= DATAFRAME_KEYS
 
 
-def _hex(given: Any) -> str:
-    """A trace or span id as hex, however the file wrote it."""
-    text = str(given or "")
-    if re.fullmatch(r"[0-9a-fA-F]+", text) and len(text) in (16, 32):
-        return text.lower()
-    try:
-        return base64.b64decode(text, validate=True).hex()
-    except (binascii.Error, ValueError):
-        return text
+def detect(document: Any) -> bool:
+    """Whether a parsed document (or a file's rows) is OpenInference spans, in either shape."""
+    if isinstance(document, list):
+        return bool(document) and all(map(is_span_row, document))
+    return is_otlp(document) or is_span_row(document)
+
+
+KIND_OF_FILE = ("an OpenInference trace export (OTLP JSON's 'resourceSpans', or Phoenix's spans "
+                "dataframe with 'context.trace_id' and 'span_kind')")
 
 
 def _value(value: Any) -> Any:
@@ -63,10 +73,44 @@ def _value(value: Any) -> Any:
     return None
 
 
+def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    """A dataframe's attribute value as the flat keys OTLP gives (``retrieval.documents.0.
+    document.content``), however deep pandas left it nested."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flat(f"{prefix}.{key}" if prefix else str(key), inner, out)
+    elif isinstance(value, list | tuple) and value and all(isinstance(v, dict) for v in value):
+        for i, inner in enumerate(value):
+            _flat(f"{prefix}.{i}", inner, out)
+    elif value is not None:
+        out[prefix] = value
+
+
+def _row_span(row: dict[str, Any], line: int | None, index: int) -> dict[str, Any]:
+    """A spans dataframe's row as a span."""
+    attributes: dict[str, Any] = {}
+    for column, value in row.items():
+        if str(column).startswith(ATTRIBUTES):
+            _flat(str(column)[len(ATTRIBUTES):], value, attributes)
+    attributes.setdefault(KIND, row.get("span_kind"))
+    return {"trace": hex_id(row.get("context.trace_id")),
+            "span": hex_id(row.get("context.span_id")) or f"row{index}",
+            "parent": hex_id(row.get("parent_id")), "start": instant(row.get("start_time")),
+            "name": row.get("name"), "attributes": attributes, "line": line}
+
+
 def _spans(documents: Iterable[tuple[int | None, Any]], name: str) -> list[dict[str, Any]]:
-    """Every span of every request, its attributes as a dict, ids in hex."""
-    out = []
+    """Every span of every request or dataframe row, its attributes as a flat dict, ids in
+    hex."""
+    out: list[dict[str, Any]] = []
     for line, document in documents:
+        if isinstance(document, list) or is_span_row(document):
+            for row in document if isinstance(document, list) else [document]:
+                if not is_span_row(row):
+                    raise InputError(name, "this row is not a span of Phoenix's spans dataframe "
+                                     "(no 'context.trace_id' and 'span_kind').", line=line)
+                out.append(_row_span(row, line, len(out)))
+            continue
         if not is_otlp(document):
             raise InputError(name, "this line is not an OTLP trace export (no 'resourceSpans' "
                              "list) in a file of them.", line=line)
@@ -75,25 +119,30 @@ def _spans(documents: Iterable[tuple[int | None, Any]], name: str) -> list[dict[
                 for span in (scope or {}).get("spans") or []:
                     attributes = {a.get("key"): _value(a.get("value"))
                                   for a in span.get("attributes") or [] if isinstance(a, dict)}
-                    out.append({"trace": _hex(span.get("traceId")),
-                                "span": _hex(span.get("spanId")),
-                                "parent": _hex(span.get("parentSpanId")),
-                                "start": int(span.get("startTimeUnixNano") or 0),
+                    out.append({"trace": hex_id(span.get("traceId")),
+                                "span": hex_id(span.get("spanId")),
+                                "parent": hex_id(span.get("parentSpanId")),
+                                "start": instant(span.get("startTimeUnixNano")),
                                 "name": span.get("name"), "attributes": attributes,
                                 "line": line})
     return out
 
 
-def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[str]
-         ) -> list[dict[str, Any]]:
-    """The goldens (as RAGAS-shaped objects) of OTLP requests given as (line, document)."""
+def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[str], *,
+         retriever: str | None = None) -> list[dict[str, Any]]:
+    """The goldens (as RAGAS-shaped objects) of OTLP requests or dataframe rows given as
+    (line, document); ``retriever`` names the spans to read when they are not RETRIEVERs."""
     spans = _spans(documents, name)
     by_trace: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         by_trace.setdefault(span["trace"], []).append(span)
-    return gathered((_trace_goldens(trace, sorted(members, key=lambda s: s["start"]))
-                     for trace, members in by_trace.items()), len(spans), name, notices,
-                    f"'{KIND}' = RETRIEVER and 'retrieval.documents.N.document.content'")
+    ordered = sorted((sorted(members, key=lambda s: s["start"]) for members in
+                      by_trace.values()), key=lambda members: members[0]["start"])
+    # Traces in the order they ran, whatever order the export lists its spans in.
+    return gathered((_trace_goldens(members[0]["trace"], members, retriever)
+                     for members in ordered), len(spans), name, notices,
+                    looked_for(f"'{KIND}' = RETRIEVER and "
+                               "'retrieval.documents.N.document.content'", retriever))
 
 
 def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -105,24 +154,25 @@ def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
     return [found[i] for i in sorted(found)]
 
 
-def _trace_goldens(trace: str, members: list[dict[str, Any]]
+def _trace_goldens(trace: str, members: list[dict[str, Any]], retriever: str | None
                    ) -> tuple[list[dict[str, Any]], int]:
     """One trace's goldens (its spans in start order), and how many of its retrievers found
     no document."""
-    retrievers = [s for s in members if s["attributes"].get(KIND) == "RETRIEVER"]
+    chosen = retrievers(members, retriever, lambda s: s["attributes"].get(KIND) == "RETRIEVER",
+                        lambda s: s["name"])
     root = next((s for s in members if not s["parent"]), None)
     root_attributes = root["attributes"] if root is not None else {}
     llm = [s for s in members if s["attributes"].get(KIND) == "LLM"]
     response = root_attributes.get("output.value") or (
         llm[-1]["attributes"].get("output.value") if llm else None)
     out, empty = [], 0
-    for span in retrievers:
+    for span in chosen:
         ranked = _documents(span["attributes"])
         if not ranked:
             empty += 1
             continue
         golden: dict[str, Any] = {
-            "id": trace if len(retrievers) == 1 else f"{trace}:{span['span']}",
+            "id": trace if len(chosen) == 1 else f"{trace}:{span['span']}",
             "user_input": span["attributes"].get("input.value")
             or root_attributes.get("input.value"),
             "retrieved_contexts": [d.get("content") for d in ranked],
@@ -130,7 +180,7 @@ def _trace_goldens(trace: str, members: list[dict[str, Any]]
         }
         if all(d.get("id") is not None for d in ranked):
             golden["retrieved_context_ids"] = [str(d["id"]) for d in ranked]
-        if all(isinstance(d.get("score"), (int, float)) for d in ranked):
+        if all(isinstance(d.get("score"), int | float) for d in ranked):
             golden["retrieved_context_scores"] = [float(d["score"]) for d in ranked]
         if response is not None:
             golden["response"] = response

@@ -1,18 +1,68 @@
-"""What every tracer importer shares: a tracer's goldens gathered trace by trace, said and
-refused the same way."""
+"""What every tracer importer shares: ids in one spelling, the retriever spans chosen one way,
+a tracer's goldens gathered trace by trace, said and refused the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
 
 from annotator.errors import InputError
 
 Golden = dict[str, Any]
+Span = TypeVar("Span")
+
+
+def hex_id(given: Any) -> str:
+    """A trace or span id as hex, however the file wrote it (OTLP JSON's hex, protobuf's and
+    MLflow 3's base64, MLflow 2's 0x hex); any other id as it is."""
+    text = str(given or "").removeprefix("0x")  # MLflow 2 wrote ids as 0x-prefixed hex
+    if re.fullmatch(r"[0-9a-fA-F]+", text) and len(text) in (16, 32):
+        return text.lower()
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return text
+    return raw.hex() if len(raw) in (8, 16) else text
+
+
+def instant(given: Any) -> float:
+    """A start time as seconds, however the file wrote it (nanoseconds, milliseconds, a
+    datetime or ISO text), so a trace's spans sort in the order they ran; 0 when unknown."""
+    if isinstance(given, datetime):
+        return given.timestamp()
+    if isinstance(given, int | float) and not isinstance(given, bool):
+        number = float(given)
+        return number / 1e9 if number > 1e14 else number / 1e3 if number > 1e11 else number
+    if isinstance(given, str):
+        if given.isdigit():
+            return instant(int(given))
+        try:
+            return datetime.fromisoformat(given.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+def retrievers(spans: Sequence[Span], retriever: str | None, is_retriever: Callable[[Span], bool],
+               name_of: Callable[[Span], Any]) -> list[Span]:
+    """The spans that are goldens: those named ``retriever`` (``--retriever NAME``) when it is
+    given, else those the tracer marks as retrievers."""
+    if retriever is not None:
+        return [s for s in spans if name_of(s) == retriever]
+    return [s for s in spans if is_retriever(s)]
+
+
+def looked_for(default: str, retriever: str | None) -> str:
+    """What a file with no golden was searched for, in a sentence's words."""
+    return default if retriever is None else f"a span named '{retriever}' with documents"
 
 
 def gathered(traces: Iterable[tuple[list[Golden], int]], spans: int, name: str,
-             notices: list[str], looked_for: str) -> list[Golden]:
+             notices: list[str], looked: str) -> list[Golden]:
     """Every trace's goldens (each given with how many of its retrievers found nothing, which
     are said once), or an InputError saying what was looked for among ``spans`` spans."""
     out: list[Golden] = []
@@ -24,6 +74,6 @@ def gathered(traces: Iterable[tuple[list[Golden], int]], spans: int, name: str,
         notices.append(f"{empty} retriever span{'s' if empty != 1 else ''} found no document; "
                        "left out (a golden needs ranked chunks).")
     if not out:
-        raise InputError(name, f"no RETRIEVER span with documents among {spans} spans (looked "
-                         f"for {looked_for}).")
+        raise InputError(name, f"no retriever span with documents among {spans} spans (looked "
+                         f"for {looked}).")
     return out
