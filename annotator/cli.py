@@ -367,19 +367,23 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
 @click.option("--format", "-f", "fmt",
               type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation", "qrels",
                                  "run", "mlflow-feedback", "phoenix-annotations",
-                                 "langfuse-scores"]),
+                                 "langfuse-scores", "feedback"]),
               default="jsonl", show_default=True,
               help="jsonl: the session JSONL (re-importable); csv: one row per golden with list "
               "columns as JSON; calibration: JSONL with the truth, every judge and the split; "
               "ragas-annotation: RAGAS's MetricAnnotation JSON for its prompt optimisers; "
               "qrels / run: TREC files for trec_eval and ir_measures (a golden is a query, its "
               "chunks the documents); mlflow-feedback / phoenix-annotations / langfuse-scores: "
-              "people's labels on traced goldens, as each tracer takes them back.")
+              "people's labels on traced goldens, as each tracer takes them back; feedback: "
+              "the dev split's chunks where the judge and people differ, direction-aware, as "
+              "JSON lines for prompt optimizers (DSPy/GEPA, MLflow MemAlign).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write here instead of standard output.")
-@click.option("--annotator", "-a", help="calibration / ragas-annotation: whose labels are the "
-              "truth (default: gold labels, else what everyone agrees on, or the only person).")
-@click.option("--judge", "-j", help="ragas-annotation: whose verdicts (default: the only judge); "
+@click.option("--annotator", "-a", help="calibration / ragas-annotation / feedback: whose "
+              "labels are the truth (default: gold labels, else what everyone agrees on, or the "
+              "only person).")
+@click.option("--judge", "-j", help="ragas-annotation, feedback: whose verdicts (default: the "
+              "only judge); "
               "the write-back formats: the name people's feedback goes by (default: the only "
               "judge's, so a tracer pairs it with that judge's assessments).")
 @click.option("--against", type=click.Choice(["reference", "response"]), default="reference",
@@ -408,6 +412,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
       annotator export team.db --format qrels --output qrels.txt
       annotator export team.db --format run --system bm25 --output bm25.run
       annotator export traced.db --format mlflow-feedback --output feedback.jsonl
+      annotator export team.db --format feedback --judge gpt-4o-mini-builtin -o dev.jsonl
     """
     from annotator.formats import write_csv, write_jsonl
 
@@ -430,6 +435,9 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             named = judge or (judged[0] if len(judged) == 1 else writeback.DEFAULT_NAME)
             count = _write_output(output, lambda out: writeback.write(
                 fmt, session, out, annotator, named))
+        elif fmt == "feedback":
+            count = _write_output(output, lambda out: _write_feedback(session, out, judge,
+                                                                      annotator, against))
         elif fmt == "ragas-annotation":
             from annotator.exports import ragas_annotation
             from annotator.jsonout import write_json
@@ -450,9 +458,34 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
                     session.export_records(), out, session.export_checks()))
     if output is not None:
         what = ("chunk sample" if fmt == "ragas-annotation" else "line" if fmt in ("qrels", "run")
+                else "disagreement" if fmt == "feedback"
                 else "label" if fmt.endswith(("feedback", "annotations", "scores"))
                 else "golden")
         _say(f"Wrote {counted(count, what)} to {output}.", err=True)
+
+
+def _write_feedback(session: Session, out: Any, judge: str | None, annotator: str | None,
+                    against: str) -> int:
+    """--format feedback: the dev split's disagreements of a judge with the truth."""
+    import contextlib
+
+    from annotator import feedback
+    from annotator.errors import SessionError
+    from annotator.judge.runner import stored_settings
+    from annotator.report.build import choose_judge
+
+    name = choose_judge(session, judge)
+    splits = session.splits()
+    if not splits:
+        raise SessionError(
+            "The feedback export holds the dev split only, so an optimizer never sees the "
+            f"goldens a tuned prompt is tested on; make a split first: 'annotator split "
+            f"{session.path} --dev 0.5 --seed 1'.")
+    defined = next(j for j in session.judges() if j.name == name)
+    with contextlib.suppress(SessionError):  # an imported judge: --against says
+        against = stored_settings(defined).prompt.against  # what the judge itself saw
+    dev = [g for g in session.golden_ids() if splits.get(g) == "dev"]
+    return feedback.write(feedback.disagreements(session, name, dev, against, annotator), out)
 
 
 def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
@@ -772,6 +805,12 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                                annotator, seed)
     if prompt.sampling is not None:  # a style that must run with its own sampling
         temperature, max_tokens = prompt.sampling
+    aligned_on = getattr(prompt, "aligned_on", None)
+    if aligned_on is not None and aligned_on != model:
+        _say(f"Note: {prompt_file} was aligned on {aligned_on}, and this run judges with "
+             f"{model}: a prompt tuned for one model often does not carry to the next. Align it "
+             f"on {model} ('annotator align {session_path} --judge NAME --optimizer-model M'), "
+             f"or put both on the leaderboard ('annotator judges {session_path}').", err=True)
     stored_url, url_secrets = without_credentials(base_url)
     if url_secrets:
         _say("Note: the user name and password in --base-url are sent with every request but "
@@ -1386,6 +1425,220 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
 
     board = replace(board, all_pairs=all_pairs)
     _write_document(fmt, output, leaderboard_document(board))
+
+
+@cli.command("align")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--judge", "-j", required=True, help="The judge whose prompt to improve (its "
+              "model and endpoint judge the candidates).")
+@click.option("--optimizer-model", required=True, help="The model that proposes revised prompts.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="The optimizer's OpenAI-compatible "
+              "endpoint (default: $OPENAI_BASE_URL, else the judge's own).")
+@click.option("--rounds", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Rounds of revision, each from the best prompt so far.")
+@click.option("--candidates", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Candidate prompts asked for in each round.")
+@click.option("--sample", type=click.IntRange(1, 200), default=12, show_default=True,
+              help="Disagreements shown in one optimizer request.")
+@click.option("--validation", type=click.FloatRange(0.1, 0.9), default=0.5, show_default=True,
+              help="The share of the labelled dev goldens candidates are scored on; the "
+              "optimizer sees the others' disagreements only.")
+@click.option("--annotator", "-a", help="Whose labels are the truth (default: the team's).")
+@click.option("--instructions", type=click.Path(dir_okay=False), help="A team's vetted "
+              "instructions, one a line: the optimizer may only add or remove them (by number), "
+              "never write its own.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), help="Stop before a step "
+              "that would take the run past this many USD (needs both prices).")
+@click.option("--max-calls", type=click.IntRange(1), help="Stop before a step that would take "
+              "the run past this many requests (optimizer and judge together).")
+@click.option("--price-in", type=float, help="The optimizer's USD per million prompt tokens.")
+@click.option("--price-out", type=float, help="The optimizer's USD per million completion "
+              "tokens.")
+@click.option("--judge-price", metavar="IN,OUT", help="The judge's USD per million tokens in and "
+              "out (default: the price given to 'annotator judge').")
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Where a kept prompt file is "
+              "written (default: beside the session file).")
+@click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000, show_default=True,
+              help="Bootstrap resamples of the test comparison.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the train/validation cut, the samples and the bootstrap.")
+@click.option("--dry-run", is_flag=True, help="Print the calls, tokens and cost the run may "
+              "take, and send nothing.")
+@_sending_options
+def align_command(session_path: str, judge: str, optimizer_model: str, base_url: str | None,
+                  rounds: int, candidates: int, sample: int, validation: float,
+                  annotator: str | None, instructions: str | None, budget: float | None,
+                  max_calls: int | None, price_in: float | None, price_out: float | None,
+                  judge_price: str | None, out_dir: str | None, resamples: int, seed: int,
+                  dry_run: bool, concurrency: int, rpm: float | None, tpm: float | None,
+                  timeout: float, max_retries: int, max_wait: float) -> None:
+    """Propose better prompts for a judge from the dev split; keep one only if the test split says so.
+
+    The labelled dev goldens are cut in two: an optimizer model sees the judge's disagreements
+    with people on one part (looser: the judge said useful, people noise; stricter: the
+    reverse) and proposes revised prompts; each is judged on the other part. The best
+    candidate alone is judged once on the test split and compared with the judge by the
+    leaderboard's paired bootstrap: it is kept, as NAME-aligned-K.toml and judge
+    NAME-aligned-K, only when its kappa is higher with the interval above 0. Every request,
+    reply and candidate is stored ('annotator align-log').
+
+    \b
+    Example:
+      annotator align team.db --judge gpt-4o-mini-builtin --optimizer-model gpt-4o --dry-run
+      annotator align team.db --judge gpt-4o-mini-builtin --optimizer-model gpt-4o \\
+        --rounds 2 --candidates 4 --budget 2 --price-in 2.5 --price-out 10
+    """
+    import asyncio
+
+    from annotator.align import loop, optimizer
+    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
+    from annotator.judge.runner import JudgeStopped, RunOptions
+    from annotator.models import Price
+    from annotator.progress import judging
+
+    options = loop.AlignOptions(
+        judge=judge, optimizer_model=optimizer_model, rounds=rounds, candidates=candidates,
+        sample=sample, validation=validation, seed=seed, annotator=annotator,
+        instructions=optimizer.read_instructions(instructions) if instructions else None,
+        max_calls=max_calls, budget=budget,
+        optimizer_price=Price(price_in, price_out) if price_in is not None and
+        price_out is not None else None,
+        out_dir=Path(out_dir) if out_dir else Path(session_path).resolve().parent,
+        resamples=resamples,
+        run=RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                       max_wait=max_wait))
+    with _open(session_path, create=False) as session:  # read only, before anything is sent
+        prepared = loop.prepare(session, options)
+        options.judge_price = (next(iter(_prices((f"{judge}={judge_price}",)).values()))
+                               if judge_price else session.price(judge))
+        if budget is not None and (options.judge_price is None or options.optimizer_price is None):
+            raise click.UsageError("--budget needs the optimizer's price (--price-in, --price-out) "
+                                   "and the judge's (--judge-price, or the price given to "
+                                   "'annotator judge'); or cap the run with --max-calls.")
+        if dry_run:
+            _print_align_plan(loop.plan(session, options, prepared), options, prepared)
+            return
+    optimizer_url = base_url or prepared.settings.base_url
+    options.optimizer_url = without_credentials(optimizer_url)[0]
+    judge_url = prepared.settings.base_url
+    judge_key, optimizer_key = _api_key(judge_url), _api_key(optimizer_url)
+    secrets = tuple(k for k in (judge_key, optimizer_key) if k != LOCAL_KEY)
+
+    async def run(session: Session, show: Callable[[Any], None]) -> loop.AlignResult:
+        async with make_client(judge_url, judge_key, concurrency=concurrency, rpm=rpm,
+                               tpm=tpm) as judge_client:
+            if optimizer_url == judge_url and optimizer_key == judge_key:
+                optimizer_client = judge_client  # one endpoint: one client, one limiter
+                return await loop.align(session, options, prepared, judge_client,
+                                        optimizer_client, say=lambda t: _say(t, err=True),
+                                        show=show)
+            async with make_client(optimizer_url, optimizer_key, concurrency=concurrency,
+                                   rpm=rpm, tpm=tpm) as optimizer_client:
+                return await loop.align(session, options, prepared, judge_client,
+                                        optimizer_client, say=lambda t: _say(t, err=True),
+                                        show=show)
+
+    with _open(session_path) as session, judging(f"align {judge}", options.judge_price) as show:
+        try:
+            result = asyncio.run(run(session, show))
+        except KeyboardInterrupt:
+            _say("Stopped. Nothing was registered; the run's record is kept ('annotator "
+                 f"align-log {session_path}').", err=True)
+            sys.exit(130)
+        except (loop.AlignStopped, JudgeStopped) as error:
+            _say(f"Error: {_redacted(str(error), secrets)} Nothing was registered.", err=True)
+            sys.exit(1)
+    spent = result.spent
+    _say(f"Align run {result.run_id}: {counted(result.candidates, 'candidate')} asked for, "
+         f"{result.rejected:,} rejected; validation kappa of '{judge}' "
+         f"{'undefined' if result.incumbent_kappa is None else f'{result.incumbent_kappa:.3f}'}"
+         + (f", of the best candidate {result.best.kappa:.3f}" if result.best is not None
+            and result.best.kappa is not None else "")
+         + f". {counted(spent.calls, 'request')}, {spent.tokens_in:,} tokens in, "
+         f"{spent.tokens_out:,} out" + (f", ${spent.cost:.4f}" if options.judge_price is not None
+                                        and options.optimizer_price is not None else "") + ".")
+    _say(_redacted(result.sentence, secrets))
+    if result.outcome == "kept":
+        _say(f"Compare it with every judge: 'annotator judges {session_path}'.")
+
+
+def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+def _print_align_plan(plan: Any, options: Any, prepared: Any) -> None:
+    """Print what an align run may send and cost; send nothing."""
+    def cost(value: float, priced: bool) -> str:
+        return f"${value:,.4f}" if priced else "give the prices to see it"
+
+    optimizer_priced = options.optimizer_price is not None
+    judge_priced = options.judge_price is not None
+    rows = [
+        ("judge", f"{options.judge} ({prepared.settings.model})"),
+        ("goldens", f"{len(prepared.train):,} train (the optimizer sees their disagreements), "
+         f"{len(prepared.validation):,} validation, {len(prepared.test):,} test"),
+        ("optimizer", f"{counted(plan.optimizer.calls, 'request')} to {options.optimizer_model}, "
+         f"about {plan.optimizer.tokens_in:,} tokens in, at most {plan.optimizer.tokens_out:,} "
+         f"out; {cost(plan.optimizer.cost, optimizer_priced)}"),
+        ("judging", f"at most {counted(plan.judging.calls, 'request')} ({plan.validation_chunks:,} "
+         f"validation chunks a candidate, {plan.train_chunks:,} train chunks a later round, "
+         f"{plan.test_chunks:,} test chunks once), about {plan.judging.tokens_in:,} tokens in, "
+         f"{plan.judging.tokens_out:,} out; {cost(plan.judging.cost, judge_priced)}"),
+        ("in all", f"at most {counted(plan.total.calls, 'request')}; "
+         f"{cost(plan.total.cost, plan.priced)}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, text in rows:
+        _say(f"{key.ljust(width)}  {text}")
+    _say("Nothing was sent (--dry-run).")
+
+
+@cli.command("align-log")
+@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--run", "run_id", type=int, help="One run's candidates, with their prompts' "
+              "rationales and why any was rejected (default: every run, one line each).")
+def align_log_command(session_path: str, run_id: int | None) -> None:
+    """Every align run of a session: what it tried, what it cost, what the test split said."""
+    with _open(session_path, create=False) as session:
+        runs = session.align_runs()
+        if run_id is not None:
+            chosen = [r for r in runs if r["id"] == run_id]
+            if not chosen:
+                raise click.BadParameter(f"there is no align run {run_id} in {session_path}",
+                                         param_hint="--run")
+            candidates = session.align_candidates(run_id)
+    if not runs:
+        _say(f"No align run in {session_path} yet: 'annotator align {session_path} --judge J "
+             "--optimizer-model M'.")
+        return
+    if run_id is None:
+        for run in runs:
+            _say(_align_run_line(run))
+        return
+    _say(_align_run_line(chosen[0]))
+    for c in candidates:
+        score = ("" if c["validation_kappa"] is None
+                 else f", validation kappa {c['validation_kappa']:.3f} on "
+                 f"{counted(c['validation_chunks'], 'chunk')}")
+        what = f"rejected: {c['error']}" if c["error"] else (c["rationale"] or "no rationale")
+        _say(f"  round {c['round']}, candidate {c['number']}{score}: {visible(what)}")
+
+
+def _align_run_line(run: dict[str, Any]) -> str:
+    """One align run in a sentence."""
+    test = ("" if run["test_difference"] is None else
+            f"; test: {run['test_kappa']:.3f} against {run['incumbent_test_kappa']:.3f} on "
+            f"{counted(run['test_chunks'], 'chunk')}, difference {run['test_difference']:+.3f} "
+            f"(95% CI {run['test_low']:+.3f} to {run['test_high']:+.3f})"
+            if run["test_low"] is not None else
+            f"; test difference {run['test_difference']:+.3f} (no interval)")
+    kept = f", registered as '{run['registered_as']}'" if run["registered_as"] else ""
+    cost = f", ${run['cost']:.4f}" if run["cost"] is not None else ""
+    return (f"Run {run['id']} ({run['started_at'][:16]}): judge '{run['judge']}' on "
+            f"{run['model']}, optimizer {run['optimizer_model']}: {run['outcome'] or 'unfinished'}"
+            f"{kept}{test}; {counted(run['calls'], 'request')}{cost}.")
 
 
 def _prices(given: tuple[str, ...]) -> dict[str, Price]:

@@ -71,6 +71,12 @@ def chunk_of(body: dict[str, Any]) -> str:
     return chunk.group(1) if chunk else user
 
 
+def is_optimizer(body: dict[str, Any]) -> bool:
+    """Whether a request is annotator align's optimizer's (by its response format's name)."""
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    return name in ("prompt_revision", "instruction_edit")
+
+
 def _encoder() -> Any:
     import warnings
 
@@ -165,6 +171,12 @@ class FakeOpenAI:
         self.decide: Callable[[dict[str, Any], str], int] | None = None
         """An ok reply's verdict from the request and a chunk's text (default: 1 when the
         text says "useful"), as a judge with its own failure mode would decide."""
+        self.optimize: Callable[[dict[str, Any]], str] | None = None
+        """The content of the reply to an optimizer's request (``annotator align``: one whose
+        response format is named prompt_revision or instruction_edit); None: such a request is
+        answered as a judge's."""
+        self.optimizer_requests: list[dict[str, Any]] = []
+        """Every optimizer request's body, in the order they came."""
         self.rewrite: Callable[[dict[str, Any], int], None] | None = None
         """Edits every 200 reply in place (given the reply and its verdict) before it is sent."""
         self.chaos: dict[str, float] | None = None
@@ -274,6 +286,11 @@ class FakeOpenAI:
                         server.spans.append((arrived, time.monotonic()))
 
             def _answer(self, body: dict[str, Any]) -> None:
+                if server.optimize is not None and is_optimizer(body):
+                    with server._lock:
+                        server.optimizer_requests.append(body)
+                    content = server.optimize(body)
+                    return self._send(200, server.completion(body, content, "stop"))
                 chunk = chunk_of(body)
                 behaviour = server.next_behaviour(chunk)
                 if server.latency:

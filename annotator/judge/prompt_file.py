@@ -28,7 +28,8 @@ from annotator.judge.template import (
 )
 from annotator.judge.types import Against
 
-KEYS = {"style", "against", "system", "user", "chunk_block", "reply", "examples", "sampling"}
+KEYS = {"style", "against", "system", "user", "chunk_block", "reply", "examples", "sampling",
+        "aligned_on"}
 REPLY_KEYS = {"kind", "scale", "threshold"}
 SAMPLING_KEYS = {"temperature", "max_tokens"}
 EXAMPLE_KEYS = {"question", "answer", "chunk", "verdict", "reason"}
@@ -166,9 +167,11 @@ class _Reader:
         reply = self.reply(data.get("reply"))
         temperature, max_tokens = self.sampling(data.get("sampling"))
         examples = self.examples(data.get("examples"), reply)
+        aligned_on = self.text(data, "aligned_on", required=False)
         name = Path(self.source).stem
         return TemplatePrompt(f"file:{name}", side, system, user, style, reply, block,
-                              examples, temperature, max_tokens, source=self.source)
+                              examples, temperature, max_tokens, source=self.source,
+                              aligned_on=aligned_on)
 
     def side(self, shows: frozenset[str], written: Against | None, against: Against | None
              ) -> Against:
@@ -263,14 +266,17 @@ class _Reader:
         return tuple(out)
 
 
-def dump(prompt: TemplatePrompt) -> str:
-    """A prompt as a prompt file (loads back to the same requests)."""
+def dump(prompt: TemplatePrompt, *, system: str | None = None, user: str | None = None) -> str:
+    """A prompt as a prompt file (loads back to the same requests); with ``system`` or
+    ``user``, that template's text in its place, unchecked (``parse`` checks the file)."""
     lines = ["# A cp-annotator prompt file: annotator judge S.db --model M --prompt-file THIS",
              "# Templates show {question}, {reference} or {response}, and {chunk} and {rank}",
              "# (pointwise) or {chunks} and {count} (listwise); {fields} is the question, the",
              "# answer and the chunk(s) as one JSON object. Write a literal brace as {{ or }}.",
-             f'style = "{prompt.style}"', f'against = "{prompt.against}"', "",
-             f"system = {_text(prompt.system.text)}", "", f"user = {_text(prompt.user.text)}"]
+             f'style = "{prompt.style}"', f'against = "{prompt.against}"',
+             *([f"aligned_on = {_text(prompt.aligned_on)}"] if prompt.aligned_on else []), "",
+             f"system = {_text(prompt.system.text if system is None else system)}", "",
+             f"user = {_text(prompt.user.text if user is None else user)}"]
     if prompt.chunk_block is not None:
         lines += ["", f"chunk_block = {_text(prompt.chunk_block.text)}"]
     reply = prompt.reply

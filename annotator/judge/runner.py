@@ -53,6 +53,8 @@ class RunOptions:
     max_wait: float = 60.0
     """The longest wait a server's Retry-After may ask for (longer, infinite or malformed ones
     wait this long)."""
+    goldens: frozenset[str] | None = None
+    """Judge only the chunks of these goldens (None: every golden)."""
 
 
 @dataclass(slots=True)
@@ -232,6 +234,8 @@ def iter_tasks(session: Session, settings: JudgeSettings, options: RunOptions, s
     done = done if done is not None else {}
     listwise = settings.prompt.listwise
     golden_ids = session.golden_ids()
+    if options.goldens is not None:
+        golden_ids = [g for g in golden_ids if g in options.goldens]
     for start in range(0, len(golden_ids), GOLDENS_PER_PAGE):
         if enough():
             return

@@ -204,6 +204,9 @@ class TemplatePrompt:
     resume); None: the hash of canonical_text."""
     source: str | None = None
     """The prompt file's path, for messages (None: a builtin style)."""
+    aligned_on: str | None = None
+    """The model ``annotator align`` tuned this prompt on (a prompt tuned for one model may not
+    carry to the next); not part of the requests."""
 
     @classmethod
     def from_definition(cls, prompt_id: str, definition: dict[str, Any],

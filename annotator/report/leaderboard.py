@@ -264,6 +264,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                         agreement=agreement, group_by=group_by, scale=scale,
                         unranked=unranked)
     board.headline.extend(_headline(board))  # the headline reads the board it heads
+    board.headline.extend(_lineage(session, board))
     if seen.note is not None:
         board.headline.insert(1, seen.note)
     return board
@@ -691,6 +692,25 @@ def _headline(board: Leaderboard) -> list[str]:
                          f"{len(row.calls.unstable)} chunks (flip rate "
                          f"{row.calls.figures['flip_rate'].value:.1%}).")
     lines.extend(_probe_lines(board))
+    return lines
+
+
+def _lineage(session: Session, board: Leaderboard) -> list[str]:
+    """Where each aligned judge on the board came from, and which of its scores are honest."""
+    shown = {row.judge for row in board.judges}
+    lines = []
+    for run in session.align_runs():
+        name = run["registered_as"]
+        if name not in shown:
+            continue
+        lines.append(
+            f"'{name}' was aligned from '{run['judge']}' on {run['model']} by align run "
+            f"{run['id']} (optimizer {run['optimizer_model']}): chosen on the dev split, it beat "
+            f"'{run['judge']}' on the test split by {run['test_difference']:+.3f} kappa (95% CI "
+            f"{run['test_low']:+.3f} to {run['test_high']:+.3f}); "
+            + ("its scores here are on the test split only, which it never saw."
+               if board.split == "test" else
+               "read its scores on --split test: these goldens include those it was tuned on."))
     return lines
 
 

@@ -480,3 +480,62 @@ def m012_distractor(db: Database) -> None:
     for table, (body, kept, index) in tables.items():
         listed = ", ".join(kept)
         _rebuild(db, table, "m012", body.replace("ANSWER", _M012_ANSWER), listed, listed, index)
+
+
+@migrations()
+def m013_align(db: Database) -> None:
+    """`annotator align`'s record: one row a run (its splits of the dev goldens, the test
+    comparison, what was kept) and one a candidate prompt (the optimizer's request and reply,
+    the prompt, its validation score, its cost)."""
+    db.execute(
+        """
+        CREATE TABLE align_runs (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,
+            model TEXT NOT NULL,
+            optimizer_model TEXT NOT NULL,
+            optimizer_url TEXT,
+            settings TEXT NOT NULL,
+            train TEXT NOT NULL,
+            validation TEXT NOT NULL,
+            incumbent_kappa REAL,
+            best_candidate INTEGER,
+            test_chunks INTEGER,
+            test_kappa REAL,
+            incumbent_test_kappa REAL,
+            test_difference REAL,
+            test_low REAL,
+            test_high REAL,
+            outcome TEXT,
+            registered_as TEXT,
+            prompt_path TEXT,
+            calls INTEGER NOT NULL DEFAULT 0,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE align_candidates (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES align_runs(id) ON DELETE CASCADE,
+            round INTEGER NOT NULL CHECK (round >= 1),
+            number INTEGER NOT NULL CHECK (number >= 1),
+            request TEXT NOT NULL,
+            reply TEXT,
+            rationale TEXT,
+            prompt TEXT,
+            error TEXT,
+            validation_kappa REAL,
+            validation_agreement REAL,
+            validation_chunks INTEGER,
+            calls INTEGER NOT NULL DEFAULT 0,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            UNIQUE (run_id, round, number)
+        )"""
+    )

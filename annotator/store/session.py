@@ -93,6 +93,17 @@ ANSWERED = "(l.answer IS NOT NULL)"
 """A label (as ``l``) the person has answered: a verdict, or unsure. Progress counts these."""
 
 
+_JUDGE_REST = "model, base_url, prompt_id, prompt_sha256, parameters, created_at, prompt_text"
+"""A judges row but its name, as rename_judge copies it."""
+ALIGN_RUN_FIELDS = frozenset({
+    "incumbent_kappa", "best_candidate", "test_chunks", "test_kappa", "incumbent_test_kappa",
+    "test_difference", "test_low", "test_high", "outcome", "registered_as", "prompt_path",
+    "calls", "tokens_in", "tokens_out", "cost", "finished_at"})
+ALIGN_CANDIDATE_FIELDS = frozenset({
+    "reply", "rationale", "prompt", "error", "validation_kappa", "validation_agreement",
+    "validation_chunks", "calls", "tokens_in", "tokens_out"})
+
+
 def now() -> str:
     """The current UTC time as an ISO 8601 string with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -811,6 +822,89 @@ class Session:
             self._event("remove_judge", annotator=by,
                         payload={"judge": judge, "calls": calls, "verdicts": verdicts})
         return calls
+
+    def rename_judge(self, old: str, new: str) -> None:
+        """Give a judge another name, with every call, example, batch and label that names it
+        (align registers its kept candidate so)."""
+        with self._write():
+            if self._scalar("SELECT 1 FROM judges WHERE name = ?", [new]):
+                raise SessionError(f"A judge named '{new}' is already in {self.path}.")
+            self.conn.execute(f"INSERT INTO judges SELECT ?, {_JUDGE_REST} FROM judges "
+                              "WHERE name = ?", [new, old])
+            for table in ("verdicts", "judge_examples", "batches", "batch_requests",
+                          "probe_calls", "labels"):
+                self.conn.execute(f"UPDATE {table} SET judge = ? WHERE judge = ?", [new, old])
+            for prefix in ("transport:", "price:"):
+                self.conn.execute("UPDATE settings SET key = ? WHERE key = ?",
+                                  [prefix + new, prefix + old])
+            self.conn.execute("DELETE FROM judges WHERE name = ?", [old])
+            self._event("rename_judge", payload={"from": old, "to": new})
+
+    # -- align runs (annotator.align) ---------------------------------------------------------
+
+    def start_align_run(self, judge: str, model: str, optimizer_model: str,
+                        optimizer_url: str | None, settings: dict[str, Any],
+                        train: Sequence[str], validation: Sequence[str]) -> int:
+        """Record an align run's start: whose prompt, the optimizer, the dev goldens the
+        optimizer may see (``train``) and those candidates are scored on; its id."""
+        with self._write():
+            cursor = self.conn.execute(
+                "INSERT INTO align_runs(judge, model, optimizer_model, optimizer_url, settings, "
+                "train, validation, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [judge, model, optimizer_model, optimizer_url, json.dumps(settings),
+                 json.dumps(list(train)), json.dumps(list(validation)), now()])
+            return int(cursor.lastrowid or 0)
+
+    def update_align_run(self, run_id: int, **fields: Any) -> None:
+        """Store figures of an align run as they come (ALIGN_RUN_FIELDS)."""
+        self._update_align("align_runs", ALIGN_RUN_FIELDS, run_id, fields)
+
+    def add_align_candidate(self, run_id: int, round_: int, number: int,
+                            request: list[dict[str, str]], **fields: Any) -> int:
+        """Record the optimizer's request for a candidate (and what is known of it); its id."""
+        with self._write():
+            cursor = self.conn.execute(
+                "INSERT INTO align_candidates(run_id, round, number, request, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [run_id, round_, number, json.dumps(request, ensure_ascii=False), now()])
+            candidate = int(cursor.lastrowid or 0)
+        if fields:
+            self.update_align_candidate(candidate, **fields)
+        return candidate
+
+    def update_align_candidate(self, candidate: int, **fields: Any) -> None:
+        """Store what became of a candidate (ALIGN_CANDIDATE_FIELDS)."""
+        self._update_align("align_candidates", ALIGN_CANDIDATE_FIELDS, candidate, fields)
+
+    def _update_align(self, table: str, allowed: frozenset[str], row: int,
+                      fields: dict[str, Any]) -> None:
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"{table} has no {', '.join(sorted(unknown))}")
+        names = sorted(fields)
+        with self._write():
+            self.conn.execute(f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
+                              "WHERE id = ?", [*(fields[n] for n in names), row])
+
+    def align_runs(self) -> list[dict[str, Any]]:
+        """Every align run, oldest first, as stored (settings, train and validation decoded)."""
+        out = []
+        for row in self._rows("SELECT * FROM align_runs ORDER BY id"):
+            item = dict(row)
+            for key in ("settings", "train", "validation"):
+                item[key] = json.loads(item[key])
+            out.append(item)
+        return out
+
+    def align_candidates(self, run_id: int) -> list[dict[str, Any]]:
+        """An align run's candidates in the order they were asked for (request decoded)."""
+        out = []
+        for row in self._rows("SELECT * FROM align_candidates WHERE run_id = ? "
+                              "ORDER BY round, number", [run_id]):
+            item = dict(row)
+            item["request"] = json.loads(item["request"])
+            out.append(item)
+        return out
 
     def _delete_judge(self, judge: str) -> None:
         self.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])

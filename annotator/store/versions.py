@@ -10,5 +10,6 @@ from __future__ import annotations
 MIGRATION_SET = "cp-annotator"
 NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs",
          "m005_batches", "m006_probes", "m007_unsure_and_reasons",
-         "m008_attention_checks", "m009_chunk_ids", "m010_answer_kinds", "m011_grades", "m012_distractor")
+         "m008_attention_checks", "m009_chunk_ids", "m010_answer_kinds", "m011_grades", "m012_distractor",
+         "m013_align")
 """Every migration this version knows, in the order they run."""

@@ -1,0 +1,639 @@
+"""`annotator align`: propose prompts from the dev split, keep one only if the test split says so.
+
+The labelled dev goldens are cut in two, once per run, by the seed: the optimizer sees the
+judge's disagreements on the first part only (train), and each candidate is judged and scored
+on the second (validation), so choosing among candidates is honest too. Each round asks the
+optimizer for ``candidates`` revisions of the best prompt so far (the incumbent at first; a
+later round's disagreements are the best one's own on train). The best candidate of the run,
+and only it, is judged on the test split, once, and compared with the incumbent by the paired
+bootstrap the leaderboard uses: it is kept (written as NAME-aligned-K.toml and registered as
+judge NAME-aligned-K) only when its kappa is higher with the 95% interval of the difference
+above 0. No test golden's text, label or note reaches the optimizer: its requests are built
+from train goldens alone.
+
+Every optimizer request, reply and candidate is stored (``align_candidates``) with its
+validation score and cost, and the run with its test figures (``align_runs``). Candidates are
+judged under names of their own, removed once scored unless kept: a run that stops for any
+reason (the budget, a hopeless endpoint, Ctrl-C) registers nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import random
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import openai
+from openai import AsyncOpenAI
+
+from annotator.align import optimizer
+from annotator.errors import AnnotatorError, SessionError
+from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
+from annotator.judge.client import completion_of, connection_error, status_error
+from annotator.judge.plan import dry_run
+from annotator.judge.runner import RunOptions, RunStats, run_judge, stored_settings
+from annotator.judge.template import TemplatePrompt
+from annotator.judge.types import JudgeSettings
+from annotator.models import Price
+from annotator.splits import assign_splits
+from annotator.stats.chunk_agreement import cohen_kappa, percent_agreement
+from annotator.store.session import Session, now
+from annotator.text import counted
+
+Outcome = Literal["kept", "not distinguishable", "worse", "nothing to learn", "no candidate",
+                  "stopped"]
+OPTIMIZER_MAX_TOKENS = 4096
+
+
+class AlignStopped(AnnotatorError):
+    """An align run that cannot go on (a hopeless endpoint, the budget): nothing registered."""
+
+
+@dataclass(slots=True)
+class AlignOptions:
+    """What an align run does, and how hard it may push."""
+
+    judge: str
+    optimizer_model: str
+    optimizer_url: str | None = None
+    rounds: int = 1
+    candidates: int = 3
+    sample: int = 12
+    """Disagreements shown in one optimizer request."""
+    validation: float = 0.5
+    """The share of the labelled dev goldens candidates are scored on (the rest: train)."""
+    seed: int = 0
+    annotator: str | None = None
+    """Whose labels are the truth (None: the team's)."""
+    instructions: list[str] | None = None
+    """A team's vetted instructions (--instructions): the optimizer only adds or removes them."""
+    max_calls: int | None = None
+    budget: float | None = None
+    judge_price: Price | None = None
+    optimizer_price: Price | None = None
+    optimizer_temperature: float = 0.7
+    out_dir: Path = Path(".")
+    resamples: int = 2000
+    run: RunOptions = field(default_factory=RunOptions)
+
+
+@dataclass(slots=True)
+class Spend:
+    """Calls, tokens and cost, spent or expected."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+    def add(self, other: Spend) -> None:
+        """Count another step in."""
+        self.calls += other.calls
+        self.tokens_in += other.tokens_in
+        self.tokens_out += other.tokens_out
+        self.cost += other.cost
+
+
+@dataclass(slots=True)
+class Scored:
+    """A prompt and how it did on the validation goldens."""
+
+    name: str
+    """The judge its verdicts are stored under."""
+    prompt: TemplatePrompt
+    kappa: float | None
+    agreement: float | None
+    chunks: int
+    candidate_id: int | None = None
+    """Its row in align_candidates (None: the incumbent)."""
+    text: str = ""
+
+    def key(self) -> tuple[float, float]:
+        """How candidates rank: kappa, then agreement (an undefined kappa ranks last)."""
+        return (self.kappa if self.kappa is not None else -math.inf,
+                self.agreement if self.agreement is not None else -math.inf)
+
+
+@dataclass(slots=True)
+class AlignResult:
+    """What an align run found and did."""
+
+    run_id: int
+    outcome: Outcome
+    sentence: str
+    incumbent_kappa: float | None = None
+    best: Scored | None = None
+    test: dict[str, Any] = field(default_factory=dict)
+    registered_as: str | None = None
+    prompt_path: Path | None = None
+    spent: Spend = field(default_factory=Spend)
+    candidates: int = 0
+    rejected: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What a run stands on, read before anything is sent."""
+
+    settings: JudgeSettings
+    prompt: TemplatePrompt
+    train: list[str]
+    validation: list[str]
+    test: list[str]
+    target: str
+    """The name a kept candidate is registered under."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlignPlan:
+    """What a run would send, at most, and what it would cost (--dry-run)."""
+
+    optimizer: Spend
+    judging: Spend
+    validation_chunks: int
+    train_chunks: int
+    test_chunks: int
+    priced: bool
+
+    @property
+    def total(self) -> Spend:
+        """Everything together."""
+        out = Spend()
+        out.add(self.optimizer)
+        out.add(self.judging)
+        return out
+
+
+def prepare(session: Session, options: AlignOptions) -> Prepared:
+    """Check what the run needs and split the labelled dev goldens; SessionError otherwise."""
+    judges = {j.name: j for j in session.judges()}
+    if options.judge not in judges:
+        known = ", ".join(sorted(judges)) or "none yet"
+        raise SessionError(f"There is no judge '{options.judge}' in {session.path} (judges: "
+                           f"{known}).")
+    settings = stored_settings(judges[options.judge])
+    if not isinstance(settings.prompt, TemplatePrompt):
+        raise SessionError(f"Judge '{options.judge}' sends RAGAS's own prompt through its "
+                           "library, which align cannot revise; align a judge made from a "
+                           "template ('annotator prompts show ragas > mine.toml' writes one).")
+    splits = session.splits()
+    if not splits:
+        raise SessionError("align needs a dev/test split, so that candidates are chosen on dev "
+                           f"and judged once on test: 'annotator split {session.path} --dev 0.5 "
+                           "--seed 1'.")
+    seen = {g for g, _, _ in session.judge_examples().get(options.judge, [])}
+    ids = [g for g in session.golden_ids() if g not in seen]
+    dev = with_truth(session, [g for g in ids if splits.get(g) == "dev"], options.annotator)
+    test = with_truth(session, [g for g in ids if splits.get(g) == "test"], options.annotator)
+    if len(dev) < 2 or not test:
+        raise SessionError(
+            f"align needs people's labels on at least 2 dev goldens and 1 test golden (there "
+            f"are {len(dev)} and {len(test)}): label more of them with 'annotator annotate "
+            f"{session.path}'.")
+    parts = assign_splits(dev, 1 - options.validation, options.seed)
+    train = [g for g in dev if parts[g] == "dev"]
+    validation = [g for g in dev if parts[g] == "test"]
+    if not train or not validation:
+        train, validation = dev[: len(dev) // 2], dev[len(dev) // 2:]
+    missing = unjudged(session, options.judge, dev + test, options.annotator)
+    if missing:
+        raise SessionError(
+            f"Judge '{options.judge}' has no verdict on {counted(missing, 'labelled chunk')} of "
+            "the dev and test splits, and align compares candidates with its verdicts there: "
+            "run the judge command that made it again (it resumes), then align.")
+    taken = set(judges)
+    number = 1
+    while f"{options.judge}-aligned-{number}" in taken or (
+            options.out_dir / f"{options.judge}-aligned-{number}.toml").exists():
+        number += 1
+    return Prepared(settings, settings.prompt, train, validation, test,
+                    f"{options.judge}-aligned-{number}")
+
+
+def plan(session: Session, options: AlignOptions, prepared: Prepared) -> AlignPlan:
+    """The most a run would send (every candidate judged, the best re-judged on train each
+    later round) and its cost where prices are known; nothing is sent."""
+    def judging(goldens: list[str]) -> tuple[int, Spend]:
+        run = replace(options.run, goldens=frozenset(goldens), limit=None)
+        made = dry_run(session, "~align-estimate", prepared.settings, run,
+                       options.judge_price, None, None)
+        return made.chunks, Spend(made.calls, made.prompt_tokens, made.completion_tokens,
+                                  made.cost or 0.0)
+
+    asks = options.rounds * options.candidates
+    validation_chunks, per_candidate = judging(prepared.validation)
+    train_chunks, per_train = judging(prepared.train)
+    test_chunks, on_test = judging(prepared.test)
+    sample = list(disagreements(session, options.judge, prepared.train, prepared.prompt.against,
+                                options.annotator))[: options.sample]
+    messages = optimizer.request_messages(prepared.prompt, sample, {}, options.instructions)
+    from annotator.judge import tokens
+
+    per_ask = tokens.prompt_tokens(messages)
+    optimizing = Spend(asks, asks * per_ask, asks * OPTIMIZER_MAX_TOKENS)
+    if options.optimizer_price is not None:
+        optimizing.cost = options.optimizer_price.cost(optimizing.tokens_in, optimizing.tokens_out)
+    judged = Spend()
+    for step, times in ((per_candidate, asks), (per_train, options.rounds - 1), (on_test, 1)):
+        judged.add(Spend(step.calls * times, step.tokens_in * times, step.tokens_out * times,
+                         step.cost * times))
+    return AlignPlan(optimizing, judged, validation_chunks, train_chunks, test_chunks,
+                     options.judge_price is not None and options.optimizer_price is not None)
+
+
+class _Run:
+    """One align run's state: what was spent, the candidates' judges still in the session."""
+
+    def __init__(self, session: Session, options: AlignOptions, prepared: Prepared,
+                 judge_client: AsyncOpenAI, optimizer_client: AsyncOpenAI,
+                 say: Callable[[str], None], show: Callable[[RunStats], None] | None) -> None:
+        self.session, self.options, self.prepared = session, options, prepared
+        self.judge_client, self.optimizer_client = judge_client, optimizer_client
+        self.say, self.show = say, show
+        self.spent = Spend()
+        self.run_id = 0
+        self.temporary: set[str] = set()
+        self.shown: set[int] = set()
+        """Chunks already shown to the optimizer (later requests show others first)."""
+
+    # -- the budget -------------------------------------------------------------------------
+
+    def affordable(self, step: Spend) -> bool:
+        """Whether a step expected to cost ``step`` fits what is left of the budget."""
+        options = self.options
+        if options.max_calls is not None and self.spent.calls + step.calls > options.max_calls:
+            return False
+        return options.budget is None or self.spent.cost + step.cost <= options.budget
+
+    def judging_step(self, goldens: list[str]) -> Spend:
+        """What judging these goldens' chunks is expected to cost."""
+        run = replace(self.options.run, goldens=frozenset(goldens), limit=None)
+        made = dry_run(self.session, "~align-estimate", self.prepared.settings, run,
+                       self.options.judge_price, None, None)
+        return Spend(made.calls, made.prompt_tokens, made.completion_tokens, made.cost or 0.0)
+
+    # -- the optimizer ----------------------------------------------------------------------
+
+    async def ask(self, messages: list[dict[str, str]]) -> tuple[str | None, Spend]:
+        """The optimizer's reply to one request (retried where a retry can help), and what it
+        cost; AlignStopped when the endpoint is hopeless, CandidateError when it never
+        answered."""
+        options = self.options
+        body = optimizer.request_body(options.optimizer_model, messages,
+                                      options.instructions is not None,
+                                      options.optimizer_temperature, OPTIMIZER_MAX_TOKENS)
+        spent = Spend()
+        last = "no reply"
+        for attempt in range(options.run.max_retries + 1):
+            spent.calls += 1
+            try:
+                text = await self.optimizer_client.post(
+                    "/chat/completions", body=body, cast_to=str,
+                    options={"timeout": options.run.timeout})
+            except openai.APITimeoutError:
+                last = f"timed out after {options.run.timeout:g} s"
+                wait = None
+            except openai.APIConnectionError as error:
+                found = connection_error(self.optimizer_client, error, 0.0)
+                raise AlignStopped(f"The optimizer could not be reached: {found.error}.") from None
+            except openai.APIStatusError as error:
+                result = status_error(error, self.prepared.settings, 0.0)
+                if not result.retryable or error.status_code in (401, 403, 404):
+                    raise AlignStopped(
+                        f"The optimizer at {self.optimizer_client.base_url} refused the request "
+                        f"({result.error}); check --optimizer-model, --base-url and "
+                        "OPENAI_API_KEY.") from None
+                last, wait = str(result.error), result.retry_after
+            else:
+                completion = completion_of(_json(text))
+                if isinstance(completion, str):
+                    raise optimizer.CandidateError(f"the optimizer's reply was unreadable "
+                                                   f"({completion})")
+                spent.tokens_in += completion.tokens_in or 0
+                spent.tokens_out += completion.tokens_out or 0
+                if options.optimizer_price is not None:
+                    spent.cost += options.optimizer_price.cost(completion.tokens_in or 0,
+                                                               completion.tokens_out or 0)
+                if completion.finish_reason == "length":
+                    raise optimizer.CandidateError(
+                        f"the optimizer's reply was cut off at {OPTIMIZER_MAX_TOKENS} tokens")
+                return completion.content, spent
+            if attempt < options.run.max_retries:
+                pause = min(options.run.backoff_cap, options.run.backoff_base * 2 ** attempt)
+                await asyncio.sleep(min(options.run.max_wait, wait) if wait is not None
+                                    else pause)
+        raise optimizer.CandidateError(f"the optimizer never answered ({last})")
+
+    def sample(self, pool: list[Disagreement], round_: int, number: int) -> list[Disagreement]:
+        """Up to ``sample`` disagreements, both directions alike where both exist, those not
+        shown yet first, drawn by the seed."""
+        rng = random.Random(f"{self.options.seed}:{round_}:{number}")
+        fresh = [d for d in pool if d.chunk_id not in self.shown]
+        rest = [d for d in pool if d.chunk_id in self.shown]
+        picked: list[Disagreement] = []
+        for group in (fresh, rest):
+            by_direction = {k: [d for d in group if d.direction == k]
+                            for k in ("looser", "stricter")}
+            for items in by_direction.values():
+                rng.shuffle(items)
+            while len(picked) < self.options.sample and any(by_direction.values()):
+                for items in by_direction.values():
+                    if items and len(picked) < self.options.sample:
+                        picked.append(items.pop())
+        self.shown.update(d.chunk_id for d in picked)
+        return picked
+
+    # -- judging ----------------------------------------------------------------------------
+
+    async def judge(self, name: str, prompt: TemplatePrompt, goldens: list[str]) -> Spend:
+        """Judge these goldens' chunks with a prompt under ``name``; what it cost. A chunk left
+        without a verdict is a CandidateError (a candidate is scored on every chunk or not at
+        all)."""
+        settings = replace(self.prepared.settings, prompt=prompt)
+        stats = RunStats()
+        run = replace(self.options.run, goldens=frozenset(goldens), limit=None)
+        self.temporary.add(name)
+        await run_judge(self.session, name, settings, self.judge_client, run, stats,
+                        on_progress=self.show)
+        price = self.options.judge_price
+        spent = Spend(stats.requests, stats.tokens_in, stats.tokens_out,
+                      price.cost(stats.tokens_in, stats.tokens_out, stats.tokens_cached)
+                      if price is not None else 0.0)
+        missing = unjudged(self.session, name, goldens, self.options.annotator)
+        if missing:
+            groups = stats.failures.groups()
+            why = f": {groups[0].sentence()}" if groups else ""
+            raise optimizer.CandidateError(f"{counted(missing, 'chunk')} could not be judged"
+                                           f"{why}")
+        return spent
+
+    def score(self, name: str, prompt: TemplatePrompt, goldens: list[str],
+              candidate_id: int | None = None, text: str = "") -> Scored:
+        """A judge's kappa and agreement against the truth on these goldens."""
+        found = confusion(self.session, name, goldens, self.options.annotator)
+        return Scored(name, prompt, cohen_kappa(found).value, percent_agreement(found).value,
+                      found.n, candidate_id, text)
+
+    def drop(self, name: str) -> None:
+        """Remove a candidate's judge with its calls (its record stays in align_candidates)."""
+        if name in self.temporary:
+            self.temporary.discard(name)
+            if name in {j.name for j in self.session.judges()}:
+                self.session.remove_judge(name, by="align")
+
+    def keep_only(self, names: set[str]) -> None:
+        """Remove every candidate's judge but these."""
+        for name in list(self.temporary - names):
+            self.drop(name)
+
+    def charge(self, spent: Spend, candidate: int | None = None) -> None:
+        """Count a step's spend into the run (and its candidate's row)."""
+        self.spent.add(spent)
+        self.session.update_align_run(self.run_id, calls=self.spent.calls,
+                                      tokens_in=self.spent.tokens_in,
+                                      tokens_out=self.spent.tokens_out,
+                                      cost=self.spent.cost if self.priced else None)
+        if candidate is not None:
+            row = next(c for c in self.session.align_candidates(self.run_id)
+                       if c["id"] == candidate)
+            self.session.update_align_candidate(
+                candidate, calls=row["calls"] + spent.calls,
+                tokens_in=row["tokens_in"] + spent.tokens_in,
+                tokens_out=row["tokens_out"] + spent.tokens_out)
+
+    @property
+    def priced(self) -> bool:
+        """Whether every call has a price (else costs are unknown, not 0)."""
+        return self.options.judge_price is not None and self.options.optimizer_price is not None
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return text
+
+
+async def align(session: Session, options: AlignOptions, prepared: Prepared,
+                judge_client: AsyncOpenAI, optimizer_client: AsyncOpenAI, *,
+                say: Callable[[str], None] = lambda _: None,
+                show: Callable[[RunStats], None] | None = None) -> AlignResult:
+    """Run the loop (see the module's docstring); the result says what was kept, if anything."""
+    state = _Run(session, options, prepared, judge_client, optimizer_client, say, show)
+    settings = {"rounds": options.rounds, "candidates": options.candidates,
+                "sample": options.sample, "validation": options.validation, "seed": options.seed,
+                "annotator": options.annotator, "instructions": options.instructions,
+                "max_calls": options.max_calls, "budget": options.budget,
+                "resamples": options.resamples}
+    state.run_id = session.start_align_run(options.judge, prepared.settings.model,
+                                           options.optimizer_model, options.optimizer_url,
+                                           settings, prepared.train, prepared.validation)
+    try:
+        result = await _search(state)
+    except BaseException as error:
+        why = str(error) if isinstance(error, AnnotatorError) else "interrupted"
+        session.update_align_run(state.run_id, outcome=f"stopped: {why}", finished_at=now())
+        raise
+    finally:
+        state.keep_only(set())
+    result.spent = state.spent
+    session.update_align_run(state.run_id, outcome=result.outcome, finished_at=now())
+    return result
+
+
+async def _search(state: _Run) -> AlignResult:
+    session, options, prepared = state.session, state.options, state.prepared
+    incumbent = state.score(options.judge, prepared.prompt, prepared.validation)
+    session.update_align_run(state.run_id, incumbent_kappa=incumbent.kappa)
+    result = AlignResult(state.run_id, "no candidate", "", incumbent.kappa)
+    pool = list(disagreements(session, options.judge, prepared.train, prepared.prompt.against,
+                              options.annotator))
+    if not pool:
+        result.outcome = "nothing to learn"
+        result.sentence = (f"Judge '{options.judge}' agrees with people on every labelled chunk "
+                           f"of the {counted(len(prepared.train), 'golden')} the optimizer may "
+                           "see: there is nothing to learn from, and nothing was sent.")
+        return result
+    current, best = incumbent, None
+    stopped: str | None = None
+    for round_ in range(1, options.rounds + 1):
+        if round_ > 1 and current is not incumbent:
+            step = state.judging_step(prepared.train)
+            if not state.affordable(step):
+                stopped = "the budget ran out before the next round"
+                break
+            try:
+                state.charge(await state.judge(current.name, current.prompt, prepared.train),
+                             current.candidate_id)
+            except optimizer.CandidateError:
+                pass  # the round goes on from the incumbent's disagreements
+            else:
+                pool = list(disagreements(session, current.name, prepared.train,
+                                          prepared.prompt.against, options.annotator))
+                if not pool:
+                    break  # the best so far agrees with people on every train chunk
+        counts = {k: sum(d.direction == k for d in pool) for k in ("looser", "stricter")}
+        for number in range(1, options.candidates + 1):
+            sample = state.sample(pool, round_, number)
+            messages = optimizer.request_messages(current.prompt, sample, counts,
+                                                  options.instructions)
+            ask = Spend(1, 0, 0, 0.0)
+            if options.optimizer_price is not None:
+                from annotator.judge import tokens
+
+                ask.cost = options.optimizer_price.cost(tokens.prompt_tokens(messages),
+                                                        OPTIMIZER_MAX_TOKENS)
+            if not state.affordable(ask):
+                stopped = "the budget ran out before the next optimizer request"
+                break
+            candidate_id = session.add_align_candidate(state.run_id, round_, number, messages)
+            result.candidates += 1
+            name = f"{options.judge}~align{state.run_id}.{round_}.{number}"
+            state.say(f"Round {round_}, candidate {number}: asking {options.optimizer_model}.")
+            try:
+                content, spent = await state.ask(messages)
+                state.charge(spent, candidate_id)
+                session.update_align_candidate(candidate_id, reply=content)
+                made = optimizer.candidate(current.prompt, content, options.instructions,
+                                           f"file:{prepared.target}", f"candidate {number} of "
+                                           f"round {round_}")
+                session.update_align_candidate(candidate_id, prompt=made.text,
+                                               rationale=made.rationale)
+                step = state.judging_step(prepared.validation)
+                if not state.affordable(step):
+                    stopped = "the budget ran out before a candidate could be judged"
+                    break
+                state.charge(await state.judge(name, made.prompt, prepared.validation),
+                             candidate_id)
+            except optimizer.CandidateError as error:
+                result.rejected += 1
+                session.update_align_candidate(candidate_id, error=str(error))
+                state.say(f"Round {round_}, candidate {number}: not judged, "
+                          f"{str(error).rstrip('.')}.")
+                state.drop(name)
+                continue
+            scored = state.score(name, made.prompt, prepared.validation, candidate_id, made.text)
+            session.update_align_candidate(candidate_id, validation_kappa=scored.kappa,
+                                           validation_agreement=scored.agreement,
+                                           validation_chunks=scored.chunks)
+            state.say(f"Round {round_}, candidate {number}: kappa {_figure(scored.kappa)} on "
+                      f"validation (the incumbent: {_figure(incumbent.kappa)}).")
+            if best is None or scored.key() > best.key():
+                best = scored  # the run's best candidate: the one the test split will judge
+            if scored.key() > current.key():
+                current = scored  # what the next round revises
+            state.keep_only({best.name, current.name})
+        if stopped:
+            break
+    state.keep_only({best.name} if best is not None else set())
+    if stopped is not None:
+        result.outcome = "stopped"
+        result.sentence = (f"Stopped: {stopped} ({_spent(state)}); nothing was judged on the "
+                           f"test split and nothing was registered.")
+        return result
+    if best is None:
+        result.sentence = (f"No candidate could be judged ({counted(result.rejected, 'reply', 'replies')} "
+                           "rejected, each with its reason in the align record: 'annotator "
+                           f"align-log {session.path}'); nothing was registered.")
+        return result
+    result.best = best
+    session.update_align_run(state.run_id, best_candidate=best.candidate_id)
+    step = state.judging_step(prepared.test)
+    if not state.affordable(step):
+        result.outcome = "stopped"
+        result.sentence = (f"Stopped: the budget ran out before the test split could be judged "
+                           f"({_spent(state)}); nothing was registered.")
+        return result
+    try:
+        state.charge(await state.judge(best.name, best.prompt, prepared.test),
+                     best.candidate_id)
+    except optimizer.CandidateError as error:
+        result.outcome = "stopped"
+        result.sentence = (f"Stopped: the best candidate could not be judged on the test split "
+                           f"({error}); nothing was registered.")
+        return result
+    _compare(state, result, best)
+    return result
+
+
+def _compare(state: _Run, result: AlignResult, best: Scored) -> None:
+    """The paired test on the test split, and what it decides: keep, or say why not."""
+    from annotator.report.leaderboard import build_leaderboard
+
+    session, options, prepared = state.session, state.options, state.prepared
+    board = build_leaderboard(session, annotator=options.annotator,
+                              judges=[options.judge, best.name], split="test",
+                              resamples=options.resamples, seed=options.seed)
+    pair = board.pairs[0]
+    sign = 1.0 if pair.first == best.name else -1.0
+    value = pair.kappa_difference.value
+    interval = pair.kappa_difference.interval
+    difference = None if value is None else sign * value
+    low, high = ((min(sign * interval[0], sign * interval[1]),
+                  max(sign * interval[0], sign * interval[1])) if interval is not None
+                 else (None, None))
+    kappas = {row.judge: row.stats["cohen_kappa"].value for row in board.judges}
+    result.test = {"chunks": pair.chunks, "kappa": kappas.get(best.name),
+                   "incumbent_kappa": kappas.get(options.judge), "difference": difference,
+                   "low": low, "high": high}
+    session.update_align_run(state.run_id, test_chunks=pair.chunks,
+                             test_kappa=kappas.get(best.name),
+                             incumbent_test_kappa=kappas.get(options.judge),
+                             test_difference=difference, test_low=low, test_high=high)
+    figures = (f"kappa {_figure(kappas.get(best.name))} against {_figure(kappas.get(options.judge))}"
+               f" on {counted(pair.chunks, 'test chunk')}, a difference of "
+               f"{_signed(difference)} (95% CI {_signed(low)} to {_signed(high)})")
+    if low is not None and low > 0:
+        path = options.out_dir / f"{prepared.target}.toml"
+        aligned = replace(best.prompt, aligned_on=prepared.settings.model)
+        from annotator.judge import prompt_file
+
+        _write_new(path, prompt_file.dump(aligned))
+        session.rename_judge(best.name, prepared.target)
+        state.temporary.discard(best.name)
+        session.update_align_run(state.run_id, registered_as=prepared.target,
+                                 prompt_path=str(path))
+        result.outcome, result.registered_as, result.prompt_path = "kept", prepared.target, path
+        result.sentence = (f"Kept: the best candidate beats '{options.judge}' on the test split, "
+                           f"{figures}. Registered as judge '{prepared.target}', its prompt "
+                           f"written to {path}.")
+        return
+    result.outcome = "worse" if high is not None and high < 0 else "not distinguishable"
+    why = ("worse than the incumbent" if result.outcome == "worse" else
+           "not distinguishable from the incumbent: the interval holds 0, so the test split "
+           "cannot tell them apart (more labelled test goldens narrow it)")
+    result.sentence = (f"Nothing kept: the best candidate is {why}; {figures}. "
+                       f"'{options.judge}' stays as it is.")
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write a file that must not exist yet, whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.link(temporary, path)  # fails if a file took the name meanwhile
+    finally:
+        os.unlink(temporary)
+
+
+def _figure(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:+.3f}"
+
+
+def _spent(state: _Run) -> str:
+    spent = state.spent
+    return (f"{counted(spent.calls, 'call')} made"
+            + (f", ${spent.cost:.4f} spent" if state.priced else ""))
