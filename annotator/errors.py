@@ -37,3 +37,8 @@ class NotSaved(SessionError):
         super().__init__(message)
         self.busy = busy
         """Only busy: another command holds the file, and waiting is all it takes."""
+
+
+class ReadStopped(SessionError):
+    """A read given up on purpose (``Session.stop_when`` said stop): a worker's count cut short
+    because its screen is closing."""

@@ -169,6 +169,7 @@ class Review:
         # screen reads them in a worker (count() then apply()) and paints the golden first;
         # until then totals_known is False. Each decision then moves them by one.
         self.totals_known = False
+        self._closing = False
         self.chunk_counts: dict[str, int] = {}
         self.decided_counts: dict[str, int] = {}
         self.total_chunks = self.chunks_decided = self.goldens_complete = 0
@@ -203,10 +204,17 @@ class Review:
 
     def count(self) -> ReviewTotals:
         """Read the totals (one snapshot). Through its own connection, so a screen may call it
-        from a worker thread; decisions made meanwhile are carried over by apply()."""
+        from a worker thread; decisions made meanwhile are carried over by apply(). Raises
+        ReadStopped once stop_counting() was called."""
         self._counting = True
         with self.session.another() as session:
+            session.stop_when(lambda: self._closing)
             return session.review_totals(self.annotator, self.judge)
+
+    def stop_counting(self) -> None:
+        """Cut short a count() under way in another thread, and any later one: the screen is
+        closing, and a person who quits does not wait for totals they will never see."""
+        self._closing = True
 
     def includes(self, golden_id: str) -> bool:
         """Whether a golden is in this review (a sample holds only some)."""

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import pytest
 from textual.widgets import DataTable, Input, Static
 
+from annotator.errors import ReadStopped
 from annotator.formats import read_goldens
 from annotator.models import GoldenRecord, JudgeVerdict, ReviewTotals
 from annotator.report.build import build_report
@@ -781,3 +782,32 @@ async def test_grades_from_the_keyboard_on_a_pool_are_on_disk_and_no_order_is_sh
                 assert ids[1] not in {c for c, lab in fresh.labels("me", ["q1"]).items()
                                       if lab.verdict is not None}
             assert "3 perfectly relevant" in str(screen.query(ChunkCard).first().content)
+
+
+def test_a_count_is_given_up_once_its_screen_closes(tmp_path: Path) -> None:
+    # 20,000 chunks: the totals read takes many SQLite steps, and the stop is seen between them.
+    goldens = [golden(id=f"g{i}", retrieved_contexts=[f"chunk {i}.{k}" for k in range(10)])
+               for i in range(2000)]
+    path = write_lines(tmp_path / "g.jsonl", goldens)
+    with Session(tmp_path / "s.db") as s:
+        s.import_goldens(read_goldens(path), path=str(path))
+        review = Review(s, "alice", None, count=False)
+        assert sum(review.count().chunks.values()) == 20_000
+        review.stop_counting()  # the screen is closing: a read under way stops, a new one too
+        with pytest.raises(ReadStopped):
+            review.count()
+
+
+async def test_q_right_after_the_first_paint_quits_with_the_totals_unread(
+        tmp_path: Path) -> None:
+    goldens = [golden(id=f"g{i}", retrieved_contexts=[f"chunk {i}.{k}" for k in range(10)])
+               for i in range(2000)]
+    path = write_lines(tmp_path / "g.jsonl", goldens)
+    with Session(tmp_path / "s.db") as s:
+        s.import_goldens(read_goldens(path), path=str(path))
+        review = Review(s, "alice", None, count=False)
+        app = AnnotatorApp(review, s.path.name)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("q")
+        assert review._closing  # the worker's read was told to stop
+        assert all(w.error is None for w in app.workers)

@@ -260,6 +260,7 @@ class _Run:
         self.spent = Spend()
         self.run_id = 0
         self.temporary: set[str] = set()
+        self.by_candidate: dict[int, Spend] = {}
         self.shown: set[int] = set()
         """Chunks already shown to the optimizer (later requests show others first)."""
 
@@ -401,12 +402,11 @@ class _Run:
                                       tokens_out=self.spent.tokens_out,
                                       cost=self.spent.cost if self.priced else None)
         if candidate is not None:
-            row = next(c for c in self.session.align_candidates(self.run_id)
-                       if c["id"] == candidate)
-            self.session.update_align_candidate(
-                candidate, calls=row["calls"] + spent.calls,
-                tokens_in=row["tokens_in"] + spent.tokens_in,
-                tokens_out=row["tokens_out"] + spent.tokens_out)
+            mine = self.by_candidate.setdefault(candidate, Spend())
+            mine.add(spent)
+            self.session.update_align_candidate(candidate, calls=mine.calls,
+                                                tokens_in=mine.tokens_in,
+                                                tokens_out=mine.tokens_out)
 
     @property
     def priced(self) -> bool:

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from annotator.errors import NotSaved, SessionError
+from annotator.errors import NotSaved, ReadStopped, SessionError
 from annotator.files import made_whole
 from annotator.models import (
     DESIGNS,
@@ -544,9 +544,16 @@ class Session:
 
         return arrays.label_columns(self, annotator, frame, whole, relevant_from)
 
+    def stop_when(self, stop: Callable[[], bool], every: int = 10_000) -> None:
+        """Give up any read of this connection once ``stop()`` holds (asked every ``every``
+        SQLite steps): it raises ReadStopped. For a worker's connection, so the screen that
+        started it can close at once, whatever the read is doing."""
+        self.conn.set_progress_handler(lambda: int(stop()), every)
+
     def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
         """Chunks and this person's decisions per golden, and their (label, verdict) pair
-        counts against the judge, read in one snapshot with the newest event in it."""
+        counts against the judge, read in one snapshot with the newest event in it; ReadStopped
+        when ``stop_when`` stopped it."""
         conn = self.conn
         conn.execute("BEGIN")
         try:
@@ -562,6 +569,10 @@ class Session:
                              GROUP BY chunk_id) v ON v.chunk_id = l.chunk_id
                        WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY 1, 2""",
                     [judge, annotator])}
+        except sqlite3.OperationalError as error:
+            if "interrupted" in str(error):
+                raise ReadStopped("The totals were not read: the screen closed first.") from None
+            raise
         finally:
             conn.execute("COMMIT")
         return ReviewTotals(chunks, decided, pairs, event_id)

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from annotator.errors import ReadStopped
 from annotator.models import ReviewTotals
 from annotator.review import Outcome, Review
 from annotator.stats.metrics import precision_at_k_so_far
@@ -71,10 +72,18 @@ class AnnotateScreen(Screen[None]):
             self.redraw()
             self._count()
 
+    def on_unmount(self) -> None:
+        # The totals worker's thread would keep the process alive till its read ends (a
+        # second at a million chunks): a person who quits does not wait for it.
+        self.review.stop_counting()
+
     @work(thread=True, exclusive=True, group="totals")
     def _count(self) -> None:
         """Read the session-wide totals off the UI thread; the header says counting… till then."""
-        totals = self.review.count()
+        try:
+            totals = self.review.count()
+        except ReadStopped:
+            return  # the screen is closing
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._counted, totals)
 
