@@ -1464,14 +1464,18 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
               help="Seed of the train/validation cut, the samples and the bootstrap.")
 @click.option("--dry-run", is_flag=True, help="Print the calls, tokens and cost the run may "
               "take, and send nothing.")
+@click.option("--system-as-user/--no-system-as-user", default=None, help="Put the optimizer's "
+              "instructions in its user message, for a chat template that drops system messages "
+              "(default: as the judge does, when the optimizer is the judge's endpoint).")
 @_sending_options
 def align_command(session_path: str, judge: str, optimizer_model: str, base_url: str | None,
                   rounds: int, candidates: int, sample: int, validation: float,
                   annotator: str | None, instructions: str | None, budget: float | None,
                   max_calls: int | None, price_in: float | None, price_out: float | None,
                   judge_price: str | None, out_dir: str | None, resamples: int, seed: int,
-                  dry_run: bool, concurrency: int, rpm: float | None, tpm: float | None,
-                  timeout: float, max_retries: int, max_wait: float) -> None:
+                  dry_run: bool, system_as_user: bool | None, concurrency: int,
+                  rpm: float | None, tpm: float | None, timeout: float, max_retries: int,
+                  max_wait: float) -> None:
     """Propose better prompts for a judge from the dev split; keep one only if the test split says so.
 
     The labelled dev goldens are cut in two: an optimizer model sees the judge's disagreements
@@ -1521,6 +1525,9 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
     optimizer_url = base_url or prepared.settings.base_url
     options.optimizer_url = without_credentials(optimizer_url)[0]
     judge_url = prepared.settings.base_url
+    options.optimizer_system_as_user = (system_as_user if system_as_user is not None else
+                                        prepared.settings.system_as_user
+                                        and optimizer_url == judge_url)
     judge_key, optimizer_key = _api_key(judge_url), _api_key(optimizer_url)
     secrets = tuple(k for k in (judge_key, optimizer_key) if k != LOCAL_KEY)
 

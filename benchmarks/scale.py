@@ -8,19 +8,25 @@ with their ratio and the budget beside it:
   on screen, against a minimal Textual app showing the same header and golden (wall seconds);
 - the queue screen: from pressing g to its first rows (through Textual's Pilot), against that
   first screen;
+- q pressed at that first paint, to the process's end, against the bare app's (wall seconds);
 - `annotator report --format json` and `annotator judges --format json`, 2,000 resamples,
   against one SQL read + numpy per-golden sums + the same 2,000 resamples (CPU seconds, and
   peak memory of the process); the report's bare program also does the work of its error
   slices (each compared chunk's length and overlap with its question, sliced and summed), which
   the leaderboard does not make.
 
+Last, each path's growth exponent from the smallest size to the largest (time ~ size^k),
+beside its bare program's: within 0.1 of it, or the path grows faster than its work.
+
 Run: python benchmarks/scale.py [--sizes 10000,100000] [--runs 3] [--cache DIR]
+     [--paths screen,report,judges]
 (--cache keeps the generated sessions between runs; they take a minute or two to make.)
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -35,6 +41,7 @@ HERE = Path(__file__).parent
 BUDGET_SCREEN = 2.0
 BUDGET_CPU = 2.0
 BUDGET_MEMORY = 1.5
+BUDGET_EXPONENT = 0.1
 JUDGE, ANNOTATOR = "bench-judge", "bench-reviewer"
 
 
@@ -93,6 +100,7 @@ def main() -> None:
                         "the queue).")
     args = parser.parse_args()
     paths = set(args.paths.split(","))
+    grown: dict[str, list[tuple[int, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.cache or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -140,6 +148,30 @@ def main() -> None:
                 mb = statistics.median(m for _, m in figures[name])
                 print(line(f"{name} --format json, CPU", cpu, bare_cpu, "s ", BUDGET_CPU))
                 print(line(f"{name} --format json, peak memory", mb, bare_mb, "MB", BUDGET_MEMORY))
+                grown.setdefault(f"{name} --format json, CPU", []).append((goldens, cpu, bare_cpu))
+            if "screen" in paths:
+                for what, key, bare_key in (("first screen (wall)", "ours", "bare"),
+                                            ("q at first paint, to exit (wall)", "quit",
+                                             "bare quit")):
+                    grown.setdefault(what, []).append((goldens, statistics.median(screens[key]),
+                                                       statistics.median(screens[bare_key])))
+        _growth(grown)
+
+
+def _growth(grown: dict[str, list[tuple[int, float, float]]]) -> None:
+    """Each path's growth exponent between the smallest and largest size (time ~ size^k),
+    beside its bare program's: a path may not grow faster than its work."""
+    pairs = {what: (rows[0], rows[-1]) for what, rows in grown.items() if len(rows) > 1}
+    if not pairs:
+        return
+    print("growth exponents, smallest to largest size (ours vs bare; budget: within "
+          f"{BUDGET_EXPONENT:g} of bare)")
+    for what, ((n1, ours1, bare1), (n2, ours2, bare2)) in pairs.items():
+        scale = math.log(n2 / n1)
+        ours, bare = math.log(ours2 / ours1) / scale, math.log(bare2 / bare1) / scale
+        verdict = "OK" if ours - bare <= BUDGET_EXPONENT else "OVER"
+        print(f"  {what:34s} {ours:5.2f} vs bare {bare:5.2f}   budget <= bare + "
+              f"{BUDGET_EXPONENT:g}   {verdict}")
 
 
 if __name__ == "__main__":

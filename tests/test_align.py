@@ -339,3 +339,17 @@ def test_an_optimizer_that_refuses_stops_the_run_at_once_with_its_reason(team: P
         [run] = session.align_runs()
         assert run["outcome"].startswith("stopped: The optimizer at")
         assert {j.name for j in session.judges()} == {"base"}
+
+
+def test_a_judge_sent_system_as_user_has_its_optimizer_asked_alike(team: Path) -> None:
+    with FakeOpenAI() as server:
+        server.decide = decide
+        result = invoke("judge", str(team), "--model", "judge-model", "--base-url",
+                        server.base_url, "--name", "base", "--no-logprobs", "--system-as-user")
+        assert result.exit_code == 0, result.output
+        server.optimize = lambda body: json.dumps({"system": "x", "user": "", "rationale": ""})
+        align(team, server, "--candidates", "1")
+        [body] = server.optimizer_requests
+    # The chat template drops system messages: the task opens the user message instead.
+    assert [m["role"] for m in body["messages"]] == ["user"]
+    assert body["messages"][0]["content"].startswith("You improve the prompt of an LLM judge")

@@ -38,7 +38,13 @@ from annotator.errors import AnnotatorError, SessionError
 from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
 from annotator.judge.client import completion_of, connection_error, status_error
 from annotator.judge.plan import dry_run
-from annotator.judge.runner import RunOptions, RunStats, run_judge, stored_settings
+from annotator.judge.runner import (
+    RunOptions,
+    RunStats,
+    run_judge,
+    stored_settings,
+    system_as_user,
+)
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
@@ -79,6 +85,9 @@ class AlignOptions:
     judge_price: Price | None = None
     optimizer_price: Price | None = None
     optimizer_temperature: float = 0.7
+    optimizer_system_as_user: bool = False
+    """Send the optimizer's instructions in its user message (a chat template that drops
+    system messages)."""
     out_dir: Path = Path(".")
     resamples: int = 2000
     run: RunOptions = field(default_factory=RunOptions)
@@ -287,6 +296,8 @@ class _Run:
         cost; AlignStopped when the endpoint is hopeless, CandidateError when it never
         answered."""
         options = self.options
+        if options.optimizer_system_as_user:
+            messages = system_as_user(messages)
         body = optimizer.request_body(options.optimizer_model, messages,
                                       options.instructions is not None,
                                       options.optimizer_temperature, OPTIMIZER_MAX_TOKENS)
