@@ -2,7 +2,10 @@
 
 The simplest program merging session files over the same goldens: the schema copied from the
 first file, goldens and chunks once, each file's chunk ids mapped by (golden id, rank), every
-distinct judge call once, the newest label per person and chunk.
+distinct judge call once with every column it has, the newest label per person and chunk with
+every column it has, and every file's event log once (an event in several files once), in
+time order, its chunk ids mapped. (The tool also re-points each undo at the event it undoes,
+and finds label conflicts, splits, probes and settings: work this floor leaves out.)
 Run: python benchmarks/bare/bare_merge.py OUT.db A.db B.db ...
 """
 
@@ -35,14 +38,26 @@ def main() -> None:
     union = " UNION ALL ".join(
         f"SELECT m.new AS chunk_id, t.* FROM s{i}.{{table}} t JOIN map m ON m.src = {i} "
         f"AND m.old = t.chunk_id" for i in range(len(files)))
-    conn.execute(f"""INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, created_at)
-                     SELECT judge, chunk_id, verdict, reason, p_relevant, min(created_at)
-                     FROM ({union.format(table='verdicts')})
-                     GROUP BY judge, chunk_id, verdict, reason, p_relevant""")
-    conn.execute(f"""INSERT INTO labels(annotator, chunk_id, answer, action, created_at,
-                                        updated_at)
-                     SELECT annotator, chunk_id, answer, action, created_at, max(updated_at)
+    def stored(table: str, leave_out: set[str]) -> list[str]:
+        """A table's stored columns (not generated ones), but those left out."""
+        return [row[1] for row in conn.execute(f"PRAGMA s0.table_xinfo({table})")
+                if row[6] == 0 and row[1] not in leave_out]
+
+    calls = ", ".join(stored("verdicts", {"id", "chunk_id", "created_at"}))
+    conn.execute(f"""INSERT INTO verdicts(chunk_id, {calls}, created_at)
+                     SELECT chunk_id, {calls}, min(created_at)
+                     FROM ({union.format(table='verdicts')}) GROUP BY chunk_id, {calls}""")
+    said = ", ".join(stored("labels", {"id", "annotator", "chunk_id", "updated_at"}))
+    conn.execute(f"""INSERT INTO labels(annotator, chunk_id, {said}, updated_at)
+                     SELECT annotator, chunk_id, {said}, max(updated_at)
                      FROM ({union.format(table='labels')}) GROUP BY annotator, chunk_id""")
+    log = " UNION ALL ".join(
+        f"SELECT e.at, e.annotator, e.kind, m.new AS chunk_id, e.golden_id, e.payload "
+        f"FROM s{i}.events e LEFT JOIN map m ON m.src = {i} AND m.old = e.chunk_id"
+        for i in range(len(files)))
+    conn.execute(f"""INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload)
+                     SELECT * FROM ({log}) GROUP BY at, annotator, kind, chunk_id, golden_id,
+                     payload ORDER BY at""")
     conn.execute("COMMIT")
 
 
