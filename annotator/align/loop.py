@@ -36,6 +36,7 @@ from openai import AsyncOpenAI
 from annotator.align import optimizer
 from annotator.errors import AnnotatorError, SessionError
 from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
+from annotator.judge import tokens
 from annotator.judge.client import completion_of, connection_error, status_error
 from annotator.judge.plan import dry_run
 from annotator.judge.runner import (
@@ -122,7 +123,6 @@ class Scored:
     chunks: int
     candidate_id: int | None = None
     """Its row in align_candidates (None: the incumbent)."""
-    text: str = ""
 
     def key(self) -> tuple[float, float]:
         """How candidates rank: kappa, then agreement (an undefined kappa ranks last)."""
@@ -243,8 +243,6 @@ def plan(session: Session, options: AlignOptions, prepared: Prepared) -> AlignPl
     sample = list(disagreements(session, options.judge, prepared.train, prepared.prompt.against,
                                 options.annotator))[: options.sample]
     messages = optimizer.request_messages(prepared.prompt, sample, {}, options.instructions)
-    from annotator.judge import tokens
-
     per_ask = tokens.prompt_tokens(messages)
     optimizing = Spend(asks, asks * per_ask, asks * OPTIMIZER_MAX_TOKENS)
     if options.optimizer_price is not None:
@@ -387,11 +385,11 @@ class _Run:
         return spent
 
     def score(self, name: str, prompt: TemplatePrompt, goldens: list[str],
-              candidate_id: int | None = None, text: str = "") -> Scored:
+              candidate_id: int | None = None) -> Scored:
         """A judge's kappa and agreement against the truth on these goldens."""
         found = confusion(self.session, name, goldens, self.options.annotator)
         return Scored(name, prompt, cohen_kappa(found).value, percent_agreement(found).value,
-                      found.n, candidate_id, text)
+                      found.n, candidate_id)
 
     def drop(self, name: str) -> None:
         """Remove a candidate's judge with its calls (its record stays in align_candidates)."""
@@ -497,8 +495,6 @@ async def _search(state: _Run) -> AlignResult:
                                                   options.instructions)
             ask = Spend(1, 0, 0, 0.0)
             if options.optimizer_price is not None:
-                from annotator.judge import tokens
-
                 ask.cost = options.optimizer_price.cost(tokens.prompt_tokens(messages),
                                                         OPTIMIZER_MAX_TOKENS)
             if not state.affordable(ask):
@@ -530,7 +526,7 @@ async def _search(state: _Run) -> AlignResult:
                           f"{str(error).rstrip('.')}.")
                 state.drop(name)
                 continue
-            scored = state.score(name, made.prompt, prepared.validation, candidate_id, made.text)
+            scored = state.score(name, made.prompt, prepared.validation, candidate_id)
             session.update_align_candidate(candidate_id, validation_kappa=scored.kappa,
                                            validation_agreement=scored.agreement,
                                            validation_chunks=scored.chunks)
