@@ -23,6 +23,7 @@ from annotator.review import QueueRow, Review
 from annotator.stats.stat import number
 from annotator.text import visible
 from annotator.tui import render
+from annotator.tui.widgets.growing_table import GrowingTable
 
 FILTERS: dict[str, Callable[[QueueRow], bool]] = {
     "all": lambda c: True,
@@ -60,7 +61,7 @@ class QueueScreen(Screen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="queue-title")
-        yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+        yield GrowingTable(id="queue", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
