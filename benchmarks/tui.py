@@ -6,6 +6,9 @@
   shows the new count);
 - keypress-to-committed over 500 decisions through Textual's Pilot (the label and its event
   committed to the session file), median and p99;
+- the CPU a key costs the CLI in that terminal (benchmarks/key_clock.py runs it with clocks on
+  the key handler): before the commit, the commit, the screen's update after it; and the
+  process's whole CPU a key, Textual's repaint included;
 - the queue screen on every golden: time to its first rows, and until every row is loaded;
 - the CLI's peak memory.
 Run: python benchmarks/tui.py [--goldens N] [--decisions N]
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import re
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import termios
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,9 @@ from annotator.tui.screens.queue import QueueScreen
 BUDGET_FIRST_SCREEN_S = 1.5
 BUDGET_MEDIAN_MS = 20.0
 BUDGET_P99_MS = 50.0
+BUDGET_SCREEN_WORK = 3.0
+"""The key handler's CPU besides the commit, in multiples of the commit's."""
+HERE = Path(__file__).parent
 
 
 class Terminal:
@@ -86,18 +94,52 @@ class Terminal:
         return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], float]:
-    """Seconds to the first screen, ms from each key to the new count on screen, peak MB."""
-    term = Terminal(db, "terminal")
-    first = term.wait_for(rb"golden 1 of") - term.started
-    term.wait_for(rb"goldens complete \d+/\d+")
-    to_screen = []
-    for i in range(1, decisions + 1):
-        term.seen = b""
-        start = time.perf_counter()
-        os.write(term.master, b"f" if i % 4 == 0 else b"a")
-        to_screen.append((term.wait_for(rb"chunks %d/" % i) - start) * 1000)
-    return first, to_screen, term.quit()
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU seconds so far (user + system, all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class KeyCost:
+    """CPU ms a key costs the CLI in a real terminal (medians over the decisions)."""
+
+    before_commit: float
+    commit: float
+    after_commit: float
+    process: float
+    """The whole process's CPU a key (mean), Textual's repaint and terminal output included."""
+
+    @property
+    def screen_work(self) -> float:
+        """The handler's work besides the commit."""
+        return self.before_commit + self.after_commit
+
+
+def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], KeyCost, float]:
+    """Seconds to the first screen, ms from each key to the new count on screen, what a key
+    costs in CPU, peak MB."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["KEY_CLOCK_OUT"] = out = str(Path(tmp) / "clocks.json")
+        term = Terminal(db, "terminal", [sys.executable, str(HERE / "key_clock.py"), "annotate",
+                                         str(db), "--annotator", "terminal"])
+        first = term.wait_for(rb"golden 1 of") - term.started
+        term.wait_for(rb"goldens complete \d+/\d+")
+        to_screen = []
+        cpu_before = cpu_seconds(term.process.pid)
+        for i in range(1, decisions + 1):
+            term.seen = b""
+            start = time.perf_counter()
+            os.write(term.master, b"f" if i % 4 == 0 else b"a")
+            to_screen.append((term.wait_for(rb"chunks %d/" % i) - start) * 1000)
+        process = (cpu_seconds(term.process.pid) - cpu_before) / decisions * 1000
+        peak = term.quit()
+        clocks = json.loads(Path(out).read_text())
+    assert all(len(clocks[k]) == decisions for k in ("before_commit", "commit", "after_commit"))
+    before, commit, after = (statistics.median(clocks[k]) * 1000
+                             for k in ("before_commit", "commit", "after_commit"))
+    cost = KeyCost(before, commit, after, process)
+    return first, to_screen, cost, peak
 
 
 async def to_committed(db: Path, decisions: int) -> tuple[list[float], float, float]:
@@ -160,7 +202,7 @@ def main() -> None:
         db = Path(tmp) / "bench.db"
         with Session(db) as session:
             session.import_goldens(read_goldens(source), path=str(source))
-        first, to_screen, cli_mb = in_a_terminal(db, args.decisions)
+        first, to_screen, key, cli_mb = in_a_terminal(db, args.decisions)
         to_commit, queue_first, queue_all = asyncio.run(to_committed(db, args.decisions))
     median, p99 = statistics.median(to_commit), percentile(to_commit, 99)
 
@@ -177,6 +219,14 @@ def main() -> None:
           f"{verdict(p99 < BUDGET_P99_MS)}")
     print(f"  keypress -> on screen   median {statistics.median(to_screen):6.1f} ms   "
           f"p99 {percentile(to_screen, 99):6.1f} ms   (real terminal, no budget)")
+    print(f"  CPU a key (real terminal, median): before the commit {key.before_commit:.2f} ms, "
+          f"the commit {key.commit:.2f} ms, the screen's update after it "
+          f"{key.after_commit:.2f} ms")
+    print(f"    the handler's work besides the commit  {key.screen_work / key.commit:5.1f}x the commit"
+          f"   budget <= {BUDGET_SCREEN_WORK:.0f}x  "
+          f"{verdict(key.screen_work <= BUDGET_SCREEN_WORK * key.commit)}")
+    print(f"    the CLI's whole CPU a key (mean, Textual's repaint and output too) "
+          f"{key.process:.2f} ms = {key.process / key.commit:.1f}x the commit   (no budget)")
     print(f"  queue screen, {args.goldens:,} goldens: first rows on screen {queue_first:.2f} s, "
           f"every row loaded {queue_all:.2f} s (it answers keys meanwhile)")
     print(f"  peak memory (the CLI)   {cli_mb:6.0f} MB")

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from annotator.models import Scale
 from annotator.review import ChunkView, Review
-from annotator.stats.chunk_agreement import ChunkAgreement
+from annotator.stats.chunk_agreement import Confusion, cohen_kappa
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import passes
 from annotator.stats.stat import number
@@ -205,13 +205,12 @@ def summary(review: Review, golden: GoldenComparison) -> Text:
 def _agreement(review: Review, golden: GoldenComparison, text: Text) -> Text:
     """The summary's agreement part, after ``text``."""
     text.append("Agreement\n", style="bold underline")
-    here = ChunkAgreement.of(golden.confusion())
+    here = golden.confusion()
     text.append(f"golden   {_agree(here)}\n")
-    text.append(f"         kappa {here.cohen_kappa.format(2)}\n", style="dim")
+    text.append(f"         kappa {cohen_kappa(here).format(2)}\n", style="dim")
     if review.totals_known:
-        overall = ChunkAgreement.of(review.overall)
-        text.append(f"overall  {_agree(overall)}\n")
-        text.append(f"         kappa {overall.cohen_kappa.format(2)}", style="dim")
+        text.append(f"overall  {_agree(review.overall)}\n")
+        text.append(f"         kappa {cohen_kappa(review.overall).format(2)}", style="dim")
     else:
         text.append("overall  counting…\n", style="dim")
     text.append("\n\n? explains P@k, CP and the pass mark", style="dim")
@@ -231,8 +230,8 @@ def summary_line(review: Review, golden: GoldenComparison) -> Text:
     mark = review.pass_mark
     text = Text(no_wrap=True, overflow="ellipsis")
     if not review.ranked:
-        overall = _agree(ChunkAgreement.of(review.overall)) if review.totals_known else "counting…"
-        text.append(f"unranked pool: no CP  agree {_agree(ChunkAgreement.of(golden.confusion()))}"
+        overall = _agree(review.overall) if review.totals_known else "counting…"
+        text.append(f"unranked pool: no CP  agree {_agree(golden.confusion())}"
                     f"  overall {overall}")
         text.append("  ? explains", style="dim")
         return text
@@ -249,8 +248,8 @@ def summary_line(review: Review, golden: GoldenComparison) -> Text:
     else:
         text.append(fmt(cp_human), style="bold")
         text.append(_pass(cp_human, mark))
-    overall = _agree(ChunkAgreement.of(review.overall)) if review.totals_known else "counting…"
-    text.append(f"  mark {mark:g}  agree {_agree(ChunkAgreement.of(golden.confusion()))}"
+    overall = _agree(review.overall) if review.totals_known else "counting…"
+    text.append(f"  mark {mark:g}  agree {_agree(golden.confusion())}"
                 f"  overall {overall}")
     text.append("  ? explains", style="dim")
     return text
@@ -262,8 +261,7 @@ def _pass(value: float | None, mark: float) -> Text:
     return Text(" pass", style="green") if passes(value, mark) else Text(" FAIL", style="red")
 
 
-def _agree(agreement: ChunkAgreement) -> str:
-    c = agreement.confusion
+def _agree(c: Confusion) -> str:
     if c.n == 0:
         return "-"
     return f"{c.agreements}/{c.n} ({c.agreements / c.n:.0%})"

@@ -97,7 +97,9 @@ class AnnotateScreen(Screen[None]):
     def redraw(self) -> None:
         """Bring every part of the screen up to date with the review."""
         review = self.review
-        self.query_one("#header", Static).update(render.header(review, self.session_name))
+        # One-line widgets (app.tcss): their size never changes, so no layout pass.
+        self.query_one("#header", Static).update(render.header(review, self.session_name),
+                                                 layout=False)
         views = review.chunk_views()
         comparison = review.comparison()
         p_judge = precision_at_k_so_far(comparison.judge)
@@ -122,7 +124,8 @@ class AnnotateScreen(Screen[None]):
         if new_golden:
             container.scroll_home(animate=False)
         self.query_one("#summary", Static).update(render.summary(review, comparison))
-        self.query_one("#summary-line", Static).update(render.summary_line(review, comparison))
+        self.query_one("#summary-line", Static).update(render.summary_line(review, comparison),
+                                                       layout=False)
         self.call_after_refresh(self._select_card)
 
     def _mark_golden_overflow(self) -> None:
@@ -145,7 +148,8 @@ class AnnotateScreen(Screen[None]):
     def say(self, outcome: Outcome) -> None:
         """Show an outcome on the status line (errors in red) and redraw."""
         status = self.query_one("#status", Static)
-        status.update(Text(visible(outcome.message)))  # it may name a golden: never markup
+        # It may name a golden: never markup. One line: no layout pass.
+        status.update(Text(visible(outcome.message)), layout=False)
         status.set_class(not outcome.ok, "-error")
         self.redraw()
 

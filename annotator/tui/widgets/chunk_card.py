@@ -27,19 +27,29 @@ class ChunkCard(Static):
         super().__init__(classes="chunk-card")
         self.unfolded = False
         self.ranked, self.scale = ranked, scale
+        self._shown: tuple[ChunkView, float | None, float | None, bool] | None = None
         self.show(view, p_judge, p_human)
 
     def show(self, view: ChunkView, p_judge: float | None, p_human: float | None) -> None:
-        """Render the chunk's current state."""
+        """Render the chunk's current state (nothing to do when it has not changed)."""
+        shown = (view, p_judge, p_human, self.unfolded)
+        if shown == self._shown:
+            # A decision changes one card or two; the others' text and size stay, and updating
+            # them would lay out and draw every card again at each key.
+            return
+        self._shown = shown
         self.view = view
         self.update(chunk_card(view, p_judge, p_human, unfolded=self.unfolded,
                                ranked=self.ranked, scale=self.scale))
-        self.set_class(view.hidden, "-blind")
-        self.set_class(view.decision is not None, "-decided")
-        self.set_class(view.state == "unsure", "-unsure")
         judge = None if view.verdict is None or view.hidden else view.verdict.verdict
-        self.set_class(view.decision is not None and judge is not None
-                       and view.decision != judge, "-disagree")
+        # One restyle for all four (each set_class that changes a class restyles the card),
+        # and no search for transitions to animate: app.tcss has none.
+        self.update_classes(animate=False, classes={
+            "-blind": view.hidden,
+            "-decided": view.decision is not None,
+            "-unsure": view.state == "unsure",
+            "-disagree": view.decision is not None and judge is not None and view.decision != judge,
+        })
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Selected(self.view.chunk.rank))
