@@ -10,6 +10,11 @@
 # Run by hand, not in CI: llama-cpp-python compiles from source for about an hour here. Keep a
 # built wheel outside the repo and point LLAMA_WHEEL at it to skip that:
 #   pip wheel --no-deps -w ~/wheels llama-cpp-python==0.3.36     # once, in the background
+# On a CPU that reports AMX (Sapphire Rapids and later) a native build served the tiny model but
+# died of a general protection fault in libggml-cpu on Gemma's first request (2026-12-06); build
+# without the AMX and AVX-512 kernels there (about 10 minutes):
+#   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF" \
+#     pip wheel --no-deps --no-cache-dir -w ~/wheels llama-cpp-python==0.3.36
 #   LLAMA_WHEEL=~/wheels/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl scripts/interop.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,7 +103,7 @@ rows = c.execute("SELECT reply, error, validation_kappa FROM align_candidates WH
                  [run[0]]).fetchall()
 replied = sum(r[0] is not None for r in rows)
 judged = sum(r[2] is not None for r in rows)
-why = "; ".join(sorted({(r[1] or "")[:60] for r in rows if r[1]})) or "-"
+why = "; ".join(sorted({" ".join(r[1].split())[:60] for r in rows if r[1]})) or "-"  # one line
 print("\t".join([label, str(len(rows)), str(replied), str(judged), str(run[1]), why]))
 PY
 }

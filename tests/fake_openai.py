@@ -72,9 +72,20 @@ def chunk_of(body: dict[str, Any]) -> str:
 
 
 def is_optimizer(body: dict[str, Any]) -> bool:
-    """Whether a request is annotator align's optimizer's (by its response format's name)."""
+    """Whether a request is annotator align's optimizer's: by its response format's name, or
+    (in a format that names none) by the task its first message opens with."""
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-    return name in ("prompt_revision", "instruction_edit")
+    first = str((body.get("messages") or [{}])[0].get("content", ""))
+    return name in ("prompt_revision", "instruction_edit") or first.startswith(
+        ("You improve the prompt of an LLM judge", "You tune the prompt of an LLM judge"))
+
+
+def format_mode(body: dict[str, Any]) -> str:
+    """The request's response format, by client.RESPONSE_FORMATS name."""
+    fmt = body.get("response_format")
+    if fmt is None:
+        return "none"
+    return "json_object_schema" if fmt["type"] == "json_object" and "schema" in fmt else fmt["type"]
 
 
 def _encoder() -> Any:
@@ -289,19 +300,16 @@ class FakeOpenAI:
                 if server.optimize is not None and is_optimizer(body):
                     with server._lock:
                         server.optimizer_requests.append(body)
+                    if server.formats is not None and format_mode(body) not in server.formats:
+                        return self._refuse_format()
                     content = server.optimize(body)
                     return self._send(200, server.completion(body, content, "stop"))
                 chunk = chunk_of(body)
                 behaviour = server.next_behaviour(chunk)
                 if server.latency:
                     time.sleep(server.latency)
-                fmt = body.get("response_format")
-                mode = ("none" if fmt is None else "json_object_schema"
-                        if fmt["type"] == "json_object" and "schema" in fmt else fmt["type"])
-                if server.formats is not None and mode not in server.formats:
-                    return self._send(500, {"error": {
-                        "message": "1 validation error: type: Input should be 'text' or "
-                                   "'json_object'", "type": "internal_server_error"}})
+                if server.formats is not None and format_mode(body) not in server.formats:
+                    return self._refuse_format()
                 if server.logprobs_refusal and body.get("logprobs"):
                     return self._send(server.logprobs_refusal, {"error": {
                         "message": "logprobs is not supported for models created with "
@@ -357,6 +365,12 @@ class FakeOpenAI:
                 if server.rewrite is not None:
                     server.rewrite(reply, verdict)
                 self._send(200, reply)
+
+            def _refuse_format(self) -> None:
+                """llama-cpp-python's answer to a response format it does not take."""
+                return self._send(500, {"error": {
+                    "message": "1 validation error: type: Input should be 'text' or "
+                               "'json_object'", "type": "internal_server_error"}})
 
             def _send(self, status: int, payload: Any,
                       headers: dict[str, str] | None = None) -> None:

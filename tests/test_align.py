@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from annotator.cli import cli
 from annotator.store.session import Session
 from tests.conftest import write_lines
-from tests.fake_openai import FakeOpenAI, chunk_of, is_optimizer
+from tests.fake_openai import FakeOpenAI, chunk_of, format_mode, is_optimizer
 
 FIX = "Ignore keyword stuffing: a chunk that repeats the question's words but states no fact is noise."
 HARM = "Call every chunk that names a branch useful."
@@ -353,3 +353,36 @@ def test_a_judge_sent_system_as_user_has_its_optimizer_asked_alike(team: Path) -
     # The chat template drops system messages: the task opens the user message instead.
     assert [m["role"] for m in body["messages"]] == ["user"]
     assert body["messages"][0]["content"].startswith("You improve the prompt of an LLM judge")
+
+
+def test_an_optimizer_that_refuses_json_schema_is_asked_in_the_format_it_takes(team: Path) -> None:
+    # llama-cpp-python's server: json_object with a schema beside it, never json_schema (it
+    # answers HTTP 500 with a validation error); found by scripts/interop.sh on 2026-12-06.
+    with FakeOpenAI() as server:
+        server.decide = decide
+        server.formats = {"json_object_schema", "json_object", "none"}
+        judge_base(team, server)
+        server.optimize = revising(FIX)
+        before = len(server.requests)
+        result = align(team, server, "--candidates", "2")
+        assert result.exit_code == 0, result.output
+        asked = [format_mode(body) for body in server.optimizer_requests]
+        judged_in = {format_mode(body) for _, body, _ in server.requests[before:]
+                     if not is_optimizer(body)}
+    assert "The optimizer's endpoint refused json_schema; now asking with json_object_schema." \
+        in result.output
+    assert "Kept: the best candidate beats 'base' on the test split" in result.output
+    # One refusal in the run: the second candidate is asked in the format the first settled on.
+    assert asked == ["json_schema", "json_object_schema", "json_object_schema"]
+    # The candidates' judges ask in the format the judge's endpoint settled on, refused never.
+    assert judged_in == {"json_object_schema"}
+    with Session(team) as session:
+        [run] = session.align_runs()
+        candidates = session.align_candidates(run["id"])
+        test_goldens = sum(split == "test" for split in session.splits().values())
+    # Every request sent is counted, the refused one too: the first candidate took two optimizer
+    # requests, the second one; each was judged on the validation goldens' 4 chunks, and the
+    # first, the best, on the test goldens' too. None of its judge's requests was refused.
+    validation = 4 * len(run["validation"])
+    assert [c["calls"] for c in candidates] == [2 + validation + 4 * test_goldens, 1 + validation]
+    assert run["calls"] == sum(c["calls"] for c in candidates)

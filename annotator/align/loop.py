@@ -37,11 +37,18 @@ from annotator.align import optimizer
 from annotator.errors import AnnotatorError, SessionError
 from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
 from annotator.judge import tokens
-from annotator.judge.client import completion_of, connection_error, status_error
+from annotator.judge.client import (
+    RESPONSE_FORMATS,
+    completion_of,
+    connection_error,
+    next_format,
+    status_error,
+)
 from annotator.judge.plan import dry_run
 from annotator.judge.runner import (
     RunOptions,
     RunStats,
+    resume_transport,
     run_judge,
     stored_settings,
     system_as_user,
@@ -188,6 +195,9 @@ def prepare(session: Session, options: AlignOptions) -> Prepared:
         raise SessionError(f"There is no judge '{options.judge}' in {session.path} (judges: "
                            f"{known}).")
     settings = stored_settings(judges[options.judge])
+    # Candidates are judged in the response format and with the logprobs the judge's endpoint
+    # settled on, not refused again by each new candidate's judge.
+    resume_transport(session, options.judge, settings)
     if not isinstance(settings.prompt, TemplatePrompt):
         raise SessionError(f"Judge '{options.judge}' sends RAGAS's own prompt through its "
                            "library, which align cannot revise; align a judge made from a "
@@ -270,6 +280,8 @@ class _Run:
         self.by_candidate: dict[int, Spend] = {}
         self.shown: set[int] = set()
         """Chunks already shown to the optimizer (later requests show others first)."""
+        self.optimizer_format = RESPONSE_FORMATS[0]
+        """The response format the optimizer's endpoint takes, as far as the run has seen."""
 
     # -- the budget -------------------------------------------------------------------------
 
@@ -289,57 +301,75 @@ class _Run:
 
     # -- the optimizer ----------------------------------------------------------------------
 
-    async def ask(self, messages: list[dict[str, str]]) -> tuple[str | None, Spend]:
-        """The optimizer's reply to one request (retried where a retry can help), and what it
-        cost; AlignStopped when the endpoint is hopeless, CandidateError when it never
-        answered."""
+    async def ask(self, messages: list[dict[str, str]], candidate: int) -> str | None:
+        """The optimizer's reply to one request (retried where a retry can help; every request
+        sent is charged to the candidate, answered or not); AlignStopped when the endpoint is
+        hopeless, CandidateError when it never answered.
+
+        The reply is asked for in the first response format the endpoint takes, as the judge
+        asks (a refusal moves to the next at once, and the run keeps what it settled on).
+        """
         options = self.options
         if options.optimizer_system_as_user:
             messages = system_as_user(messages)
-        body = optimizer.request_body(options.optimizer_model, messages,
-                                      options.instructions is not None,
-                                      options.optimizer_temperature, OPTIMIZER_MAX_TOKENS)
         spent = Spend()
-        last = "no reply"
-        for attempt in range(options.run.max_retries + 1):
-            spent.calls += 1
-            try:
-                text = await self.optimizer_client.post(
-                    "/chat/completions", body=body, cast_to=str,
-                    options={"timeout": options.run.timeout})
-            except openai.APITimeoutError:
-                last = f"timed out after {options.run.timeout:g} s"
-                wait = None
-            except openai.APIConnectionError as error:
-                found = connection_error(self.optimizer_client, error, 0.0)
-                raise AlignStopped(f"The optimizer could not be reached: {found.error}.") from None
-            except openai.APIStatusError as error:
-                result = status_error(error, self.prepared.settings, 0.0)
-                if not result.retryable or error.status_code in (401, 403, 404):
+        last, attempt = "no reply", 0
+        try:
+            while True:
+                mode = self.optimizer_format
+                body = optimizer.request_body(options.optimizer_model, messages,
+                                              options.instructions is not None,
+                                              options.optimizer_temperature, OPTIMIZER_MAX_TOKENS,
+                                              mode)
+                spent.calls += 1
+                try:
+                    text = await self.optimizer_client.post(
+                        "/chat/completions", body=body, cast_to=str,
+                        options={"timeout": options.run.timeout})
+                except openai.APITimeoutError:
+                    last = f"timed out after {options.run.timeout:g} s"
+                    wait = None
+                except openai.APIConnectionError as error:
+                    found = connection_error(self.optimizer_client, error, 0.0)
                     raise AlignStopped(
-                        f"The optimizer at {self.optimizer_client.base_url} refused the request "
-                        f"({result.error}); check --optimizer-model, --base-url and "
-                        "OPENAI_API_KEY.") from None
-                last, wait = str(result.error), result.retry_after
-            else:
-                completion = completion_of(_json(text))
-                if isinstance(completion, str):
-                    raise optimizer.CandidateError(f"the optimizer's reply was unreadable "
-                                                   f"({completion})")
-                spent.tokens_in += completion.tokens_in or 0
-                spent.tokens_out += completion.tokens_out or 0
-                if options.optimizer_price is not None:
-                    spent.cost += options.optimizer_price.cost(completion.tokens_in or 0,
-                                                               completion.tokens_out or 0)
-                if completion.finish_reason == "length":
-                    raise optimizer.CandidateError(
-                        f"the optimizer's reply was cut off at {OPTIMIZER_MAX_TOKENS} tokens")
-                return completion.content, spent
-            if attempt < options.run.max_retries:
+                        f"The optimizer could not be reached: {found.error}.") from None
+                except openai.APIStatusError as error:
+                    sent = replace(self.prepared.settings, response_format=mode, logprobs=False)
+                    result = status_error(error, sent, 0.0)
+                    if "response_format" in result.unsupported and (
+                            following := next_format(mode)) is not None:
+                        self.say(f"The optimizer's endpoint refused {mode}; now asking with "
+                                 f"{following}.")
+                        self.optimizer_format = following
+                        continue
+                    if not result.retryable or error.status_code in (401, 403, 404):
+                        raise AlignStopped(
+                            f"The optimizer at {self.optimizer_client.base_url} refused the "
+                            f"request ({result.error}); check --optimizer-model, --base-url and "
+                            "OPENAI_API_KEY.") from None
+                    last, wait = str(result.error), result.retry_after
+                else:
+                    completion = completion_of(_json(text))
+                    if isinstance(completion, str):
+                        raise optimizer.CandidateError(f"the optimizer's reply was unreadable "
+                                                       f"({completion})")
+                    spent.tokens_in += completion.tokens_in or 0
+                    spent.tokens_out += completion.tokens_out or 0
+                    if options.optimizer_price is not None:
+                        spent.cost += options.optimizer_price.cost(completion.tokens_in or 0,
+                                                                   completion.tokens_out or 0)
+                    if completion.finish_reason == "length":
+                        raise optimizer.CandidateError(
+                            f"the optimizer's reply was cut off at {OPTIMIZER_MAX_TOKENS} tokens")
+                    return completion.content
+                if attempt == options.run.max_retries:
+                    raise optimizer.CandidateError(f"the optimizer never answered ({last})")
                 pause = min(options.run.backoff_cap, options.run.backoff_base * 2 ** attempt)
+                attempt += 1
                 await asyncio.sleep(min(options.run.max_wait, wait) if wait is not None
                                     else pause)
-        raise optimizer.CandidateError(f"the optimizer never answered ({last})")
+        finally:
+            self.charge(spent, candidate)
 
     def sample(self, pool: list[Disagreement], round_: int, number: int) -> list[Disagreement]:
         """Up to ``sample`` disagreements, both directions alike where both exist, those not
@@ -372,6 +402,9 @@ class _Run:
         self.temporary.add(name)
         await run_judge(self.session, name, settings, self.judge_client, run, stats,
                         on_progress=self.show)
+        # What the endpoint refused in this run stays refused for the next candidate.
+        self.prepared.settings.response_format = settings.response_format
+        self.prepared.settings.logprobs = settings.logprobs
         price = self.options.judge_price
         spent = Spend(stats.requests, stats.tokens_in, stats.tokens_out,
                       price.cost(stats.tokens_in, stats.tokens_out, stats.tokens_cached)
@@ -505,8 +538,7 @@ async def _search(state: _Run) -> AlignResult:
             name = f"{options.judge}~align{state.run_id}.{round_}.{number}"
             state.say(f"Round {round_}, candidate {number}: asking {options.optimizer_model}.")
             try:
-                content, spent = await state.ask(messages)
-                state.charge(spent, candidate_id)
+                content = await state.ask(messages, candidate_id)
                 session.update_align_candidate(candidate_id, reply=content)
                 made = optimizer.candidate(current.prompt, content, options.instructions,
                                            f"file:{prepared.target}", f"candidate {number} of "

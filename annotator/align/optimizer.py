@@ -23,6 +23,7 @@ from typing import Any
 from annotator.errors import AnnotatorError
 from annotator.feedback import Disagreement
 from annotator.judge import prompt_file
+from annotator.judge.client import response_format
 from annotator.judge.template import TemplatePrompt
 
 REVISION = "prompt_revision"
@@ -145,13 +146,16 @@ def request_messages(prompt: TemplatePrompt, sample: Sequence[Disagreement],
 
 
 def request_body(model: str, messages: list[dict[str, str]], guarded: bool,
-                 temperature: float, max_tokens: int) -> dict[str, Any]:
-    """The optimizer's chat completion request, its reply held to a strict schema."""
+                 temperature: float, max_tokens: int, mode: str = "json_schema"
+                 ) -> dict[str, Any]:
+    """The optimizer's chat completion request, its reply held to a strict schema in the
+    response format ``mode`` (one of the judge's RESPONSE_FORMATS: the one the endpoint takes)."""
     name, schema = (EDIT, EDIT_SCHEMA) if guarded else (REVISION, REVISION_SCHEMA)
-    return {"model": model, "messages": messages, "temperature": temperature,
-            "max_tokens": max_tokens,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": name, "strict": True, "schema": schema}}}
+    body = {"model": model, "messages": messages, "temperature": temperature,
+            "max_tokens": max_tokens}
+    if (fmt := response_format(mode, schema, name)) is not None:
+        body["response_format"] = fmt
+    return body
 
 
 def _reply_object(content: str | None, keys: Sequence[str]) -> dict[str, Any]:

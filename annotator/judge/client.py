@@ -128,14 +128,15 @@ FORMAT_WORDS = {
 }
 
 
-def response_format(mode: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+def response_format(mode: str, schema: dict[str, Any] | None,
+                    name: str = "chunk_verdict") -> dict[str, Any] | None:
     """The ``response_format`` of a request in one of the RESPONSE_FORMATS for a reply
-    following ``schema`` (None: send none)."""
+    following ``schema`` (None: send none); ``name`` names the schema where the format does."""
     if schema is None or mode == "none":
         return None
     if mode == "json_schema":
         return {"type": "json_schema",
-                "json_schema": {"name": "chunk_verdict", "strict": True, "schema": schema}}
+                "json_schema": {"name": name, "strict": True, "schema": schema}}
     if mode == "json_object_schema":
         return {"type": "json_object", "schema": schema}
     return {"type": "json_object"}

@@ -135,7 +135,7 @@ async def run_judge(
     try:
         new_judge = define(session, name, settings)
         try:
-            _resume_transport(session, name, settings)
+            resume_transport(session, name, settings)
             work = collect_tasks(session, settings, options, stats, session.judged_requests(name))
             if stats.no_answer and not work and not stats.skipped:
                 raise SessionError(
@@ -427,7 +427,7 @@ async def run_probes(session: Session, name: str, settings: JudgeSettings, clien
     lease = Lease(session, name)
     lease.take()
     try:
-        _resume_transport(session, name, settings)
+        resume_transport(session, name, settings)
         work = probe_tasks(session, settings, stats, session.probes_answered(name))
         stats.total = _chunks(work)  # listwise: the context chunks are sent too
 
@@ -717,7 +717,7 @@ class _Pace:
             self.limit = self.workers
 
 
-def _resume_transport(session: Session, name: str, settings: JudgeSettings) -> None:
+def resume_transport(session: Session, name: str, settings: JudgeSettings) -> None:
     """Start from what this judge's endpoint accepted last time: a refused response format or
     logprobs is not asked again on every run (never more than the options allow)."""
     stored = session.judge_transport(name)
