@@ -47,7 +47,7 @@ def open_in_chromium(path: Path) -> dict[str, Any]:
     """Open an HTML file in headless chromium: its charts, text, scripts, errors and requests."""
     assert Path(CHROMIUM).exists(), (
         "Debian's chromium is needed to open the HTML report: apt-get install chromium "
-        "(.ci/run installs it).")
+        "(scripts/test.sh, the README's test command, installs it).")
     seen: dict[str, Any] = {"console": [], "errors": [], "requests": []}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
