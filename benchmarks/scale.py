@@ -9,6 +9,8 @@ with their ratio and the budget beside it:
 - the queue screen: from pressing g to its first rows (through Textual's Pilot), against that
   first screen;
 - q pressed at that first paint, to the process's end, against the bare app's (wall seconds);
+- the queue screen's whole fill, every golden's row in its table (benchmarks/queue_fill.py),
+  against every row put in a plain DataTable at once (bare/bare_queue.py), CPU seconds;
 - `annotator report --format json` and `annotator judges --format json`, 2,000 resamples,
   against one SQL read + numpy per-golden sums + the same 2,000 resamples (CPU seconds, and
   peak memory of the process); the report's bare program also does the work of its error
@@ -19,7 +21,7 @@ Last, each path's growth exponent from the smallest size to the largest (time ~ 
 beside its bare program's: within 0.1 of it, or the path grows faster than its work.
 
 Run: python benchmarks/scale.py [--sizes 10000,100000] [--runs 3] [--cache DIR]
-     [--paths screen,report,judges]
+     [--paths screen,queue,report,judges]
 (--cache keeps the generated sessions between runs; they take a minute or two to make.)
 """
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +75,13 @@ def queue_first_rows(db: Path) -> float:
     return asyncio.run(run())
 
 
+def fill_cpu(script: Path, db: Path) -> float:
+    """The CPU seconds a queue fill program prints (ours or the bare one), on a fresh process."""
+    done = subprocess.run([sys.executable, str(script), str(db), JUDGE, "bench-queue"],
+                          capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
 def session(folder: Path, goldens: int) -> Path:
     """The generated session of this size (made once per cache folder)."""
     db = folder / f"s{goldens}.db"
@@ -95,9 +105,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cache", type=Path)
-    parser.add_argument("--paths", default="screen,report,judges",
+    parser.add_argument("--paths", default="screen,queue,report,judges",
                         help="Which paths to measure (screen: the first screen, q after it and "
-                        "the queue).")
+                        "the queue's first rows; queue: the queue screen's whole fill).")
     args = parser.parse_args()
     paths = set(args.paths.split(","))
     grown: dict[str, list[tuple[int, float, float]]] = {}
@@ -116,6 +126,7 @@ def main() -> None:
                     "judges": [sys.executable, "-m", "annotator", "judges", str(db),
                                "--format", "json", "--bootstrap", "2000", "--output", str(out)]}
             ours = {k: v for k, v in ours.items() if k in paths}
+            fills: dict[str, list[float]] = {"ours": [], "bare": []}
             figures: dict[str, list[tuple[float, float]]] = {
                 k: [] for k in (*ours, *(f"bare {name}" for name in bare))}
             screens: dict[str, list[float]] = {k: [] for k in ("ours", "bare", "queue",
@@ -131,6 +142,10 @@ def main() -> None:
                     figures[f"bare {name}"].append(measured(bare[name]))
                 if "screen" in paths:
                     screens["queue"].append(queue_first_rows(db))
+                if "queue" in paths:
+                    for key, script in (("ours", HERE / "queue_fill.py"),
+                                        ("bare", HERE / "bare" / "bare_queue.py")):
+                        fills[key].append(fill_cpu(script, db))
             print(f"{goldens:,} goldens x 10 chunks ({goldens * 10:,} chunks), "
                   f"median of {args.runs} runs each, alternating")
             if "screen" in paths:
@@ -141,6 +156,11 @@ def main() -> None:
                 print(line("queue's first rows", statistics.median(screens["queue"]),
                            statistics.median(screens["ours"]), "s ", BUDGET_SCREEN,
                            against="first screen"))
+            if "queue" in paths:
+                fill, bare_fill = statistics.median(fills["ours"]), statistics.median(fills["bare"])
+                print(line("the queue's whole fill, CPU", fill, bare_fill, "s ", BUDGET_CPU))
+                grown.setdefault("the queue's whole fill, CPU", []).append(
+                    (goldens, fill, bare_fill))
             for name in ours:
                 bare_cpu = statistics.median(cpu for cpu, _ in figures[f"bare {name}"])
                 bare_mb = statistics.median(mb for _, mb in figures[f"bare {name}"])
