@@ -589,11 +589,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
-        where = _hint_word(session_path)
-        raise AnnotatorError("The annotation screen needs a terminal, and this command's input "
-                             f"or output is redirected. Run 'annotator annotate {where}' in a "
-                             f"terminal; 'annotator info {where}' and 'annotator report {where}' "
-                             "work in a pipe.")
+        raise AnnotatorError(_no_terminal(Path(session_path)))
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
     from annotator.models import GOLDENS_SUFFIXES
@@ -643,6 +639,26 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
                         checks_min=checks_min), err=True)
+
+
+def _no_terminal(source: Path) -> str:
+    """Why annotate cannot run in a pipe, and the commands that can, on the session they can
+    open: a goldens file's session is the .db beside it (or made by import), and a path that
+    is no session gets the sentence that says so instead."""
+    from annotator.models import GOLDENS_SUFFIXES
+    from annotator.store.session import Session
+
+    db = source.with_suffix(".db") if source.suffix.lower() in GOLDENS_SUFFIXES else source
+    where, session = _hint_word(str(source)), _hint_word(str(db))
+    if db != source and source.exists() and not db.exists():
+        readers = (f"'annotator import {where} --session {session}' makes its session, and "
+                   f"'annotator report {session}' reads it in a pipe")
+    else:
+        with Session(db, create=False):  # a missing or foreign file: that is the error to give
+            pass
+        readers = f"'annotator info {session}' and 'annotator report {session}' work in a pipe"
+    return ("The annotation screen needs a terminal, and this command's input or output is "
+            f"redirected. Run 'annotator annotate {where}' in a terminal; {readers}.")
 
 
 def _prepare_checks(session: Session, check_rate: float, checks_from: str | None

@@ -136,6 +136,36 @@ def test_annotate_without_a_terminal_says_so_and_stores_nothing(tmp_path: Path) 
     assert dump(db) == before  # no random sample stored
 
 
+def test_annotate_in_a_pipe_names_commands_that_work_there(tmp_path: Path) -> None:
+    source = write_lines(tmp_path / "goldens.jsonl", [golden()])
+    (tmp_path / "notes.txt").write_text("not a session", encoding="utf-8")
+
+    def said(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "annotator", *args], capture_output=True,
+                              text=True, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=60)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        return " ".join(done.stderr.split())
+
+    # A goldens file not yet imported: import makes the session the readers then open.
+    db = tmp_path / "goldens.db"
+    assert f"annotator import {source} --session {db}' makes its session" in said(
+        "annotate", str(source))
+    # Imported: the readers are named on its session file, and they work as printed.
+    assert subprocess.run([sys.executable, "-m", "annotator", "import", str(source), "--session",
+                           str(db)], capture_output=True, cwd=ROOT).returncode == 0
+    hint = said("annotate", str(source))
+    assert f"annotator info {db}'" in hint and f"annotator report {db}' work in a pipe" in hint
+    info = subprocess.run([sys.executable, "-m", "annotator", "info", str(db)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert info.returncode == 0, info.stderr
+    # A file that is no session, and a path with nothing there: that is the sentence.
+    assert "is not a session file this tool can open" in said("annotate",
+                                                                str(tmp_path / "notes.txt"))
+    assert "There is no session file at" in said("annotate", str(tmp_path / "typo.db"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["goldens.db", "goldens.jsonl",
+                                                          "notes.txt"]
+
+
 def test_report_with_an_unknown_annotator_is_an_error_listing_the_annotators(tmp_path: Path) -> None:
     db = banking_file(tmp_path / "b.db")
     for fmt in ("table", "csv"):
