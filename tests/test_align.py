@@ -386,3 +386,16 @@ def test_an_optimizer_that_refuses_json_schema_is_asked_in_the_format_it_takes(t
     validation = 4 * len(run["validation"])
     assert [c["calls"] for c in candidates] == [2 + validation + 4 * test_goldens, 1 + validation]
     assert run["calls"] == sum(c["calls"] for c in candidates)
+
+
+def test_aligning_an_imported_judge_says_to_run_one_first(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    rows = [{**g, "judge": "imported", "judge_verdicts": [1, 0, 0, 1]} for g in goldens()]
+    assert invoke("import", str(write_lines(tmp_path / "g.jsonl", rows)), "--session",
+                  str(db)).exit_code == 0
+    result = CliRunner().invoke(cli, ["align", str(db), "--judge", "imported",
+                                      "--optimizer-model", "m"])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "Judge 'imported' has no stored prompt" in said and "its verdicts were imported" in said
+    assert f"judge {db} --model MODEL --name NAME" in said and "Traceback" not in said

@@ -489,7 +489,9 @@ def stored_settings(judge: Judge) -> JudgeSettings:
                              else "reference")
     else:
         raise SessionError(f"Judge '{judge.name}' has no stored prompt to rebuild its "
-                           "requests from.")
+                           "requests from (its verdicts were imported, not asked for by this "
+                           "tool); judge with this tool first, 'annotator judge SESSION --model "
+                           "MODEL --name NAME', and give that judge's name.")
     params = judge.parameters
     return JudgeSettings(model=judge.model or "", prompt=prompt, base_url=judge.base_url,
                          temperature=params.get("temperature", 0.0),
