@@ -430,3 +430,14 @@ def test_a_name_nobody_has_labelled_under_says_how_to_label(tmp_path: Path) -> N
     assert done.exit_code == 2
     assert ("nobody has labelled it yet. Label some goldens first with 'annotator annotate "
             f"{db} --annotator alcie'") in " ".join(done.stderr.split())
+
+
+def test_a_table_report_in_a_pipe_has_no_padding_blanks_and_no_escapes(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    for command in ("report", "judges"):
+        done = subprocess.run([sys.executable, "-m", "annotator", command, str(db)],
+                              capture_output=True, text=True, cwd=ROOT, check=True)
+        lines = done.stdout.splitlines()
+        assert len(lines) > 10 and lines[0] == "Headline"
+        assert [line for line in lines if line != line.rstrip()] == []
+        assert "\x1b" not in done.stdout

@@ -7,6 +7,7 @@ is one branch of ``write`` and one name in FORMATS.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -45,9 +46,15 @@ def write(document: Document, fmt: str, out: IO[str]) -> None:
 
         from annotator.report.render import rich_blocks
 
-        console = Console() if out is sys.stdout and out.isatty() else Console(
-            file=out, width=_width(), no_color=True, force_terminal=False)
-        console.print(rich_blocks(document.blocks))
+        if out is sys.stdout and out.isatty():
+            Console().print(rich_blocks(document.blocks))
+        else:
+            # Rich pads every line to the width with spaces; a file or a pipe gets each line as
+            # long as its text.
+            buffer = io.StringIO()
+            Console(file=buffer, width=_width(), no_color=True, force_terminal=False).print(
+                rich_blocks(document.blocks))
+            out.writelines(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
     elif fmt == "json":
         from annotator.jsonout import write_json
 
