@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
+from annotator.lazy import np
 
 MISSING = -1
 """A verdict column's value where the chunk has no verdict (or no label)."""

@@ -14,11 +14,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
 from annotator.checks import Check, is_turn, next_check
 from annotator.columns import MISSING
 from annotator.errors import NotSaved, SessionError
+from annotator.lazy import np
 from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
 from annotator.resolve import judge_named, one_judge
 from annotator.stats.chunk_agreement import Confusion

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TypeAlias
 
 from annotator.columns import MISSING, ChunkFrame, LabelColumns
 from annotator.errors import SessionError
+from annotator.lazy import np
 from annotator.models import Label
 from annotator.resolve import NOBODY, annotator_named
 from annotator.store.session import Session
@@ -73,7 +73,7 @@ def disagreements(labels: Mapping[str, Mapping[int, Label]]) -> dict[int, dict[s
             or any(kind_of(answer).verdict is None for answer in given.values())}
 
 
-Answers = tuple[np.ndarray, np.ndarray]
+Answers: TypeAlias = "tuple[np.ndarray, np.ndarray]"
 """One person's verdict column (MISSING where none) and unsure column, aligned to a frame."""
 
 

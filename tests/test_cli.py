@@ -58,6 +58,47 @@ def test_help_is_instant_and_imports_nothing_heavy() -> None:
         assert "Usage:" in done.stdout
 
 
+NO_NUMPY = """
+import asyncio, sys
+
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "numpy":
+            raise ImportError("numpy imported on the annotation screen's path")
+
+sys.meta_path.insert(0, NoNumpy())
+from pathlib import Path
+from annotator.review import Review
+from annotator.store.session import Session
+from annotator.tui.app import AnnotatorApp
+
+async def main(db):
+    with Session(Path(db), create=False) as session:
+        app = AnnotatorApp(Review(session, "alice", "sample-judge", count=False), "b.db")
+        async with app.run_test(size=(140, 45)) as pilot:
+            # Till the totals worker has counted; a crash ends the app, and run_test raises it.
+            while app.is_running and not app.screen.review.totals_known:
+                await pilot.pause()
+            await pilot.press("a", "f", "right_square_bracket", "a")
+            print(app.screen.query_one("#summary").content)
+    with Session(Path(db), create=False) as session:
+        print(len(session.labels("alice")), "labels")
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_the_annotation_screen_paints_decides_and_counts_without_numpy(tmp_path: Path) -> None:
+    # numpy is a fifth of the screen's start; the first paint and a key need none of it (the
+    # summary divides plain counts), so the modules it imports take it from annotator.lazy.
+    db = banking_file(tmp_path / "b.db")
+    done = subprocess.run([sys.executable, "-c", NO_NUMPY, str(db)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    assert "kappa" in done.stdout and "overall" in done.stdout
+    assert done.stdout.strip().endswith("3 labels")
+
+
 def test_the_table_report_and_info_import_no_scipy_matplotlib_textual_or_openai(
         tmp_path: Path) -> None:
     db = banking_file(tmp_path / "b.db")

@@ -11,8 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from annotator.lazy import np
 from annotator.stats.ranks import binomial_two_sided_p, chi_square_1df_p
 from annotator.stats.stat import Counts, Stat, ratio
 from annotator.text import counted
@@ -87,7 +86,15 @@ def _single_class(c: Confusion) -> str | None:
 
 
 def _one_class(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
-    return (np.asarray(tp + fp + fn) == 0) | (np.asarray(fp + fn + tn) == 0)
+    return (tp + fp + fn == 0) | (fp + fn + tn == 0)
+
+
+def _nan_where(undefined: Counts, value: Counts) -> Counts:
+    """nan where ``undefined`` holds, else ``value``."""
+    if isinstance(undefined, bool):
+        # Plain counts (the annotation screen's agreement so far) need no numpy.
+        return math.nan if undefined else value
+    return np.where(undefined, np.nan, value)
 
 
 def percent_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
@@ -101,7 +108,7 @@ def kappa_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
     p_judge, p_human, observed = ratio(tp + fp, n), ratio(tp + fn, n), ratio(tp + tn, n)
     expected = p_judge * p_human + (1 - p_judge) * (1 - p_human)
     value = ratio(observed - expected, 1 - expected)
-    return np.where(_one_class(tp, fp, fn, tn), np.nan, value)
+    return _nan_where(_one_class(tp, fp, fn, tn), value)
 
 
 def ac1_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
@@ -118,7 +125,7 @@ def alpha_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
     n_values = 2 * (tp + fp + fn + tn)
     ones = 2 * tp + fp + fn
     value = 1 - (n_values - 1) * ratio(fp + fn, (n_values - ones) * ones)
-    return np.where(_one_class(tp, fp, fn, tn), np.nan, value)
+    return _nan_where(_one_class(tp, fp, fn, tn), value)
 
 
 def precision_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from annotator.columns import MISSING, verdict_column
+from annotator.lazy import np
 from annotator.models import Golden, Label, StoredVerdict
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion
 from annotator.stats.metrics import context_precision_when_complete

@@ -10,8 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-import numpy as np
-
+from annotator.lazy import np
 from annotator.verdict import is_verdict
 
 RAGAS_EPSILON = 1e-10

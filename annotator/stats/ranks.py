@@ -8,9 +8,12 @@ random data with ties in tests/test_ranks.py.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+from annotator.lazy import np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 def average_ranks(values: npt.ArrayLike) -> np.ndarray:

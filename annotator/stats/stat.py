@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
+from annotator.lazy import np
 
 Style = Literal["prose", "cell"]
 """How a statistic is written: in a sentence, or in a table cell."""
