@@ -8,7 +8,8 @@
   committed to the session file), median and p99;
 - the CPU a key costs the CLI in that terminal (benchmarks/key_clock.py runs it with clocks on
   the key handler): before the commit, the commit, the screen's update after it; and the
-  process's whole CPU a key, Textual's repaint included;
+  process's whole CPU a key, Textual's repaint included, against a bare Textual app that commits
+  one row a key and shows the same (bare/bare_key.py);
 - the queue screen on every golden: time to its first rows, and until every row is loaded;
 - the CLI's peak memory.
 Run: python benchmarks/tui.py [--goldens N] [--decisions N]
@@ -50,6 +51,8 @@ BUDGET_MEDIAN_MS = 20.0
 BUDGET_P99_MS = 50.0
 BUDGET_SCREEN_WORK = 3.0
 """The key handler's CPU besides the commit, in multiples of the commit's."""
+BUDGET_KEY_VS_BARE = 2.0
+"""The CLI's whole CPU a key, in multiples of the bare app's (bare/bare_key.py)."""
 HERE = Path(__file__).parent
 
 
@@ -125,14 +128,7 @@ def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], KeyCost
                                          str(db), "--annotator", "terminal"])
         first = term.wait_for(rb"golden 1 of") - term.started
         term.wait_for(rb"goldens complete \d+/\d+")
-        to_screen = []
-        cpu_before = cpu_seconds(term.process.pid)
-        for i in range(1, decisions + 1):
-            term.seen = b""
-            start = time.perf_counter()
-            os.write(term.master, b"f" if i % 4 == 0 else b"a")
-            to_screen.append((term.wait_for(rb"chunks %d/" % i) - start) * 1000)
-        process = (cpu_seconds(term.process.pid) - cpu_before) / decisions * 1000
+        to_screen, process = pressed(term, decisions)
         peak = term.quit()
         clocks = json.loads(Path(out).read_text())
     assert all(len(clocks[k]) == decisions for k in ("before_commit", "commit", "after_commit"))
@@ -140,6 +136,30 @@ def in_a_terminal(db: Path, decisions: int) -> tuple[float, list[float], KeyCost
                              for k in ("before_commit", "commit", "after_commit"))
     cost = KeyCost(before, commit, after, process)
     return first, to_screen, cost, peak
+
+
+def pressed(term: Terminal, decisions: int) -> tuple[list[float], float]:
+    """Decide ``decisions`` chunks (a, a, a, f, ...) in a terminal: ms from each key to its count
+    on screen, and the process's mean CPU ms a key (every thread)."""
+    to_screen = []
+    cpu_before = cpu_seconds(term.process.pid)
+    for i in range(1, decisions + 1):
+        term.seen = b""
+        start = time.perf_counter()
+        os.write(term.master, b"f" if i % 4 == 0 else b"a")
+        to_screen.append((term.wait_for(rb"chunks %d/" % i) - start) * 1000)
+    return to_screen, (cpu_seconds(term.process.pid) - cpu_before) / decisions * 1000
+
+
+def bare_key_cpu(db: Path, decisions: int) -> float:
+    """The bare app's (bare/bare_key.py) mean CPU ms a key over the same decisions: Textual's
+    own floor for redrawing what a decision changes."""
+    term = Terminal(db, "bare", [sys.executable, str(HERE / "bare" / "bare_key.py"), str(db),
+                                 "bench-judge"])
+    term.wait_for(rb"golden 1 of")
+    _, process = pressed(term, decisions)
+    term.quit()
+    return process
 
 
 async def to_committed(db: Path, decisions: int) -> tuple[list[float], float, float]:
@@ -203,6 +223,7 @@ def main() -> None:
         with Session(db) as session:
             session.import_goldens(read_goldens(source), path=str(source))
         first, to_screen, key, cli_mb = in_a_terminal(db, args.decisions)
+        bare_key = bare_key_cpu(db, args.decisions)
         to_commit, queue_first, queue_all = asyncio.run(to_committed(db, args.decisions))
     median, p99 = statistics.median(to_commit), percentile(to_commit, 99)
 
@@ -226,7 +247,10 @@ def main() -> None:
           f"   budget <= {BUDGET_SCREEN_WORK:.0f}x  "
           f"{verdict(key.screen_work <= BUDGET_SCREEN_WORK * key.commit)}")
     print(f"    the CLI's whole CPU a key (mean, Textual's repaint and output too) "
-          f"{key.process:.2f} ms = {key.process / key.commit:.1f}x the commit   (no budget)")
+          f"{key.process:.2f} ms = {key.process / key.commit:.1f}x the commit")
+    print(f"    against a bare Textual app showing the same after each key (bare/bare_key.py) "
+          f"{bare_key:.2f} ms   ratio {key.process / bare_key:4.2f}   budget <= "
+          f"{BUDGET_KEY_VS_BARE:g}  {verdict(key.process <= BUDGET_KEY_VS_BARE * bare_key)}")
     print(f"  queue screen, {args.goldens:,} goldens: first rows on screen {queue_first:.2f} s, "
           f"every row loaded {queue_all:.2f} s (it answers keys meanwhile)")
     print(f"  peak memory (the CLI)   {cli_mb:6.0f} MB")
