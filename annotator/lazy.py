@@ -3,8 +3,8 @@
 The modules the annotation screen imports (its review, the agreement formulas, the chunk
 columns) also hold the whole-session numpy paths. Importing numpy costs about a fifth of the
 screen's start, and the first paint needs none of it: the summary divides plain counts. Those
-modules name ``np`` from here, so numpy loads when a path first reaches into it (the totals
-count, a report), not on import. Modules off that path import numpy as usual.
+modules name ``np`` from here, so numpy loads when a path first reaches into it (the queue,
+the stats screen, a report), not on import. Modules off that path import numpy as usual.
 
 ``import numpy.typing`` or ``from numpy import ...`` in those modules would load it at once:
 keep such names under ``TYPE_CHECKING``.
