@@ -5,11 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sqlite3
-import time
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -25,32 +23,6 @@ BANKING = ROOT / "sample_sessions" / "banking.jsonl"
 """The newcomer's sample: goldens and a judge's verdicts, nobody's labels."""
 TEAM_BANKING = ROOT / "sample_sessions" / "team" / "banking.jsonl"
 """The same goldens labelled by two people, sample-reviewer and second-reviewer."""
-
-
-T = TypeVar("T")
-
-PATIENCE = 180.0
-"""Seconds a test waits for a state before it fails: generous, so that a machine at load 18
-only makes a test slower, never wrong; a healthy run reaches the state in well under one."""
-
-
-def wait_until(reached: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
-    """Poll ``reached`` until it gives something true, and return that; fail the test naming
-    ``what`` if it never does."""
-    deadline = time.monotonic() + timeout
-    while not (value := reached()):
-        assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}, in vain"
-        time.sleep(0.02)  # the poll interval: the wait ends on the state, never on time
-    return value
-
-
-def rows(db: Path, sql: str) -> int:
-    """A count read from a session file another process is writing (0 before its tables are)."""
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
-            return int(conn.execute(sql).fetchone()[0])
-    except sqlite3.OperationalError:  # not created yet
-        return 0
 
 
 def banking_file(path: Path, *, people: Container[str] = ("sample-reviewer",)) -> Path:

@@ -23,10 +23,11 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.formats import read_goldens
 from annotator.store.session import Session
-from tests.conftest import ROOT, wait_until, write_lines
+from tests.conftest import ROOT, write_lines
 from tests.fake_batches import Capture
 from tests.fake_openai import FakeOpenAI
 from tests.offline_engine import run as offline_engine
+from tests.waiting import wait_until
 
 
 def make_session(tmp_path: Path, goldens: int = 10, chunks: int = 4, name: str = "s") -> Path:

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.store.session import Session
-from tests.conftest import PATIENCE, ROOT, SAMPLES, banking_file, dump, golden, write_lines
+from tests.conftest import ROOT, SAMPLES, banking_file, dump, golden, write_lines
 from tests.terminal import Terminal, in_terminal
+from tests.waiting import PATIENCE
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -30,9 +30,10 @@ from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
-from tests.conftest import PATIENCE, ROOT, banking_file, rows, wait_until, write_lines
+from tests.conftest import ROOT, banking_file, write_lines
 from tests.fake_openai import FakeOpenAI, chunk_of
 from tests.terminal import Terminal
+from tests.waiting import PATIENCE, rows, wait_until
 
 
 def make_session(tmp_path: Path, chunks: int = 24) -> Session:

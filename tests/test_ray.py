@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.store.session import Session
-from tests.conftest import PATIENCE, ROOT, banking_file
+from tests.conftest import ROOT, banking_file
 from tests.fake_openai import FakeOpenAI
+from tests.waiting import PATIENCE
 
 
 def test_shards_run_through_ray_data_and_every_result_is_stored_once(tmp_path: Path) -> None:

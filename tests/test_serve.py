@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.conftest import PATIENCE, banking_file, wait_until
+from tests.conftest import banking_file
 from tests.test_report_html import ARGS, CHROMIUM
+from tests.waiting import PATIENCE, wait_until
 
 """The longest a key may take to reach the file (a tab's process starting on a busy machine)."""
 

@@ -26,7 +26,8 @@ from annotator.tui.screens.help import HelpScreen
 from annotator.tui.screens.queue import QueueScreen
 from annotator.tui.screens.stats import StatsScreen
 from annotator.tui.widgets.chunk_card import ChunkCard
-from tests.conftest import BANKING, PATIENCE, ROOT, banking_file, golden, write_lines
+from tests.conftest import BANKING, ROOT, banking_file, golden, write_lines
+from tests.waiting import PATIENCE
 
 SIZE = (140, 50)
 T = TypeVar("T")
