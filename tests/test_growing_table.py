@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
@@ -77,3 +78,17 @@ async def test_a_growing_table_refuses_what_would_break_its_order() -> None:
         with pytest.raises(NotImplementedError):
             ours.remove_row("x")
         assert [row.key.value for row in ours.ordered_rows] == ["x"]
+
+
+async def test_a_row_drawn_before_its_widths_were_measured_is_drawn_again_after() -> None:
+    # The queue screen painted the cursor's row while its page arrived, before the table
+    # measured the page's widths (on idle): the row kept the header's narrow widths.
+    app = Twins()
+    async with app.run_test(size=(120, 10)) as pilot:
+        ours = app.tables()[0]
+        ours.add_columns("#", "golden", "state")
+        await pilot.pause()
+        ours.add_row("1", "savings-min-balance", "pending", key="a")
+        assert "savings-min-balance" not in ours.render_line(1).text  # drawn too early
+        await ours._on_idle(events.Idle())  # the widths measured, nothing else changed
+        assert "savings-min-balance pending" in " ".join(ours.render_line(1).text.split())

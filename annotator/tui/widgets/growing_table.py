@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.text import TextType
@@ -42,6 +43,15 @@ class GrowingTable(DataTable[Any]):
     def _y_offsets(self) -> list[tuple[RowKey, int]]:
         self._caught_up()
         return self._lines
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        widths = [column.content_width for column in self.columns.values()]
+        super()._update_dimensions(new_rows)
+        if widths != [column.content_width for column in self.columns.values()]:
+            # DataTable keys its drawn lines by an update count that wider columns do not
+            # change: a row drawn before its page's widths were measured (the cursor's row,
+            # painted while the page arrived) would keep the header's narrow widths.
+            self._update_count += 1
 
     def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None,
                 label: TextType | None = None) -> RowKey:
