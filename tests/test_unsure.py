@@ -70,10 +70,10 @@ async def test_unsure_needs_a_note_is_on_disk_after_enter_and_undo_restores_pend
             assert isinstance(app.screen.query_one(Input), Input)
             await pilot.press("escape")  # cancelled: nothing written
             assert label_row(db, 1) is None and app.review.cursor == 0
-            await pilot.press("m", "enter")  # no note: refused, nothing written
+            await pilot.press("m", "enter")  # no note: refused inside the box, nothing written
             assert label_row(db, 1) is None
-            assert "needs a note" in status(app)
-            await pilot.press("m", *"is [b]urban[/b] the branch?", "enter")
+            assert "needs a note" in str(app.screen.query_one("#comment-refusal").render())
+            await pilot.press(*"is [b]urban[/b] the branch?", "enter")
             assert label_row(db, 1) == (None, None, 1, 0, "is [b]urban[/b] the branch?")
             assert app.review.cursor == 1  # answered: moves on as a decision does
             assert app.review.chunks_decided == 1

@@ -10,6 +10,7 @@ from textual.widgets import Footer, Static
 
 from annotator.adjudication import Adjudication
 from annotator.errors import NotSaved
+from annotator.review import Outcome
 from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word
@@ -130,18 +131,20 @@ class AdjudicateScreen(Screen[None]):
 
         adj = self.adjudication
 
-        def save(note: str | None) -> None:
-            if note is not None:  # None: cancelled
-                try:
-                    saved = adj.note(note)
-                except NotSaved as busy:
-                    self.redraw(f"Note not saved: {busy}")
-                    return
-                self.redraw("Note saved." if saved else
-                            "Note kept: it is saved with the gold label you give next (1 or 0).")
+        def save(note: str) -> Outcome:
+            try:
+                saved = adj.note(note)
+            except NotSaved as busy:  # the box stays open: what is typed next stays a note
+                return Outcome(False, f"Note not saved: {busy}")
+            return Outcome(True, "Note saved." if saved else
+                           "Note kept: it is saved with the gold label you give next (1 or 0).")
+
+        def said(outcome: Outcome | None) -> None:
+            if outcome is not None:
+                self.redraw(outcome.message)
 
         self.app.push_screen(CommentModal(adj.current.chunk.rank,
-                                          adj.note_of(adj.current.chunk.id)), save)
+                                          adj.note_of(adj.current.chunk.id), save), said)
 
     def action_help(self) -> None:
         from annotator.tui.screens.help import HelpScreen

@@ -195,15 +195,16 @@ class AnnotateScreen(Screen[None]):
 
     def _with_note(self, then: Callable[[str], Outcome], prompt: str | None = None,
                    current: str | None = None) -> None:
-        """Open the note box on the selected chunk; what it holds goes to ``then`` (escape:
-        nothing is written)."""
+        """Open the note box on the selected chunk; it saves through ``then`` and stays open
+        while ``then`` refuses (escape: nothing is written)."""
         from annotator.tui.screens.comment import CommentModal
 
-        def save(note: str | None) -> None:
-            if note is not None:
-                self.say(then(note))
+        def saved(outcome: Outcome | None) -> None:
+            if outcome is not None:
+                self.say(outcome)
 
-        self.app.push_screen(CommentModal(self.review.selected.chunk.rank, current, prompt), save)
+        self.app.push_screen(CommentModal(self.review.selected.chunk.rank, current, then, prompt),
+                             saved)
 
     def action_comment(self) -> None:
         label = self.review.selected.label
