@@ -147,12 +147,12 @@ def _upgrading(path: Path) -> None:
          "seconds)...", err=True)
 
 
-def _open(path: str, *, create: bool = False) -> Session:
+def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Session:
     from annotator.store.session import Session
 
     _OPENED.append(path)  # before opening: a refusal's hint may name it too
     Session.upgrading = _upgrading
-    return Session(path, create=create)
+    return Session(path, create=create, reads_only=reads_only)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,7 +416,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
     """
     from annotator.formats import write_csv, write_jsonl
 
-    with _open(session_path) as session:
+    with _open(session_path, reads_only=True) as session:
         if fmt in ("qrels", "run"):
             count = _write_trec(session, fmt, output, truth, annotator, group_by, system)
         elif fmt == "calibration":
@@ -1228,7 +1228,7 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
 
     if sum(map(bool, (annotator, all_annotators, gold))) > 1:
         raise click.UsageError("Give one of --annotator NAME, --all-annotators and --gold.")
-    with _open(session_path) as session:
+    with _open(session_path, reads_only=True) as session:
         people = session.annotators()
         if annotator:
             from annotator.resolve import annotator_named
@@ -1355,7 +1355,7 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
     from annotator.report.build import choose_judge
     from annotator.sampling import CALIBRATE_FROM, plan
 
-    with _open(session_path) as session:
+    with _open(session_path, reads_only=True) as session:
         chosen = choose_judge(session, judge)
         planned = plan(session, chosen, target_width, group_by)
     _say(f"Goldens to label for mean CP within +-{target_width:g} (95%), judge '{chosen}', "
@@ -1429,7 +1429,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     from annotator.progress import counter
     from annotator.report.leaderboard import build_leaderboard
 
-    with _open(session_path) as session, counter(
+    with _open(session_path, reads_only=True) as session, counter(
             "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples
     ) as advance:
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
@@ -1624,7 +1624,7 @@ def _print_align_plan(plan: Any, options: Any, prepared: Any) -> None:
               "rationales and why any was rejected (default: every run, one line each).")
 def align_log_command(session_path: str, run_id: int | None) -> None:
     """Every align run of a session: what it tried, what it cost, what the test split said."""
-    with _open(session_path, create=False) as session:
+    with _open(session_path, reads_only=True) as session:
         runs = session.align_runs()
         if run_id is not None:
             chosen = [r for r in runs if r["id"] == run_id]
@@ -2121,7 +2121,7 @@ def copy_command(session_path: str, target: str) -> None:
     Example:
       annotator copy base.db alice.db
     """
-    with _open(session_path) as session:
+    with _open(session_path, reads_only=True) as session:
         session.copy_to(target)
         goldens, chunks = session.count_goldens(), session.count_chunks()
     _say(f"Copied {session_path} to {target}: {counted(goldens, 'golden')}, "
@@ -2167,7 +2167,7 @@ def info_command(session_path: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    with _open(session_path) as session:
+    with _open(session_path, reads_only=True) as session:
         console = Console(highlight=False)
         chunk_counts = session.chunk_counts()
         console.print(Text.assemble((visible(session_path), "bold"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import operator
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -129,6 +130,27 @@ def damaged(error: BaseException, path: Path | None = None) -> str | None:
             "left of it into a new file.")
 
 
+def read_only_place(path: Path) -> str | None:
+    """What makes a session's place take no writes: the file itself, or its folder (where
+    SQLite must create the -wal and -shm files); None when both take writes."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"the file {path}"
+    if not os.access(folder, os.W_OK):
+        return f"the folder {folder.resolve()}"
+    return None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes. With a -wal file beside it SQLite reads the log as
+    usual; with none (a place that takes no writes, so no writer can start one) the file is
+    read as it stands (``immutable``): nothing can change it meanwhile."""
+    uri = path.resolve().as_uri()
+    if Path(f"{path}-wal").exists():
+        return sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+
+
 class Session:
     """One session file. Open it, use it, close it (or use it as a context manager)."""
 
@@ -139,20 +161,36 @@ class Session:
     million labels it takes seconds, once)."""
 
     def __init__(self, path: str | Path, *, create: bool = True,
-                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+                 busy_timeout: float = BUSY_TIMEOUT_S, reads_only: bool = False) -> None:
+        """Open (or with ``create``, make) a session file. A command that ``reads_only`` still
+        opens a file in a read-only place (a read-only folder, file or disk), for reading."""
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._wrote = False
         self._depth = 0
         self.last_event_id = 0
         """The id of the event this connection wrote last (see ``review_totals``)."""
-        if not create and not self.path.exists():
+        exists = self.path.exists()
+        if not create and not exists:
             raise SessionError(
                 f"There is no session file at {self.path}. Create one with "
                 f"'annotator import GOLDENS.jsonl --session {self.path}'."
             )
+        place = read_only_place(self.path)
+        self.read_only = place is not None and reads_only and exists
+        """Opened for reading only, because the place it is in takes no writes."""
+        if place is not None and not self.read_only:
+            if not exists:
+                raise SessionError(f"{place} is read-only, so the session {self.path} cannot "
+                                   "be created there. Give a path in a writable folder.")
+            raise SessionError(
+                f"{place} is read-only, so {self.path} cannot be written there (SQLite keeps "
+                "a -wal file beside the session). Work on a copy in a writable folder: "
+                f"'annotator copy {self.path} NEW.db'; commands that only read (report, "
+                "judges, info, export) work on it where it is.")
         try:
-            conn = sqlite3.connect(str(self.path), timeout=busy_timeout)
+            conn = _connect_read_only(self.path) if self.read_only else sqlite3.connect(
+                str(self.path), timeout=busy_timeout)
             try:
                 self._check_ours(conn, create)
             except SessionError:
@@ -161,12 +199,17 @@ class Session:
             self.conn = conn
             Session.opened.add(self.path)
             conn.execute("PRAGMA foreign_keys = ON")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            if not self.read_only and conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = wal")
             applied = self._applied(conn)
             if not applied:  # a new file: the whole schema at once (store/schema.py)
                 with self._write():
                     schema.create(conn)
+            elif applied != set(versions.NAMES) and self.read_only:
+                raise SessionError(
+                    f"{self.path} was written by an older cp-annotator and needs an upgrade, "
+                    f"which writes to it, but {place} is read-only. Copy it to a writable "
+                    f"place ('annotator copy {self.path} NEW.db') and open the copy.")
             elif applied != set(versions.NAMES):
                 from annotator.store.migrations import migrations
 
