@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from annotator.checks import Check
 from annotator.models import CHECKS_MIN
+from annotator.presence import one_screen
 from annotator.store.session import Session
 from annotator.text import counted
 
@@ -19,7 +20,17 @@ def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark
                blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
                checks: Sequence[Check] = (), check_rate: float = 0.0,
                checks_min: float = CHECKS_MIN) -> str:
-    """Run the screen until the person quits; return the sentence saying what is stored."""
+    """Run the screen until the person quits; return the sentence saying what is stored. A
+    second screen under the same name on the session is refused (ScreenInUse)."""
+    with one_screen(session.path, annotator, "adjudicate" if adjudicate else "annotate"):
+        return _run(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
+                    only=only, adjudicate=adjudicate, checks=checks, check_rate=check_rate,
+                    checks_min=checks_min)
+
+
+def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: float,
+         blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
+         checks: Sequence[Check], check_rate: float, checks_min: float) -> str:
     if adjudicate:
         from annotator.adjudication import Adjudication
         from annotator.tui.app import AdjudicatorApp

@@ -35,6 +35,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from annotator.presence import in_use_sentence, is_open
 from annotator.resolve import alike
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -162,11 +163,10 @@ class TeamServer(Server):
                              "count the two as different people. Open the screen under "
                              f"{links}, or <a href=\"/?annotator={quote(name, safe='')}&amp;new=1"
                              f"\">go on as {html.escape(name)}</a>.</p>", status=409, raw=True)
-        if self.open_tabs.get(name):
+        role = "adjudicate" if self.settings["adjudicate"] else "annotate"
+        if self.open_tabs.get(name) or is_open(Path(self.settings["session"]), name, role):
             return _page("That name is in use",
-                         f"{name} already has the annotation screen open in another tab or "
-                         "browser. Close that one first, or use your own name: two screens "
-                         "under one name would each count the other's decisions as theirs.",
+                         in_use_sentence(name, "in another tab, browser or terminal"),
                          status=409)
         now = time.monotonic()
         self.tickets = {t: issued for t, issued in self.tickets.items()
