@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,9 +38,15 @@ def new_session_file(path: str | Path, keep: Callable[[], bool] = lambda: False
 def made_whole(target: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
     """A path beside ``target`` for the block to fill, moved onto ``target`` in one step once
     the block ends well: a stopped or failed block leaves no partial file, and the target as it
-    was. A block that removes the file makes none. ``overwrite=False`` never replaces a file
+    was. A block that removes the file makes none. A target that is no regular file (a device,
+    a named pipe) is given to the block itself, to write in place. ``overwrite=False`` never replaces a file
     (one that appears meanwhile included): the move fails with FileExistsError."""
     target = Path(target)
+    if overwrite and _not_regular(target):
+        # A device, a named pipe or a socket (--output /dev/null, a pipe a reader waits on) is
+        # written in place: a rename would replace the device itself with a regular file.
+        yield target
+        return
     # A new file of our own (O_EXCL, a random name in the same folder): a file or a symlink
     # planted at a predictable name is never followed, and the final move stays on one disk.
     import tempfile  # only where a file is written: start-up skips it
@@ -111,6 +118,15 @@ def _cannot_write(target: Path, error: OSError) -> AnnotatorError:
             "it is not writable here" if isinstance(error, PermissionError) else why)
     return AnnotatorError(f"Cannot write {target}: {hint} ({why}); nothing was written. Choose "
                           "another --output, or fix that and run the command again.")
+
+
+def _not_regular(path: Path) -> bool:
+    """Whether ``path`` names something other than a regular file (following a symlink)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _umask() -> int:

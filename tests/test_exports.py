@@ -143,3 +143,28 @@ def test_a_file_is_made_whole_or_not_at_all(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         never_over()
     assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_output_onto_a_device_or_a_named_pipe_is_written_in_place(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    db = banking_file(tmp_path / "banking.db")
+    link = tmp_path / "null"
+    link.symlink_to(os.devnull)  # were it renamed over, only this link would be replaced
+    done = CliRunner().invoke(cli, ["export", str(db), "--format", "jsonl", "-o", str(link)])
+    assert done.exit_code == 0, done.output
+    assert link.is_symlink() and Path(os.readlink(link)) == Path(os.devnull)
+    assert Path(os.devnull).is_char_device()
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    done = CliRunner().invoke(cli, ["report", str(db), "--format", "json", "-o", str(pipe),
+                                    "--bootstrap", "0"])
+    reader.join(timeout=120)
+    assert done.exit_code == 0, done.output
+    assert json.loads(got[0])["agreement"]["n"] == 80
+    assert pipe.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["banking.db", "null", "pipe"]
