@@ -57,7 +57,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnnotatorError as error:
-            click.secho(as_invoked(f"Error: {visible(str(error))}"), fg="red", err=True)
+            from annotator.redact import scrub
+
+            click.secho(as_invoked(f"Error: {visible(scrub(str(error)))}"), fg="red", err=True)
             ctx.exit(EXIT_BAD_INPUT)
         except Exception as error:
             store = sys.modules.get("annotator.store.session")  # loaded once a session was opened
@@ -81,8 +83,10 @@ def cli() -> None:
 def _say(text: str, *, err: bool = False) -> None:
     """Print a line for a person: text from files and servers in it is shown, never obeyed by
     the terminal (annotator.text.visible); a hint naming a command names it as this run was
-    invoked."""
-    click.echo(as_invoked(visible(text)), err=err)
+    invoked. A secret in it is hidden (annotator.redact)."""
+    from annotator.redact import scrub
+
+    click.echo(as_invoked(visible(scrub(text))), err=err)
 
 
 def _me() -> str:
@@ -809,11 +813,12 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
+    from annotator.judge.client import LOCAL_KEY, make_client
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
     from annotator.judge.types import JudgeSettings
     from annotator.models import Price
     from annotator.progress import judging
+    from annotator.redact import without_credentials
 
     name = name or _judge_name(model, prompt_id, prompt_file, example_count)
     with _open(session_path, create=False) as session:  # read only, before anything is sent
@@ -1072,6 +1077,9 @@ def _api_key(base_url: str | None) -> str:
 
     key = os.environ.get("OPENAI_API_KEY")
     if key:
+        from annotator.redact import remember
+
+        remember(key)  # never stored, printed or logged, whatever a server echoes
         return key
     if base_url is None or "api.openai.com" in base_url:
         raise AnnotatorError("OPENAI_API_KEY is not set. Export your key (it is read from the "
@@ -1114,7 +1122,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
+    from annotator.judge.client import LOCAL_KEY, make_client
     from annotator.judge.runner import (
         JudgeStopped,
         RunOptions,
@@ -1124,6 +1132,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
     )
     from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
     from annotator.progress import judging, working
+    from annotator.redact import without_credentials
     from annotator.report.build import choose_judge
 
     chosen = parse_kinds(kinds)
@@ -1511,10 +1520,11 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
     import asyncio
 
     from annotator.align import loop, optimizer
-    from annotator.judge.client import LOCAL_KEY, make_client, without_credentials
+    from annotator.judge.client import LOCAL_KEY, make_client
     from annotator.judge.runner import JudgeStopped, RunOptions
     from annotator.models import Price
     from annotator.progress import judging
+    from annotator.redact import without_credentials
 
     options = loop.AlignOptions(
         judge=judge, optimizer_model=optimizer_model, rounds=rounds, candidates=candidates,
@@ -1586,9 +1596,10 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
 
 
 def _redacted(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
+    from annotator.redact import remember, scrub
+
+    remember(*secrets)
+    return scrub(text)
 
 
 def _print_align_plan(plan: Any, options: Any, prepared: Any) -> None:
@@ -1714,8 +1725,9 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
 
     from annotator.judge.batch import Followed, describe, follow
     from annotator.judge.batch import cancel as cancel_batches
-    from annotator.judge.client import make_client, without_credentials
+    from annotator.judge.client import make_client
     from annotator.progress import batches_progress
+    from annotator.redact import without_credentials
 
     with _open(session_path, create=False) as session:
         if not session.batches(judge) and not session.unsubmitted_parts(judge):
@@ -1781,7 +1793,7 @@ def _endpoint_error(error: Exception, judge: str, url: str | None) -> Exception:
     import openai
 
     from annotator.errors import AnnotatorError
-    from annotator.judge.client import without_credentials
+    from annotator.redact import without_credentials
 
     shown = without_credentials(url or "https://api.openai.com/v1")[0]
     if isinstance(error, openai.APIConnectionError):

@@ -399,3 +399,27 @@ def test_aligning_an_imported_judge_says_to_run_one_first(tmp_path: Path) -> Non
     said = " ".join(result.output.split())
     assert "Judge 'imported' has no stored prompt" in said and "its verdicts were imported" in said
     assert f"judge {db} --model MODEL --name NAME" in said and "Traceback" not in said
+
+
+def test_an_optimizer_url_with_credentials_that_refuses_stores_and_shows_no_secret(
+        team: Path) -> None:
+    import base64
+
+    with FakeOpenAI() as server:
+        server.decide = decide
+        judge_base(team, server)
+        server.default = "404"
+        url = server.base_url.replace("http://", "http://opt-user:KEY-s3cr3t-42@")
+        result = invoke("align", str(team), "--judge", "base", "--optimizer-model", "opt-model",
+                        "--base-url", url, "--bootstrap", "400")
+    assert result.exit_code == 1 and "refused the request" in result.output
+    forms = [b"KEY-s3cr3t-42", base64.b64encode(b"opt-user:KEY-s3cr3t-42")]
+    for form in forms:
+        assert form.decode() not in result.output
+    with Session(team) as session:
+        [run] = session.align_runs()
+        assert "KEY-s3cr3t" not in run["outcome"] and "opt-user" not in run["outcome"]
+    for path in team.parent.iterdir():
+        if path.is_file():
+            for form in forms:
+                assert form not in path.read_bytes(), path

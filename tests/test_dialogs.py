@@ -48,6 +48,10 @@ def held(db: Path) -> Iterator[None]:
         conn.close()
 
 
+def dialog_open(app: AnnotatorApp | AdjudicatorApp) -> bool:
+    return isinstance(app.screen, CommentModal)
+
+
 def refusal(app: AnnotatorApp | AdjudicatorApp) -> str:
     return str(app.screen.query_one("#comment-refusal", Static).render())
 
@@ -59,13 +63,13 @@ async def test_an_unsure_note_refused_stays_open_and_what_is_typed_next_is_the_n
         async with app.run_test(size=SIZE) as pilot:
             before = labels_and_events(db)
             await pilot.press("m", "enter")  # no note: refused
-            assert isinstance(app.screen, CommentModal)
+            assert dialog_open(app)
             assert "needs a note" in refusal(app)
             await pilot.press(*"aaaa fx 10 u")  # every one a command on the screen behind
             assert labels_and_events(db) == before  # nothing decided, nothing logged
             assert app.screen.query_one(Input).value == "aaaa fx 10 u"
             await pilot.press("enter")
-            assert not isinstance(app.screen, CommentModal)
+            assert not dialog_open(app)
         with Session(db) as fresh:
             chunk = fresh.golden(app.review.golden_ids[0]).chunks[0]
             label = fresh.labels("alice")[chunk.id]
@@ -82,12 +86,12 @@ async def test_a_note_box_refused_by_a_busy_file_stays_open_and_saves_once_free(
             before = labels_and_events(db)
             with held(db):
                 await pilot.press(key, *"why", "enter")
-                assert isinstance(app.screen, CommentModal)
+                assert dialog_open(app)
                 assert "nothing was saved" in refusal(app)
                 await pilot.press(*" aaaa")  # a note still, never accept x 4
                 assert labels_and_events(db) == before
             await pilot.press("enter")  # the file is free: saved, the box closes
-            assert not isinstance(app.screen, CommentModal)
+            assert not dialog_open(app)
         with Session(db) as fresh:
             chunk = fresh.golden(app.review.golden_ids[0]).chunks[0]
             assert fresh.labels("alice")[chunk.id].note == "why aaaa"
@@ -106,12 +110,12 @@ async def test_the_adjudicators_note_box_stays_open_when_refused(tmp_path: Path)
             before = labels_and_events(path)
             with held(path):
                 await pilot.press("c", *"per policy", "enter")
-                assert isinstance(app.screen, CommentModal)
+                assert dialog_open(app)
                 assert "nothing was saved" in refusal(app)
                 await pilot.press(*" 0u")  # a 0 or an undo here would change the gold label
                 assert labels_and_events(path) == before
             await pilot.press("enter")
-            assert not isinstance(app.screen, CommentModal)
+            assert not dialog_open(app)
         conn = sqlite3.connect(path)
         try:
             assert conn.execute("SELECT verdict, note FROM gold_labels").fetchall() == [

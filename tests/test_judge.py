@@ -878,3 +878,42 @@ def test_with_a_limit_the_judge_reads_goldens_only_until_the_limit_is_met(tmp_pa
         assert sorted(asked) == sorted(f"c{i} useful" for i in range(10))  # the first ten
         rest = run(session, server)
         assert (rest.judged, rest.skipped, rest.no_answer) == (GOLDENS_PER_PAGE - 10, 10, 100)
+
+
+def _secret_forms(*secrets: str) -> list[bytes]:
+    """Every way a secret may be written down: as itself, URL-quoted, in base64."""
+    import base64
+    from urllib.parse import quote
+
+    out = []
+    for secret in secrets:
+        raw = secret.encode()
+        out += [raw, quote(secret, safe="").encode(), base64.b64encode(raw),
+                base64.b64encode(raw)[:-2]]
+    return out
+
+
+def test_credentials_echoed_in_any_encoding_are_never_stored_or_shown(tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with Session(db) as session:
+        texts = [c.text for g in session.goldens() for c in g.chunks]
+    with FakeOpenAI() as server:
+        for text in texts[:6]:
+            server.plan[text] = ["echo_key"]  # repeats the Authorization header it was sent
+        url = server.base_url.replace("http://", "http://proxy-user:hunter2-pass@")
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake", "--base-url", url,
+                                          "--max-retries", "0"],
+                                    env={**cli_env(server), "OPENAI_BASE_URL": ""})
+        sent = {headers.get("authorization") for _, _, headers in server.requests}
+    assert result.exit_code == 1, result.output
+    forms = _secret_forms("hunter2-pass", "proxy-user:hunter2-pass", "sk-test-SECRET-123")
+    for form in forms:
+        assert form.decode() not in result.output
+    with Session(db) as session:
+        errors = [c["error"] for c in session.calls("fake-builtin") if c["error"]]
+    assert len(errors) == 6 and all("***" in e for e in errors), errors
+    assert sent  # the server was sent credentials, and echoed them back
+    for path in tmp_path.iterdir():
+        data = path.read_bytes()
+        for form in forms:
+            assert form not in data, (path, form)

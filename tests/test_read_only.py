@@ -39,7 +39,7 @@ def folder(tmp_path: Path) -> Iterator[Path]:
     from annotator.store.session import Session
 
     with Session(path) as s:
-        second_opinion(s, "bob", set(list(s.chunk_ids().values())[0][:2]))
+        second_opinion(s, "bob", set(next(iter(s.chunk_ids().values()))[:2]))
     place.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
     yield place
     place.chmod(0o755)

@@ -23,7 +23,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx2
 import openai
@@ -33,6 +32,7 @@ from annotator.judge.limiter import RateLimiter
 from annotator.judge.template import BINARY, Reply, TemplatePrompt
 from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt, UnreadableReplies
 from annotator.models import canonical_json
+from annotator.redact import without_credentials
 from annotator.text import counted
 from annotator.verdict import is_verdict
 
@@ -507,21 +507,6 @@ def retry_after_seconds(value: str) -> float:
             return math.inf
         seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
     return max(0.0, seconds) if not math.isnan(seconds) else math.inf
-
-
-def without_credentials(url: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """A URL without the user name and password in it, and those secrets (to redact)."""
-    if url is None:
-        return None, ()
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, ()
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    secrets = tuple(unquote(s) for s in (parts.password, parts.username) if s)
-    return urlunsplit(parts._replace(netloc=netloc)), secrets
 
 
 def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,

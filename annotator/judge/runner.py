@@ -33,6 +33,7 @@ from annotator.judge.failures import Failures, Group
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import CallResult, JudgePrompt, JudgeSettings
 from annotator.models import Judge, Price
+from annotator.redact import remember, scrub
 from annotator.store.session import Session
 from annotator.text import shortened
 
@@ -765,14 +766,13 @@ def _backoff(attempt: int, options: RunOptions) -> float:
 
 
 def _redact(result: CallResult, secrets: tuple[str, ...]) -> None:
-    """Replace a key or password a server echoed back in its error, reply or reason."""
-    for secret in secrets:
-        if len(secret) < 4:  # too short to find without hiding ordinary text
-            continue
-        for name in ("error", "raw_reply", "reason"):
-            text = getattr(result, name)
-            if text and secret in text:
-                setattr(result, name, text.replace(secret, "***"))
-        if result.listed:
-            result.listed = [(v, reason.replace(secret, "***") if reason else reason, grade, p)
-                             for v, reason, grade, p in result.listed]
+    """Hide a key or password a server echoed back in its error, reply or reason, in any of the
+    forms annotator.redact knows (the key itself, URL-quoted, base64 in a Basic header)."""
+    remember(*secrets)
+    for name in ("error", "raw_reply", "reason"):
+        text = getattr(result, name)
+        if text:
+            setattr(result, name, scrub(text))
+    if result.listed:
+        result.listed = [(v, scrub(reason) if reason else reason, grade, p)
+                         for v, reason, grade, p in result.listed]

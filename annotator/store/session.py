@@ -46,6 +46,7 @@ from annotator.models import (
     StoredVerdict,
     Undone,
 )
+from annotator.redact import scrub, scrubbed
 from annotator.store import bulk, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
@@ -103,6 +104,15 @@ ALIGN_RUN_FIELDS = frozenset({
 ALIGN_CANDIDATE_FIELDS = frozenset({
     "reply", "rationale", "prompt", "error", "validation_kappa", "validation_agreement",
     "validation_chunks", "calls", "tokens_in", "tokens_out"})
+
+
+def _scrubbed_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A call with any secret a server echoed hidden in its error and reply (every path that
+    stores calls, a batch's results and an imported results file included, passes here)."""
+    if not call.get("error") and not call.get("raw_reply"):
+        return call
+    return {**call, "error": scrubbed(call.get("error")),
+            "raw_reply": scrubbed(call.get("raw_reply"))}
 
 
 def now() -> str:
@@ -935,6 +945,8 @@ class Session:
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"{table} has no {', '.join(sorted(unknown))}")
+        # A provider's error or reply may echo a key or a URL's password: never stored.
+        fields = {k: scrub(v) if isinstance(v, str) else v for k, v in fields.items()}
         names = sorted(fields)
         with self._write():
             self.conn.execute(f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
@@ -1048,6 +1060,7 @@ class Session:
             except KeyError:
                 return (judge, *(call.get(c, defaults.get(c)) for c in _CALL_COLUMNS), at)
 
+        calls = [_scrubbed_call(c) for c in calls]
         self.conn.executemany(
             f"INSERT INTO verdicts(judge, {', '.join(_CALL_COLUMNS)}, created_at) "
             f"VALUES ({', '.join('?' * (len(_CALL_COLUMNS) + 2))})", [row(c) for c in calls])
@@ -1510,7 +1523,7 @@ class Session:
                     else:
                         whole.append(("failed", custom_id))
                 elif not calls:
-                    answered.append((raw, custom_id))
+                    answered.append((scrubbed(raw), custom_id))
                 else:
                     fresh += [c for c in calls if c.get("error") is not None or (
                         c["chunk_id"], c.get("repetition", 1), c["request_sha256"]) not in judged]
