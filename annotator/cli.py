@@ -1007,8 +1007,11 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
                                          shard_format=shard_format, on_progress=advance)
             assert key is not None
             async with make_client(base_url, key) as client:
-                return await start_round(session, name, settings, options, stats, limits,
-                                         price=price, client=client, on_progress=advance)
+                try:
+                    return await start_round(session, name, settings, options, stats, limits,
+                                             price=price, client=client, on_progress=advance)
+                except Exception as error:
+                    raise _endpoint_error(error, name, base_url, following=False) from None
 
         started = asyncio.run(start())
     current = started.round
@@ -1787,25 +1790,36 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
                 "(--wait to follow them)") + ".")
 
 
-def _endpoint_error(error: Exception, judge: str, url: str | None) -> Exception:
+def _endpoint_error(error: Exception, judge: str, url: str | None, *,
+                    following: bool = True) -> Exception:
     """A sentence for a failure talking to a batch endpoint (which URL, what it said), or the
-    error itself when it is none of the client's."""
+    error itself when it is none of the client's. Not ``following``: while creating batches."""
     import openai
 
     from annotator.errors import AnnotatorError
     from annotator.redact import without_credentials
 
     shown = without_credentials(url or "https://api.openai.com/v1")[0]
+    doing = (f"to follow judge '{judge}''s batches" if following
+             else f"to create judge '{judge}''s batches")
     if isinstance(error, openai.APIConnectionError):
         return AnnotatorError(
-            f"Could not reach {shown} to follow judge '{judge}''s batches "
-            f"({error.__class__.__name__}). Check that the server is running and the URL is "
-            "right, or give the endpoint the batches were created at with --base-url.")
+            f"Could not reach {shown} {doing} ({error.__class__.__name__}). Check that the "
+            "server is running and the URL is right" + (
+                ", or give the endpoint the batches were created at with --base-url."
+                if following else "."))
+    if not following and isinstance(error, openai.NotFoundError | openai.APIStatusError) and (
+            error.status_code in (404, 405, 501)):
+        return AnnotatorError(
+            f"{shown} has no Batch API (HTTP {error.status_code} on {error.request.url.path}): "
+            "most local servers (llama.cpp, Ollama, vLLM's server) offer none. Nothing was "
+            "sent. Judge live (without --batch), or write the requests for an offline engine "
+            "with --export-requests FILE.")
     if isinstance(error, openai.APIStatusError):
         return AnnotatorError(
-            f"{shown} answered HTTP {error.status_code} while following judge '{judge}''s "
-            f"batches: {visible(str(error.message))[:300]}. Check the key and the URL "
-            "(--base-url) the batches were created with.")
+            f"{shown} answered HTTP {error.status_code} {doing}: "
+            f"{visible(str(error.message))[:300]}. Check the key and the URL (--base-url)"
+            + (" the batches were created with." if following else "."))
     return error
 
 

@@ -91,6 +91,8 @@ class BatchAPI:
         """A batch with more requests than this fails validation (the provider's limit)."""
         self.answered: list[str] = []
         """custom_id of every request a batch answered, in order (a request sent twice shows)."""
+        self.absent = False
+        """No Files or Batch API at all, as on most local servers: every such route is a 404."""
         self._ids = itertools.count(1)
         self._lock = threading.RLock()  # a batch finishing stores its files under it
 
@@ -98,6 +100,9 @@ class BatchAPI:
 
     def post(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
         """(status, JSON) for a POST under /v1 other than chat completions."""
+        if self.absent:
+            return 404, {"error": {"code": 404, "message": "File Not Found", "type":
+                                   "not_found_error"}}
         if path == "/v1/files":
             return self._upload(headers.get("content-type", ""), raw)
         if path == "/v1/batches":

@@ -442,3 +442,18 @@ def test_parquet_shards_go_out_and_parquet_results_come_back(tmp_path: Path) -> 
     assert stored.exit_code == 0, stored.output
     assert "40 results read from 2 files; 40 calls stored." in stored.output
     assert verdicts(db, "spark") == verdicts(db, "live")
+
+
+def test_an_endpoint_without_a_batch_api_is_a_sentence_and_live_judging_still_does_all(
+        tmp_path: Path) -> None:
+    db = make_session(tmp_path)
+    with FakeOpenAI() as server:
+        server.batch.absent = True  # llama.cpp, Ollama: no /v1/files
+        made = invoke(server, "judge", str(db), "--model", "m", "--name", "b", "--batch")
+        assert made.exit_code == 2, made.output
+        assert "has no Batch API (HTTP 404 on /v1/files)" in made.output
+        assert "without --batch" in made.output and "Traceback" not in made.output
+        assert made.exception is None or isinstance(made.exception, SystemExit)
+        live = invoke(server, "judge", str(db), "--model", "m", "--name", "b")
+        assert live.exit_code == 0, live.output
+    assert len(verdicts(db, "b")) == 40  # nothing was left waiting on a batch never made
