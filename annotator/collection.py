@@ -23,13 +23,16 @@ session file.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.errors import InputError
+from annotator.formats import MAX_CHUNKS
 from annotator.models import GoldenRecord, JudgeVerdict, Scale, default_threshold
 from annotator.text import counted
+from annotator.untrusted import LineTooLong, UnsafeJson, bounded_lines, parse_json
 
 NO_TEXT = "(text not provided)"
 """What a chunk shows when no corpus gave its document's text (its id follows)."""
@@ -42,30 +45,39 @@ class _Query:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a text file, blank and '#' lines skipped."""
+    """(line number, line) of a text file, blank and '#' lines skipped; a line too long to be
+    any of these files' (a device, a pipe with no end of line) is an InputError."""
     try:
-        handle = path.open(encoding="utf-8-sig")  # a byte-order mark is no part of an id
+        handle = path.open("rb")
     except FileNotFoundError:
         raise InputError(str(path), "there is no such file. Check the path and try again.") \
             from None
     except OSError as error:
         raise InputError(str(path), f"cannot be read ({error.strerror or error}); check that "
                          "it is a file you may read.") from None
+    number = 0
     with handle:
         try:
-            for number, line in enumerate(handle, 1):
+            for number, raw in enumerate(bounded_lines(handle), 1):
+                line = raw.decode("utf-8")
+                if number == 1:
+                    line = line.removeprefix("\ufeff")  # a byte-order mark is no part of an id
                 stripped = line.strip()
                 if stripped and not stripped.startswith("#"):
                     yield number, line.rstrip("\r\n")
         except UnicodeDecodeError:
-            raise InputError(str(path), "is not UTF-8 text.") from None
+            raise InputError(str(path), "is not UTF-8 text.", line=number) from None
+        except LineTooLong as error:
+            raise InputError(str(path), str(error), line=number + 1) from None
 
 
 def _json_line(path: Path, number: int, line: str) -> dict[str, object]:
     try:
-        obj = json.loads(line)
+        obj = parse_json(line)
     except json.JSONDecodeError as error:
         raise InputError(str(path), f"is not a JSON object ({error.msg}).", line=number) from None
+    except UnsafeJson as error:
+        raise InputError(str(path), str(error), line=number) from None
     if not isinstance(obj, dict):
         raise InputError(str(path), "must be a JSON object.", line=number)
     return obj
@@ -127,24 +139,30 @@ def _fields(path: Path, number: int, line: str, count: int, layout: str) -> list
     return parts
 
 
-def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:
+def read_run(path: Path) -> tuple[dict[str, list[tuple[str, float]]], dict[str, str]]:
     """Query id -> (document id, score) in trec_eval's order: score descending, then document
-    id descending."""
+    id descending; and query id -> the run's tag (the system that ranked it)."""
     found: dict[str, dict[str, float]] = {}
+    tags: dict[str, str] = {}
     for number, line in _lines(path):
-        qid, _, doc, _, score, _ = _fields(path, number, line, 6, "qid Q0 docid rank score tag")
+        qid, _, doc, _, score, tag = _fields(path, number, line, 6,
+                                             "qid Q0 docid rank score tag")
         try:
             value = float(score)
         except ValueError:
             raise InputError(str(path), f"the score {score!r} is not a number.", line=number,
                              field="score") from None
+        if not math.isfinite(value):  # trec_eval and our own export could not order it
+            raise InputError(str(path), f"the score {score!r} is not a finite number.",
+                             line=number, field="score")
+        tags.setdefault(qid, tag)
         docs = found.setdefault(qid, {})
         if doc in docs:
             raise InputError(str(path), f"document '{doc}' is ranked twice for query '{qid}'.",
                              line=number)
         docs[doc] = value
     return {qid: sorted(docs.items(), key=lambda d: (d[1], d[0]), reverse=True)
-            for qid, docs in found.items()}
+            for qid, docs in found.items()}, tags
 
 
 def read_pool(path: Path) -> dict[str, list[str]]:
@@ -159,10 +177,21 @@ def read_pool(path: Path) -> dict[str, list[str]]:
     return {qid: list(docs) for qid, docs in found.items()}
 
 
-def read_qrels(path: Path, top: int | None) -> dict[tuple[str, str], int]:
+@dataclass
+class Qrels:
+    """One qrels file's grades, and where its highest grade first appears (for messages)."""
+
+    grades: dict[tuple[str, str], int]
+    top: int | None = None
+    top_line: int | None = None
+
+
+def read_qrels(path: Path, top: int | None) -> Qrels:
     """(query id, document id) -> grade, each a whole number from 0 to ``top`` (any from 0
     when the scale is not known yet)."""
     out: dict[tuple[str, str], int] = {}
+    highest: int | None = None
+    highest_line: int | None = None
     for number, line in _lines(path):
         qid, _, doc, given = _fields(path, number, line, 4, "qid 0 docid grade")
         try:
@@ -179,7 +208,9 @@ def read_qrels(path: Path, top: int | None) -> dict[tuple[str, str], int]:
             raise InputError(str(path), f"document '{doc}' of query '{qid}' is graded twice "
                              f"({out[key]} and {grade}).", line=number)
         out[key] = grade
-    return out
+        if highest is None or grade > highest:
+            highest, highest_line = grade, number
+    return Qrels(out, highest, highest_line)
 
 
 def read_corpus(path: Path, wanted: set[str],
@@ -209,6 +240,10 @@ class Collection:
     texts: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     """Where each label set or judge came from (a qrels file), for messages."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Each query's run tag: the system that ranked it (a golden's ``retriever``)."""
+    tops: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Each label set's or judge's highest grade, and the line it first appears on."""
 
     def goldens(self, scale: Scale) -> Iterator[GoldenRecord]:
         """Each query with documents, in the topics file's order: its documents as chunks,
@@ -222,7 +257,8 @@ class Collection:
                 retrieved_contexts=[self.texts.get(d, f"{NO_TEXT} {d}") for d in docs],
                 retrieved_context_ids=list(docs),
                 retrieved_context_scores=list(self.scores[qid]) if self.ranked else None,
-                metadata={"trec": "run" if self.ranked else "pool"})
+                metadata={"trec": "run" if self.ranked else "pool",
+                          **({"retriever": self.tags[qid]} if qid in self.tags else {})})
             for name, qrels in self.labels.items():
                 grades = [qrels.get((qid, d)) for d in docs]
                 if any(g is not None for g in grades):
@@ -271,24 +307,32 @@ def read_collection(queries: Path, *, run: Path | None, pool: Path | None,
         raise ValueError("give one of --run (a ranking) and --pool (an unranked pool)")
     topics = read_queries(queries)
     if run is not None:
-        ranking = read_run(run)
+        ranking, tags = read_run(run)
         docs = {q: [d for d, _ in ranked] for q, ranked in ranking.items()}
         scores = {q: [s for _, s in ranked] for q, ranked in ranking.items()}
         listing = run
     else:
         assert pool is not None
-        docs, scores, listing = read_pool(pool), {}, pool
+        docs, scores, listing, tags = read_pool(pool), {}, pool, {}
+    crowded = next((q for q, ds in docs.items() if len(ds) > MAX_CHUNKS), None)
+    if crowded is not None:
+        raise InputError(str(listing), f"query '{crowded}' has {len(docs[crowded]):,} "
+                         f"documents; a golden holds at most {MAX_CHUNKS:,} (a run's top "
+                         "1,000, as trec_eval reads it): keep each query's top ranks.")
     unknown = [q for q in docs if q not in topics]
     if unknown:
         raise InputError(str(listing), f"query '{unknown[0]}' is not in {queries} "
                          f"({counted(len(unknown), 'query id')} are not).")
-    found = Collection(topics, run is not None, docs, scores)
+    found = Collection(topics, run is not None, docs, scores, tags=tags)
     for target, given in ((found.labels, labels), (found.judges, judges)):
         for name, path in given:
             if name in found.sources:
                 raise ValueError(f"'{name}' is named twice among --labels and --judge")
-            target[name] = read_qrels(path, top)
+            qrels = read_qrels(path, top)
+            target[name] = qrels.grades
             found.sources[name] = str(path)
+            if qrels.top is not None and qrels.top_line is not None:
+                found.tops[name] = (qrels.top, qrels.top_line)
     if corpus is not None:
         found.texts = read_corpus(corpus, {d for ds in docs.values() for d in ds}, progress)
     return found
@@ -296,9 +340,23 @@ def read_collection(queries: Path, *, run: Path | None, pool: Path | None,
 
 def scale_of(collection: Collection, given: Scale | None) -> Scale | None:
     """The scale asked for, else the one the qrels' grades show (binary when all are 0/1;
-    None when there are no qrels)."""
+    None when there are no qrels). Files whose highest grades differ are refused: one stray
+    grade in one file would otherwise rescale the whole session, and with it every other
+    judge's binary statistics."""
     if given is not None:
         return given
-    top = max((g for qrels in (*collection.labels.values(), *collection.judges.values())
-               for g in qrels.values()), default=None)
-    return None if top is None else Scale(max(top, 1), default_threshold(max(top, 1)))
+    if not collection.tops:
+        return None
+    tops = {name: top for name, (top, _) in collection.tops.items()}
+    top = max(tops.values())
+    if len(set(tops.values())) > 1:
+        shown = ", ".join(f"{collection.sources[name]} grades 0 to {t}"
+                          for name, t in sorted(tops.items(), key=lambda item: item[1]))
+        name = next(n for n, t in tops.items() if t == top)
+        line = collection.tops[name][1]
+        raise InputError(collection.sources[name],
+                         f"the qrels files disagree on the grade scale ({shown}); the first "
+                         f"{top} is on line {line}. Give the scale with --scale 0-N (a grade "
+                         "above it is then an error naming its line), so no single file sets "
+                         "it for the whole session.", line=line, field="grade")
+    return Scale(max(top, 1), default_threshold(max(top, 1)))

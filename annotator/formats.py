@@ -31,6 +31,7 @@ from annotator.models import (
     stable_golden_id,
 )
 from annotator.text import counted, visible
+from annotator.untrusted import LineTooLong, UnsafeJson, bounded_lines, parse_json
 from annotator.verdict import SPOKEN, VALUES, Answer, is_answer, is_verdict, kind_of
 
 ALIASES = {
@@ -320,16 +321,49 @@ def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
               notes: _Notices) -> list[Any]:
     """The goldens an importer finds in a source's export, with what it said on the way."""
     said: list[str] = []
-    found: list[Any] = importer.rows(documents, notes.path, said, retriever=notes.retriever)
+    try:
+        found: list[Any] = importer.rows(documents, notes.path, said,
+                                         retriever=notes.retriever)
+    except (AttributeError, TypeError, KeyError, IndexError) as error:
+        # A field of the wrong type somewhere in the export (a list where an object belongs):
+        # the importers read the shapes their sources write, and this one is not among them.
+        raise InputError(notes.path, f"is not {importer.KIND_OF_FILE} this tool can read: "
+                         f"a field holds {_wrong_shape(error)}. Check that the file is the "
+                         "source's own export, unedited.") from None
     for sentence in said:
         notes.add(sentence)
     return found
 
 
+def _bounded(handle: IO[bytes], name: str) -> Iterator[bytes]:
+    """The file's lines, a line too long to be a golden an InputError (/dev/zero, say)."""
+    lines = bounded_lines(handle)
+    number = 0
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except LineTooLong as error:
+            raise InputError(name, str(error), line=number + 1) from None
+        number += 1
+        yield line
+
+
+def _wrong_shape(error: Exception) -> str:
+    """What a type error inside an importer met, in a person's words."""
+    text = str(error)
+    if match := re.match(r"'(\w+)' object (?:has no attribute|is not subscriptable|is not "
+                         r"iterable)", text):
+        return f"a {match.group(1)} where another kind of value belongs"
+    return "a value of an unexpected kind" if not isinstance(error, KeyError) else (
+        f"no {visible(text)[:60]}")
+
+
 def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each line of a JSON lines file, blank lines skipped; a
     line that is not UTF-8 or not JSON is an InputError naming it."""
-    for line_no, raw in enumerate(handle, 1):
+    for line_no, raw in enumerate(_bounded(handle, name), 1):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -349,81 +383,6 @@ def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
             ) from None
         except UnsafeJson as error:
             raise InputError(name, str(error), line=line_no) from None
-
-
-class UnsafeJson(ValueError):
-    """JSON that parses but holds what a session must not: a repeated key, NaN or Infinity, a
-    number too long to read, nesting too deep, a lone surrogate."""
-
-
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-"""A JSON escape in the surrogate range (searched for without copying the line)."""
-
-MAX_DEPTH = 64
-"""How deep lists and objects may nest in a golden: deeper is no golden, and would exhaust the
-stack of every later step that walks it (hashing, export, the report)."""
-MAX_DEPTH_NOTE = f"nested more than {MAX_DEPTH} levels deep"
-
-
-def parse_json(text: str) -> Any:
-    """json.loads, refusing with UnsafeJson what would break later or not round-trip: a key given
-    twice in one object (the error names it), NaN and Infinity (not JSON; never exported),
-    a number of thousands of digits, nesting thousands deep, and a lone surrogate (it cannot
-    be stored as UTF-8)."""
-    try:
-        value = _DECODER.decode(text)
-    except RecursionError:
-        raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.") from None
-    except json.JSONDecodeError:
-        raise
-    except ValueError as error:
-        if isinstance(error, UnsafeJson):
-            raise
-        raise UnsafeJson("the JSON holds a number too long to read (over 4,300 digits); write it "
-                         "as a string.") from None
-    # Cheap checks first, the walk only when they say it may be needed.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.")
-    if SURROGATE_ESCAPE.search(text):  # only an escape can make one: check then, not always
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise UnsafeJson("a string holds a lone surrogate escape (e.g. \\ud800), which is "
-                             "not a character; fix the text that wrote it.") from None
-    return value
-
-
-def _depth(value: Any) -> int:
-    """How deep lists and objects nest (without recursion: the value may be very deep)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)  # in C; a key given twice shows as a shorter dict, looked for only then
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise UnsafeJson(f"the key '{visible(key)}' is given twice in one object; "
-                                 "keep one.")
-            seen.add(key)
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise UnsafeJson(f"{name} is not a JSON value (JavaScript's, not JSON's); use null or a "
-                     "number.")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-"""Made once: json.loads with hooks makes a decoder (and its scanner) on every call."""
 
 
 def _one_document(handle: IO[bytes]) -> bool:

@@ -423,3 +423,23 @@ def test_an_optimizer_url_with_credentials_that_refuses_stores_and_shows_no_secr
         if path.is_file():
             for form in forms:
                 assert form not in path.read_bytes(), path
+
+
+def test_an_optimizers_deep_huge_or_half_surrogate_reply_is_a_rejected_candidate(
+        team: Path) -> None:
+    half = json.dumps({"system": "Judge strictly \ud800 please.", "user": "",
+                       "rationale": "a lone surrogate"}, ensure_ascii=False)
+    replies = iter(["[" * 5000 + "]" * 5000, '{"system": ' + "9" * 5000 + "}", half])
+    with FakeOpenAI() as server:
+        server.decide = decide
+        judge_base(team, server)
+        server.optimize = lambda body: next(replies)
+        result = align(team, server, "--candidates", "3")
+    assert "Traceback" not in result.output
+    assert result.exit_code == 0, result.output
+    log = invoke("align-log", str(team), "--run", "1")
+    assert log.exit_code == 0, log.output
+    assert log.output.count("rejected: the optimizer's reply is JSON no prompt") == 2
+    with Session(team) as session:
+        replies_stored = [c["reply"] for c in session.align_candidates(1)]
+    assert any("\ufffd" in (r or "") for r in replies_stored), log.output[-1500:]

@@ -917,3 +917,18 @@ def test_credentials_echoed_in_any_encoding_are_never_stored_or_shown(tmp_path: 
         data = path.read_bytes()
         for form in forms:
             assert form not in data, (path, form)
+
+
+def test_a_lone_surrogate_in_a_models_reply_is_stored_as_a_replacement_character(
+        tmp_path: Path) -> None:
+    db = banking_file(tmp_path / "b.db")
+    with FakeOpenAI() as server:
+        server.rewrite = lambda reply, verdict: reply["choices"][0]["message"].update(
+            content=json.dumps({"reason": "half a pair \ud800 here", "verdict": verdict}))
+        result = CliRunner().invoke(cli, ["judge", str(db), "--model", "fake", "--limit", "4"],
+                                    env=cli_env(server))
+    assert result.exit_code == 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    with Session(db) as session:
+        reasons = {v.reason for v in session.verdicts("fake-builtin").values()}
+    assert reasons == {"half a pair \ufffd here"}

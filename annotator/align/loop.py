@@ -20,7 +20,6 @@ reason (the budget, a hopeless endpoint, Ctrl-C) registers nothing.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import random
@@ -60,6 +59,7 @@ from annotator.splits import assign_splits
 from annotator.stats.chunk_agreement import cohen_kappa, percent_agreement
 from annotator.store.session import Session, now
 from annotator.text import counted
+from annotator.untrusted import parse_json
 
 Outcome = Literal["kept", "not distinguishable", "worse", "nothing to learn", "no candidate",
                   "stopped"]
@@ -458,8 +458,9 @@ class _Run:
 
 def _json(text: Any) -> Any:
     try:
-        return json.loads(text) if isinstance(text, str) else text
-    except ValueError:
+        # A lone surrogate in the reply's text is let through: the candidate makes it storable.
+        return parse_json(text, lone_surrogates=True) if isinstance(text, str) else text
+    except ValueError:  # broken, deep or huge JSON: kept as the text it was
         return text
 
 

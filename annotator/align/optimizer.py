@@ -25,6 +25,7 @@ from annotator.feedback import Disagreement
 from annotator.judge import prompt_file
 from annotator.judge.client import response_format
 from annotator.judge.template import TemplatePrompt
+from annotator.untrusted import UnsafeJson, parse_json, storable
 
 REVISION = "prompt_revision"
 EDIT = "instruction_edit"
@@ -161,10 +162,13 @@ def request_body(model: str, messages: list[dict[str, str]], guarded: bool,
 def _reply_object(content: str | None, keys: Sequence[str]) -> dict[str, Any]:
     if content is None:
         raise CandidateError("the optimizer's reply holds no text")
-    text = content.strip()
+    text = storable(content.strip())  # a lone surrogate in a reply: shown and stored as U+FFFD
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
     try:
-        data = json.loads(fenced.group(1) if fenced else text)
+        data = parse_json(fenced.group(1) if fenced else text)
+    except UnsafeJson as error:  # nested thousands deep, a number of thousands of digits
+        raise CandidateError(f"the optimizer's reply is JSON no prompt can be read from: "
+                             f"{error}") from None
     except ValueError:
         raise CandidateError(f"the optimizer's reply is not JSON ({_clip(text)})") from None
     if not isinstance(data, dict):

@@ -16,12 +16,12 @@ the observation's), the trace id is its id (``TRACE:OBSERVATION`` when it holds 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
 from annotator.importers.spans import gathered, instant, looked_for, retrievers
+from annotator.untrusted import parse_json
 
 NAME = "langfuse"
 KIND_OF_FILE = ("a Langfuse export (observations with 'traceId' and 'type', or a trace with "
@@ -70,7 +70,7 @@ def detect(document: Any) -> bool:
 def _decoded(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return parse_json(value)  # deep, huge or broken JSON: kept as text
         except ValueError:
             return value
     return value

@@ -33,6 +33,7 @@ from typing import Any
 
 from annotator.errors import InputError
 from annotator.importers.spans import gathered, hex_id, looked_for, retrievers
+from annotator.untrusted import parse_json
 
 NAME = "mlflow"
 QUESTION_KEYS = ("question", "query", "input", "user_input")
@@ -65,7 +66,7 @@ def _decoded(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
+        return parse_json(text)  # deep, huge or broken JSON: kept as text
     except ValueError:
         return text
 

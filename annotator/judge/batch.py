@@ -25,7 +25,6 @@ from openai import AsyncOpenAI
 
 from annotator.errors import InputError, SessionError
 from annotator.files import folder_made_whole, made_whole
-from annotator.formats import UnsafeJson, parse_json
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
     Lease,
@@ -47,6 +46,7 @@ from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
 from annotator.text import counted
+from annotator.untrusted import UnsafeJson, parse_json
 
 ENDPOINT = "/v1/chat/completions"
 _encode = json.JSONEncoder(ensure_ascii=False).encode

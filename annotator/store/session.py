@@ -50,6 +50,7 @@ from annotator.redact import scrub, scrubbed
 from annotator.store import bulk, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
+from annotator.untrusted import storable
 from annotator.verdict import Answer, checked, from_stored, kind_of, stored_from
 
 if TYPE_CHECKING:
@@ -107,12 +108,14 @@ ALIGN_CANDIDATE_FIELDS = frozenset({
 
 
 def _scrubbed_call(call: dict[str, Any]) -> dict[str, Any]:
-    """A call with any secret a server echoed hidden in its error and reply (every path that
-    stores calls, a batch's results and an imported results file included, passes here)."""
-    if not call.get("error") and not call.get("raw_reply"):
+    """A call with any secret a server echoed hidden in its error and reply, and any lone
+    surrogate in its text (a model may reply one) made storable: every path that stores calls,
+    a live run, a batch's results and an imported results file, passes here."""
+    texts = {key: value for key in ("error", "raw_reply", "reason")
+             if isinstance(value := call.get(key), str) and value}
+    if not texts:
         return call
-    return {**call, "error": scrubbed(call.get("error")),
-            "raw_reply": scrubbed(call.get("raw_reply"))}
+    return {**call, **{key: storable(scrub(value)) for key, value in texts.items()}}
 
 
 def now() -> str:
@@ -946,7 +949,7 @@ class Session:
         if unknown:
             raise ValueError(f"{table} has no {', '.join(sorted(unknown))}")
         # A provider's error or reply may echo a key or a URL's password: never stored.
-        fields = {k: scrub(v) if isinstance(v, str) else v for k, v in fields.items()}
+        fields = {k: storable(scrub(v)) if isinstance(v, str) else v for k, v in fields.items()}
         names = sorted(fields)
         with self._write():
             self.conn.execute(f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} "
