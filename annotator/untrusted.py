@@ -48,7 +48,8 @@ def parse_json(text: str, *, lone_surrogates: bool = False) -> Any:
     # Cheap checks first, the walk only when they say it may be needed.
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.")
-    if not lone_surrogates and SURROGATE_ESCAPE.search(text):  # only an escape can make one: check then, not always
+    # Only an escape can make a lone surrogate: check then, not always.
+    if not lone_surrogates and SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
