@@ -1,0 +1,146 @@
+"""Hostile structures fed to every reader of untrusted JSON and text: a sentence and exit 2 (or a
+clean import), never a traceback. Each case is a valid export with one node replaced by
+something hostile: nesting thousands deep (as JSON, or as a JSON string inside a field), a lone
+surrogate, a number of thousands of digits, a value of the wrong type at any level."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from annotator.cli import cli
+from annotator.untrusted import MAX_LINE_BYTES, UnsafeJson, parse_json, storable
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXPORTS = ["openinference-spans.json", "mlflow-traces.json", "langfuse-observations.json",
+           "langfuse-trace.json", "phoenix-spans.jsonl", "mlflow-search-traces.jsonl"]
+
+DEEP = "[" * 5000 + "]" * 5000
+POISON = {"@DEEP@": DEEP, "@DEEPSTR@": json.dumps(DEEP), "@SURROGATE@": '"\\ud800 x"',
+          "@HUGE@": "9" * 5000, "@DEEPOBJ@": '{"a":' * 3000 + "1" + "}" * 3000}
+"""Raw JSON put where a placeholder string was: what json.dumps cannot write itself."""
+
+hostile: st.SearchStrategy[Any] = st.one_of(
+    st.sampled_from(sorted(POISON)),
+    st.sampled_from([[], [[1]], {}, {"a": []}, 5, -1, 1.5, None, True, "", "x"]),
+    st.text(max_size=20),
+)
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            out += _nodes(child, (*path, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value[:4]):
+            out += _nodes(child, (*path, i))
+    return out
+
+
+def _replaced(document: Any, path: tuple[Any, ...], value: Any) -> Any:
+    document = copy.deepcopy(document)
+    node = document
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return document
+
+
+def _write(path: Path, documents: list[Any], lines: bool) -> None:
+    text = ("\n".join(json.dumps(d) for d in documents) if lines
+            else json.dumps(documents[0]))
+    for placeholder, raw in POISON.items():
+        text = text.replace(json.dumps(placeholder), raw)
+    path.write_text(text, encoding="utf-8")
+
+
+def _sentence_or_clean(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        repr(result.exception), result.output[-500:])
+    assert result.exit_code in (0, 1, 2), result.output[-500:]
+    if result.exit_code == 2:
+        last = result.output.strip().splitlines()[-1]
+        assert last.startswith("Error: ") and len(last) < 2000
+
+
+@pytest.mark.parametrize("export", EXPORTS)
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_tracer_importer_answers_hostile_exports_with_a_sentence(
+        tmp_path: Path, export: str, data: st.DataObject) -> None:
+    text = (FIXTURES / export).read_text(encoding="utf-8")
+    lines = export.endswith(".jsonl")
+    documents = [json.loads(x) for x in text.splitlines() if x.strip()] if lines else [json.loads(text)]
+    which = data.draw(st.integers(0, len(documents) - 1))
+    path = data.draw(st.sampled_from(_nodes(documents[which])[1:]))
+    documents[which] = _replaced(documents[which], path, data.draw(hostile))
+    source = tmp_path / f"hostile-{export}"
+    _write(source, documents, lines)
+    session = tmp_path / "h.db"
+    session.unlink(missing_ok=True)
+    _sentence_or_clean(["import", str(source), "--session", str(session)])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=hostile, field=st.sampled_from(["_id", "text", "title"]),
+       where=st.sampled_from(["queries", "corpus"]))
+def test_import_trec_answers_hostile_json_lines_with_a_sentence(
+        tmp_path: Path, value: Any, field: str, where: str) -> None:
+    good = {"_id": "q1", "text": "what is a savings account", "title": "t"}
+    hostile_line = json.dumps({**good, field: value})
+    for placeholder, raw in POISON.items():
+        hostile_line = hostile_line.replace(json.dumps(placeholder), raw)
+    queries = tmp_path / "queries.jsonl"
+    corpus = tmp_path / "corpus.jsonl"
+    queries.write_text(hostile_line if where == "queries" else json.dumps(good), encoding="utf-8")
+    corpus.write_text(hostile_line.replace("q1", "d1") if where == "corpus" else
+                      json.dumps({"_id": "d1", "text": "a doc"}), encoding="utf-8")
+    pool = tmp_path / "pool.txt"
+    pool.write_text("q1 0 d1\n", encoding="utf-8")
+    session = tmp_path / "t.db"
+    session.unlink(missing_ok=True)
+    _sentence_or_clean(["import-trec", str(session), "--queries", str(queries), "--pool",
+                        str(pool), "--corpus", str(corpus)])
+
+
+def test_a_file_with_no_line_break_stops_at_the_line_limit(tmp_path: Path) -> None:
+    endless = tmp_path / "queries.tsv"
+    with endless.open("wb") as out:  # a stand-in for /dev/zero, as big as the limit allows
+        out.truncate(MAX_LINE_BYTES + 10)
+    pool = tmp_path / "pool.txt"
+    pool.write_text("q1 0 d1\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import-trec", str(tmp_path / "t.db"), "--queries",
+                                      str(endless), "--pool", str(pool)])
+    assert result.exit_code == 2 and "not a text file of this kind" in result.output
+    assert not (tmp_path / "t.db").exists()
+    goldens = tmp_path / "goldens.jsonl"
+    goldens.write_bytes(endless.read_bytes())
+    result = CliRunner().invoke(cli, ["import", str(goldens), "--session", str(tmp_path / "g.db")])
+    assert result.exit_code == 2 and "line 1" in result.output
+    assert not (tmp_path / "g.db").exists()
+
+
+@given(st.text())
+def test_storable_text_always_encodes_and_keeps_every_real_character(text: str) -> None:
+    made = storable(text)
+    made.encode("utf-8")
+    assert len(made) == len(text)
+    assert all(a == b for a, b in zip(made, text, strict=True) if not 0xD800 <= ord(a) <= 0xDFFF)
+
+
+@pytest.mark.parametrize("raw", [DEEP, POISON["@DEEPOBJ@"], "[" + "9" * 5000 + "]",
+                                 '["\\udc00"]', '{"a": 1, "a": 2}', "[NaN]"])
+def test_parse_json_refuses_what_a_session_cannot_hold(raw: str) -> None:
+    with pytest.raises(UnsafeJson):
+        parse_json(raw)
