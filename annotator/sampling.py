@@ -118,7 +118,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
         names = designs.strata(view.judge_cp, view.systems)
         keys = np.asarray(names)
         sizes = {h: int((keys == h).sum()) for h in set(names)}
-        needed = sum(min(designs.MIN_PER_STRATUM, n) for n in sizes.values())
+        needed = designs.stratified_minimum(names)
         if size < needed:  # nothing stored: a larger draw than asked is no answer
             systems = len(set(view.systems))
             raise SessionError(

@@ -3,6 +3,8 @@ by hand, and the plan against the simulation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ppi_py import ppi_mean_pointestimate
@@ -225,3 +227,22 @@ def test_a_plans_size_reaches_the_target_width_in_at_least_half_the_runs() -> No
         reached = [sim.estimate(design, plan[design]).half_width <= TARGET for _ in range(400)]
         print(f"\n{design}: plan {plan[design]}, target reached in {np.mean(reached):.2f}")
         assert np.mean(reached) >= 0.5, design
+
+
+def test_the_plans_stratified_size_is_one_sample_draws(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from tests.conftest import SAMPLES
+
+    db = str(tmp_path / "three.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["import", *map(str, SAMPLES), "--session", db]).exit_code == 0
+    planned = runner.invoke(cli, ["plan", db, "--target-width", "0.3"])
+    assert planned.exit_code == 0, planned.output
+    size = int(next(line.split()[1] for line in planned.output.splitlines()
+                    if line.strip().startswith("stratified")))
+    drawn = runner.invoke(cli, ["sample", db, "--size", str(size), "--design", "stratified"])
+    assert drawn.exit_code == 0, drawn.output  # a wide target: the strata's minimum decides
+    fewer = runner.invoke(cli, ["sample", db, "--size", str(size - 1), "--design", "stratified"])
+    assert fewer.exit_code == 2 and f"needs --size {size} or more" in fewer.output

@@ -279,6 +279,15 @@ def residuals(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray) -> np.n
     return np.asarray(spread + (centred - centred.mean()) ** 2)
 
 
+def stratified_minimum(stratum_of: Sequence[str]) -> int:
+    """The smallest stratified sample: MIN_PER_STRATUM goldens of each stratum (all of a
+    smaller one)."""
+    counts: dict[str, int] = {}
+    for name in stratum_of:
+        counts[name] = counts.get(name, 0) + 1
+    return sum(min(MIN_PER_STRATUM, n) for n in counts.values())
+
+
 def planned_sizes(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray,
                   stratum_of: Sequence[str], target: float) -> dict[str, int]:
     """Goldens each design needs for a 95% half-width of ``target``, from each golden's
@@ -302,7 +311,10 @@ def planned_sizes(judge_cp: np.ndarray, bias: np.ndarray, error: np.ndarray,
         variance = float(residuals(judge_cp[mine], bias[mine], error[mine]).mean())
         sd += mine.sum() / big_n * math.sqrt(variance)
         within += mine.sum() / big_n * variance
-    planned["stratified"] = math.ceil(sd ** 2 / (w2 + within / big_n))
+    # Never fewer than the draw itself keeps (MIN_PER_STRATUM in each stratum): a plan smaller
+    # than that would be refused by 'sample'.
+    planned["stratified"] = max(math.ceil(sd ** 2 / (w2 + within / big_n)),
+                                stratified_minimum(stratum_of))
     q = active_probabilities(np.sqrt(error))
 
     def active_variance(n: int) -> float:
