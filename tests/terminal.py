@@ -13,6 +13,7 @@ import sys
 import termios
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -21,14 +22,14 @@ class Terminal:
     """``python -m annotator ARGS`` with a terminal of ``size`` (columns, lines) on every stream."""
 
     def __init__(self, args: Sequence[str], size: tuple[int, int] = (140, 45),
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
         self.master, slave = pty.openpty()
         columns, lines = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns),
                "LINES": str(lines), **(env or {})}
         self.process = subprocess.Popen([sys.executable, "-m", "annotator", *args],
-                                        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
+                                        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
                                         close_fds=True)
         os.close(slave)
         self.seen = b""

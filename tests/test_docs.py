@@ -66,3 +66,41 @@ def test_the_cli_reference_check_fails_when_an_option_is_added(tmp_path: Path) -
         f"runpy.run_path({str(ROOT / 'scripts' / 'cli_reference.py')!r}, run_name='__main__')\n")
     done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 1 and "is stale" in done.stderr
+
+
+def workflow_commands() -> list[str]:
+    """The README's numbered workflow, one command a line, in the order printed."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The workflow", 1)[1].split("\n## ", 1)[0]
+    return [line.strip() for block in re.findall(r"\n   ```\n(.*?)\n   ```", section, re.S)
+            for line in block.splitlines() if line.strip()]
+
+
+def test_the_readmes_workflow_runs_top_to_bottom_as_printed(tmp_path: Path) -> None:
+    import os
+    import shlex
+
+    from tests.fake_openai import FakeOpenAI
+    from tests.terminal import Terminal
+
+    commands = workflow_commands()
+    assert len(commands) >= 9 and commands[0].startswith("annotator import")
+    (tmp_path / "sample_sessions").symlink_to(ROOT / "sample_sessions")
+    with FakeOpenAI() as server:  # stands in for OpenAI: nothing leaves the machine
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+        for command in commands:
+            args = shlex.split(command)
+            assert args[0] == "annotator", command
+            if args[1] == "annotate":  # a person at the screen: a few decisions, then q
+                with Terminal(args[1:], env=env, cwd=tmp_path) as screen:
+                    screen.wait_for(rb"alice")
+                    for key in "1j1j1j1j1j":
+                        screen.press(key)
+                    screen.press("q")
+                    assert screen.finish() == 0, screen.seen.decode(errors="replace")[-2000:]
+                continue
+            done = subprocess.run(
+                ["bash", "-c", f"{shlex.quote(sys.executable)} -m {command}"], cwd=tmp_path,
+                env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, (command, done.stderr[-1500:])
+    assert (tmp_path / "report.html").exists() and (tmp_path / "reviewed.jsonl").exists()
