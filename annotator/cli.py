@@ -2020,8 +2020,10 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     try:
         from annotator.tui.serve import TeamServer
     except ImportError:
-        raise click.ClickException("Serving needs textual-serve: pip install 'cp-annotator[serve]'"
-                                   " (or pip install textual-serve), then run this again.") from None
+        from annotator.errors import install_hint
+
+        raise click.ClickException(f"Serving needs textual-serve: {install_hint('serve')}, "
+                                   "then run this again.") from None
     import ipaddress
 
     from annotator.tui.serve import default_max_tabs
@@ -2207,7 +2209,8 @@ def info_command(session_path: str) -> None:
             judges.add_row(Text(visible(judge.name)), Text(visible(judge.model or "-")),
                            Text(visible(judge.prompt_id)),
                            f"{judged.get(judge.name, 0):,}")
-        console.print(judges)
+        if judges.rows:
+            console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",
                        title_justify="left")
         for annotator in session.annotators():
@@ -2215,8 +2218,15 @@ def info_command(session_path: str) -> None:
             complete = sum(1 for g, n in decided.items() if n == chunk_counts.get(g))
             people.add_row(Text(visible(annotator)), f"{sum(decided.values()):,}",
                            f"{complete:,} of {len(chunk_counts):,}")
-        console.print(people)
         notes = []
+        if people.rows:
+            console.print(people)
+        else:  # an empty box says nothing; a sentence says what to do
+            notes.append(f"Annotators: nobody has labelled a chunk yet ('annotator annotate "
+                         f"{_hint_word(session_path)}' starts).")
+        if not judges.rows:
+            notes.insert(0, f"Judges: none yet ('annotator judge {_hint_word(session_path)} "
+                            "--model M' judges every chunk).")
         if splits := session.splits():
             dev = sum(v == "dev" for v in splits.values())
             notes.append(f"Split: {dev:,} dev and {len(splits) - dev:,} test goldens"

@@ -42,3 +42,15 @@ class NotSaved(SessionError):
 class ReadStopped(SessionError):
     """A read given up on purpose (``Session.stop_when`` said stop): a worker's count cut short
     because its screen is closing."""
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an optional extra, as this copy of the tool was installed: from
+    a checkout (an editable install) pip cannot find 'cp-annotator' on an index, so the hint
+    names the checkout instead."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file():
+        return f"pip install -e '{checkout}[{extra}]'"
+    return f"pip install 'cp-annotator[{extra}]'"

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType, NoneType
 from typing import IO, Any
 
-from annotator.errors import InputError
+from annotator.errors import InputError, install_hint
 from annotator.importers import IMPORTERS, SOURCES
 from annotator.models import (
     GOLD_FIELDS,
@@ -435,8 +435,8 @@ def _parquet_rows(path: Path) -> list[dict[str, Any]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(str(path), "reading parquet needs pyarrow: pip install "
-                         "'cp-annotator[parquet]', or save the dataset as JSON lines.") from None
+        raise InputError(str(path), f"reading parquet needs pyarrow: {install_hint('parquet')}, "
+                         "or save the dataset as JSON lines.") from None
     try:
         table = pq.read_table(path)
     except Exception as error:  # pyarrow raises its own kinds for a damaged or foreign file

@@ -37,6 +37,11 @@ def test_import_export_info(tmp_path: Path) -> None:
     assert code == 0 and "Wrote 46 goldens" in err and target.read_text().startswith("id,")
     code, out, _ = run("info", db)
     assert code == 0 and "46 goldens" in out and "sample-reviewer" in out
+    fresh = str(tmp_path / "fresh.db")
+    assert run("import", str(SAMPLES[0]), "--session", fresh)[0] == 0  # nobody's labels
+    code, out, _ = run("info", fresh)
+    assert code == 0 and "Annotators: nobody has labelled a chunk yet" in out
+    assert "┃ annotator" not in out  # no empty box
 
 
 def test_bad_input_is_a_sentence_with_exit_status_2(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from openai import AsyncOpenAI
 
-from annotator.errors import InputError, SessionError
+from annotator.errors import InputError, SessionError, install_hint
 from annotator.files import folder_made_whole, made_whole
 from annotator.judge.client import read_result, request_body
 from annotator.judge.runner import (
@@ -246,7 +246,7 @@ def as_parquet(parts: list[Part]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise SessionError("Parquet shards need pyarrow: pip install 'cp-annotator[parquet]', "
+        raise SessionError(f"Parquet shards need pyarrow: {install_hint('parquet')}, "
                            "or leave out --format parquet.") from None
     for part in parts:
         rows = [json.loads(line) for line in part.path.read_bytes().splitlines() if line]
@@ -269,8 +269,8 @@ def result_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise SessionError(f"{path} is parquet, which needs pyarrow: pip install "
-                           "'cp-annotator[parquet]'.") from None
+        raise SessionError(f"{path} is parquet, which needs pyarrow: "
+                           f"{install_hint('parquet')}.") from None
     try:
         rows = pq.read_table(path).to_pylist()
     except Exception as error:  # pyarrow's own kinds, for a damaged or foreign file

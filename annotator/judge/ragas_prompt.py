@@ -14,7 +14,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from annotator.errors import AnnotatorError
+from annotator.errors import AnnotatorError, install_hint
 from annotator.judge.prompts import parse_reply
 from annotator.judge.template import BINARY
 from annotator.judge.types import Against, Reading, UnreadableReplies
@@ -41,8 +41,8 @@ def _ragas() -> Any:
         from ragas.metrics.collections.context_precision import util
     except ImportError as error:
         raise AnnotatorError(
-            "The ragas prompt needs RAGAS itself, loaded at run time: pip install "
-            f"'cp-annotator[ragas]' ({error}). Until then, use --prompt builtin.") from None
+            f"The ragas prompt needs RAGAS itself, loaded at run time: {install_hint('ragas')} "
+            f"({error}). Until then, use --prompt builtin.") from None
     return ragas, llm_factory, util
 
 
