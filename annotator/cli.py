@@ -203,17 +203,37 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
         --map retrieved_context_ids=outputs.documents[].metadata.id \\
         --map reference=reference_outputs.answer
     """
-    from annotator.files import new_session_file
-    from annotator.formats import ColumnMap, read_goldens
+    from annotator.formats import ColumnMap
 
     try:
         column_map = ColumnMap.parse(mapping) if mapping else None
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--map") from None
-    from annotator.progress import counter
-
     separator = _delimiter(delimiter)
     imported: list[str] = []  # a new session file that took some file is kept when a later file fails
+    try:
+        _import_files(files, session_path, imported, separator, column_map, source, retriever,
+                      replace)
+    except KeyboardInterrupt:
+        # Each file is one transaction: the one in progress left nothing; those before stay.
+        kept = (f"{', '.join(imported)} {'is' if len(imported) == 1 else 'are'} in "
+                f"{session_path}; " if imported else "")
+        left = [f for f in files if f not in imported]
+        _say(f"Stopped. {kept}nothing of {left[0]} was kept"
+             + (f" (nor of the {len(left) - 1} files after it)" if len(left) > 1 else "")
+             + ". Run the same command again to import the rest: files already in change "
+             "nothing.", err=True)
+        raise SystemExit(130) from None
+
+
+def _import_files(files: tuple[str, ...], session_path: str, imported: list[str],
+                  separator: str, column_map: Any, source: str, retriever: str | None,
+                  replace: bool) -> None:
+    """import's work: each file one transaction, its summary said once it is stored."""
+    from annotator.files import new_session_file
+    from annotator.formats import read_goldens
+    from annotator.progress import counter
+
     with new_session_file(session_path, keep=lambda: bool(imported)), \
             _open(session_path, create=True) as session:
         for path in files:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
@@ -488,3 +489,30 @@ def test_a_table_report_in_a_pipe_has_no_padding_blanks_and_no_escapes(tmp_path:
         assert len(lines) > 10 and lines[0] == "Headline"
         assert [line for line in lines if line != line.rstrip()] == []
         assert "\x1b" not in done.stdout
+
+
+def test_ctrl_c_in_import_says_what_was_kept_and_what_was_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections.abc import Iterator
+
+    from annotator import formats
+    from annotator.models import GoldenRecord
+
+    db = tmp_path / "s.db"
+    second = write_lines(tmp_path / "second.jsonl", [golden(id="late"), golden(id="later")])
+    read = formats.read_goldens
+
+    def interrupted(path: str | Path, **kwargs: object) -> Iterator[GoldenRecord]:
+        for number, record in enumerate(read(path, **kwargs), 1):  # type: ignore[arg-type]
+            if Path(path) == second and number == 2:
+                raise KeyboardInterrupt  # Ctrl-C half-way through the second file
+            yield record
+
+    monkeypatch.setattr(formats, "read_goldens", interrupted)
+    result = CliRunner().invoke(cli, ["import", str(SAMPLES[0]), str(second), "--session",
+                                      str(db)])
+    assert result.exit_code == 130, result.output
+    assert "Aborted" not in result.output and "Traceback" not in result.output
+    assert f"Stopped. {SAMPLES[0]} is in {db}; nothing of {second} was kept" in result.stderr
+    with Session(db) as session:
+        assert session.count_goldens() == 16 and "late" not in session.golden_ids()
