@@ -521,6 +521,11 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
     with path.open(encoding="utf-8-sig", newline="") as handle:
         first_line = handle.readline()
         handle.seek(0)
+        if first_line.lstrip().startswith(("{", "[")):
+            # JSON saved under a .csv name: say so, not the whole first golden as "columns".
+            raise InputError(name, "this file holds JSON, not comma-separated values, though "
+                             "its name ends in .csv. Rename it to .jsonl (a golden a line) or "
+                             ".json and import that.", line=1)
         _check_delimiter(first_line, delimiter, name)
         # strict: a quote opened and never closed is an error, not one cell running to the end.
         reader = csv.DictReader(handle, delimiter=delimiter, strict=True)
@@ -536,7 +541,7 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
                 raise InputError(
                     name,
                     f"the header has no '{required}' column (nor its RAGAS v1 name '{alias}'). "
-                    f"The columns found are: {', '.join(header)}.",
+                    f"The columns found are: {_shown_columns(header)}.",
                     line=1,
                     field=required,
                 )
@@ -563,6 +568,13 @@ def _read_csv(path: Path, delimiter: str, notes: _Notices) -> Iterator[GoldenRec
 
 SEPARATORS = {";": "semicolon", "\t": "tab", "|": "pipe"}
 """Cell separators spreadsheets write instead of commas, by name."""
+
+
+def _shown_columns(header: Sequence[str], limit: int = 12, width: int = 40) -> str:
+    """A header's columns for a sentence: the first few, each cut short."""
+    shown = [visible(c if len(c) <= width else c[:width] + "...") for c in header[:limit]]
+    more = f" and {len(header) - limit:,} more" if len(header) > limit else ""
+    return ", ".join(shown) + more
 
 
 def _check_delimiter(header: str, delimiter: str, name: str) -> None:

@@ -692,3 +692,22 @@ def test_map_reads_a_hugging_face_to_dict_with_its_own_column_names(tmp_path: Pa
     assert [(r.user_input, r.retrieved_contexts, r.reference, r.retrieved_context_ids)
             for r in records] == [("a?", ["p1", "p2"], "x", ["d1", "d2"]),
                                   ("b?", ["p3"], "y", ["d3"])]
+
+
+def test_json_lines_named_csv_and_a_wide_header_get_short_sentences(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+
+    misnamed = tmp_path / "goldens.csv"
+    misnamed.write_text((ROOT / "sample_sessions" / "banking.jsonl").read_text(encoding="utf-8"),
+                        encoding="utf-8")
+    done = CliRunner().invoke(cli, ["import", str(misnamed), "--session", str(tmp_path / "s.db")])
+    assert done.exit_code == 2 and "holds JSON, not comma-separated values" in done.output
+    assert len(done.output) < 300
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"column-{'x' * 80}-{i}" for i in range(40)) + "\n" +
+                    ",".join("v" for _ in range(40)) + "\n", encoding="utf-8")
+    done = CliRunner().invoke(cli, ["import", str(wide), "--session", str(tmp_path / "s.db")])
+    assert done.exit_code == 2 and "and 28 more" in done.output and len(done.output) < 900
+    assert not (tmp_path / "s.db").exists()
