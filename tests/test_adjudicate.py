@@ -152,3 +152,15 @@ async def test_the_palette_has_every_adjudication_action_and_runs_it(team: Path)
             await pilot.pause()
             first = app.adjudication.disputes[0].chunk.id
             assert gold_on_disk(team) == {first: (0, "carol", None)}
+
+
+async def test_people_and_judges_verdicts_are_written_alike(team: Path) -> None:
+    import re
+
+    with Session(team) as session:
+        app = AdjudicatorApp(Adjudication(session, "carol"), team.name)
+        async with app.run_test(size=SIZE):
+            text = str(app.screen.query_one("#dispute", Static).render())
+    people, judges = text.split("Judges")[0].split("People")[1], text.split("Judges")[1]
+    words = set(re.findall(r": (useful|noise|USEFUL|NOISE|Useful|Noise)\b", people + judges))
+    assert words and words <= {"USEFUL", "NOISE"}, words

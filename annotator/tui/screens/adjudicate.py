@@ -44,8 +44,7 @@ def dispute_text(adjudication: Adjudication) -> Text:
     text.append("\n\nPeople\n", style="bold")
     for opinion in dispute.opinions:
         text.append(f"  {visible(opinion.annotator)}: ", style="bold")
-        text.append(verdict_word(opinion.verdict).upper(),
-                    style=ANSWER_STYLES[opinion.verdict])
+        text.append(verdict_word(opinion.verdict).upper(), style=ANSWER_STYLES[opinion.verdict])
         if opinion.note:
             text.append("  ")
             text.append(visible(opinion.note), style="yellow")
@@ -54,7 +53,9 @@ def dispute_text(adjudication: Adjudication) -> Text:
         text.append("Judges\n", style="bold")
         for verdict in dispute.verdicts:
             text.append(f"  {visible(verdict.judge)}: ", style="bold")
-            text.append(verdict_word(verdict.verdict))
+            # Written as the annotation screen writes it, for a person and a judge alike.
+            text.append(verdict_word(verdict.verdict).upper(),
+                        style=ANSWER_STYLES[verdict.verdict])
             if verdict.reason:
                 text.append("  ")
                 text.append(visible(verdict.reason), style="italic")
@@ -68,7 +69,7 @@ def dispute_text(adjudication: Adjudication) -> Text:
         text.append(f"  decided by {gold.decided_by}", style="dim")
     if note := adjudication.note_of(chunk.id):
         text.append("\nNote   ", style="bold")
-        text.append(note, style="yellow")
+        text.append(visible(note), style="yellow")
     return text
 
 
