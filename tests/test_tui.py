@@ -812,3 +812,14 @@ async def test_q_right_after_the_first_paint_quits_with_the_totals_unread(
             await pilot.press("q")
         assert review._closing  # the worker's read was told to stop
         assert all(w.error is None for w in app.workers)
+
+
+async def test_at_80_by_24_the_header_still_names_the_person_the_judge_and_the_file(
+        session: Session) -> None:
+    app = make_app(session, annotator="alice-from-the-night-shift")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = str(app.screen.query_one("#header", Static).render())
+        assert "alice-from-the-night-shift" in header, header
+        assert "sample-judge" in header and session.path.name in header, header
+        assert "golden 1/16" in header

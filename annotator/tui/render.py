@@ -53,26 +53,32 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def header(review: Review, session_name: str) -> Text:
+def header(review: Review, session_name: str, narrow: bool = False) -> Text:
     """Golden i of N, progress, annotator, judge, session: progress first, so a narrow
-    terminal cuts the names rather than the counts."""
+    terminal cuts the names rather than the counts. ``narrow`` (below NARROW_BELOW columns)
+    drops the badge and the labels, so the person's name, the judge and the file still fit
+    in 80 columns: a person must see whose name their decisions go under."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(" cp-annotator ", style="bold reverse")
-    text.append(f"  golden {review.place + 1} of {len(review.golden_ids)}", style="bold")
+    if narrow:
+        text.append(f"golden {review.place + 1}/{len(review.golden_ids)}", style="bold")
+    else:
+        text.append(" cp-annotator ", style="bold reverse")
+        text.append(f"  golden {review.place + 1} of {len(review.golden_ids)}", style="bold")
     if review.sampled:
-        text.append(f" ({review.design} sample" + (f"; {review.stopping}" if review.stopping
-                                                    else "") + ")")
+        text.append(f" ({review.design}" + (" sample" if not narrow else "") + (
+            f"; {review.stopping}" if review.stopping and not narrow else "") + ")")
     if review.totals_known:
         text.append(f"  chunks {review.chunks_decided}/{review.total_chunks}"
-                    f"  goldens complete {review.goldens_complete}/{len(review.golden_ids)}")
+                    f"  {'done' if narrow else 'goldens complete'} {review.goldens_complete}/"
+                    f"{len(review.golden_ids)}")
     else:
         text.append("  counting…", style="dim")
     if review.blind_rate:
         text.append(f"  blind {review.blind_rate:.0%}")
-    text.append("  annotator ")
+    text.append("  " if narrow else "  annotator ")
     text.append(visible(review.annotator), style="bold")
-    text.append("  judge ")
-    text.append(visible(review.judge or "(none)"), style="bold")
+    text.append("  " if narrow else "  judge ")
+    text.append(visible(review.judge or "(no judge)"), style="bold")
     text.append(f"  {visible(session_name)}")
     return text
 

@@ -52,6 +52,9 @@ class AnnotateScreen(Screen[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # noqa: RUF012
 
     def on_resize(self) -> None:
+        self.query_one("#header", Static).update(
+            render.header(self.review, self.session_name, self.size.width < NARROW_BELOW),
+            layout=False)
         # A narrow footer drops its spacing and the palette hint, so a f 1 0 u g s ? q fit in 80.
         footer = self.query_one(Footer)
         footer.compact = self.size.width < NARROW_BELOW
@@ -98,8 +101,9 @@ class AnnotateScreen(Screen[None]):
         """Bring every part of the screen up to date with the review."""
         review = self.review
         # One-line widgets (app.tcss): their size never changes, so no layout pass.
-        self.query_one("#header", Static).update(render.header(review, self.session_name),
-                                                 layout=False)
+        self.query_one("#header", Static).update(
+            render.header(review, self.session_name, self.size.width < NARROW_BELOW),
+            layout=False)
         views = review.chunk_views()
         comparison = review.comparison()
         p_judge = precision_at_k_so_far(comparison.judge)
