@@ -112,3 +112,16 @@ def test_nothing_decided_is_undefined_everywhere() -> None:
                  a.recall, a.f1, a.human_prevalence):
         assert stat.value is None and stat.reason
     assert a.cohen_kappa.format() == "undefined (no chunk decided by both)"
+
+
+def test_a_judge_that_calls_every_chunk_the_same_has_kappa_exactly_zero() -> None:
+    import numpy as np
+
+    from annotator.stats.chunk_agreement import kappa_values
+
+    # The numbers the hostile tester met: 9e-17 in the JSON, from two rounded shares.
+    for tp, fp, fn, tn in [(0, 0, 37, 63), (0, 0, 1, 2), (41, 59, 0, 0), (3, 6, 1, 2)]:
+        assert kappa_values(tp, fp, fn, tn) == 0.0
+    tables = np.array([[0, 0, 37, 63], [5, 2, 3, 9], [0.5, 1.0, 1.0, 2.0]]).T  # weights too
+    got = kappa_values(*tables)
+    assert got[0] == 0.0 and got[2] == 0.0 and 0 < got[1] < 1

@@ -97,17 +97,26 @@ def _nan_where(undefined: Counts, value: Counts) -> Counts:
     return np.where(undefined, np.nan, value)
 
 
+def _zero_where(exact: Counts, value: Counts) -> Counts:
+    """0 where ``exact`` holds, else ``value`` (plain counts need no numpy)."""
+    if isinstance(exact, bool):
+        return 0.0 if exact else value
+    return np.where(exact, 0.0, value)
+
+
 def percent_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
     """Percent agreement from counts (nan when there are none)."""
     return ratio(tp + tn, tp + fp + fn + tn)
 
 
 def kappa_values(tp: Counts, fp: Counts, fn: Counts, tn: Counts) -> Counts:
-    """Cohen's kappa from counts (nan for a single class)."""
+    """Cohen's kappa from counts (nan for a single class). Where the 2x2 table says agreement
+    is exactly chance's (tp*tn == fp*fn: a judge that calls every chunk the same, say), kappa
+    is exactly 0, never the 9e-17 that subtracting two rounded shares leaves."""
     n = tp + fp + fn + tn
     p_judge, p_human, observed = ratio(tp + fp, n), ratio(tp + fn, n), ratio(tp + tn, n)
     expected = p_judge * p_human + (1 - p_judge) * (1 - p_human)
-    value = ratio(observed - expected, 1 - expected)
+    value = _zero_where(tp * tn == fp * fn, ratio(observed - expected, 1 - expected))
     return _nan_where(_one_class(tp, fp, fn, tn), value)
 
 
