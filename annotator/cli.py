@@ -141,6 +141,29 @@ def _hint_word(path: str) -> str:
     return '"' + re.sub(r'(["\\$`])', r"\\\1", path) + '"'
 
 
+def _stops_on_signals(command: Callable[..., None]) -> Callable[..., None]:
+    """A long command that SIGTERM and SIGHUP (a service manager, a closed terminal) stop as
+    Ctrl-C does: what it stored stays, what it had begun is undone or cleared, and it says so;
+    the default would end it at once, leaving a judge or an align's candidates half made."""
+    import functools
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        import signal
+
+        def stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            command(*args, **kwargs)
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    return run
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="annotator")
@@ -184,6 +207,7 @@ def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Sessi
 @click.option("--retriever", metavar="NAME",
               help="In a tracer's export, the name of the spans (observations) that retrieved "
               "the chunks, where they are not marked as retrievers.")
+@_stops_on_signals
 def import_command(files: tuple[str, ...], session_path: str, replace: bool,
                    delimiter: str, mapping: tuple[str, ...], source: str,
                    retriever: str | None) -> None:
@@ -303,6 +327,7 @@ def _warn_alike(session: Session) -> None:
                    "up); stored with the session.")
 @click.option("--replace", is_flag=True,
               help="Overwrite goldens, verdicts or labels that differ from the session's.")
+@_stops_on_signals
 def import_trec_command(session_path: str, queries: str, run: str | None, pool: str | None,
                         corpus: str | None, labels: tuple[str, ...], judges: tuple[str, ...],
                         scale_text: str | None, relevant_from: int | None,
@@ -807,6 +832,7 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
               help="Sampling temperature (the ragas prompt uses RAGAS's own 0.01).")
 @click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True,
               help="Token limit of a reply (the ragas prompt uses RAGAS's own 1024).")
+@_stops_on_signals
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
                   prompt_id: str, prompt_file: str | None, against: str | None,
                   example_count: int | None, annotator: str | None, seed: int, window: int,
@@ -1126,6 +1152,7 @@ def _api_key(base_url: str | None) -> str:
 @click.option("--base-url", help="Send to this endpoint instead of the judge's stored one "
               "(the same server moved).")
 @_sending_options
+@_stops_on_signals
 def probe_command(session_path: str, judge: str | None, golden_count: int, per_golden: int,
                   kinds: str, seed: int, base_url: str | None, concurrency: int,
                   rpm: float | None, tpm: float | None, timeout: float,
@@ -1516,6 +1543,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
               "instructions in its user message, for a chat template that drops system messages "
               "(default: as the judge does, when the optimizer is the judge's endpoint).")
 @_sending_options
+@_stops_on_signals
 def align_command(session_path: str, judge: str, optimizer_model: str, base_url: str | None,
                   rounds: int, candidates: int, sample: int, validation: float,
                   annotator: str | None, instructions: str | None, budget: float | None,
@@ -1731,6 +1759,7 @@ def _prices(given: tuple[str, ...]) -> dict[str, Price]:
               show_default=True, help="Seconds between the first polls (growing to --poll-max).")
 @click.option("--poll-max", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="The longest wait between polls.")
+@_stops_on_signals
 def batches_command(session_path: str, judge: str | None, base_url: str | None, wait: bool,
                     cancel: bool, poll: float, poll_max: float) -> None:
     """List a session's batches, store the results of those that ended, or wait for all.
@@ -1846,6 +1875,7 @@ def _endpoint_error(error: Exception, judge: str, url: str | None, *,
 @cli.command("import-results")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True))
+@_stops_on_signals
 def import_results_command(session_path: str, results: tuple[str, ...]) -> None:
     """Store Batch API results files made anywhere (vllm run-batch, a Ray job, a provider's
     output file) for requests written by 'annotator judge --export-requests'.

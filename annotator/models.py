@@ -370,3 +370,13 @@ def default_threshold(top: int) -> int:
     """Where relevance starts by default: 2 on a 0-3 scale (TREC DL's binary relevance), the
     middle grade of others (1 on 0-1 and 0-2)."""
     return min(top, max(1, (top + 1) // 2))
+
+
+CANDIDATE_MARK = "~align"
+"""In a judge's name, what marks an align candidate: NAME~alignRUN.ROUND.NUMBER, judged on the
+splits while a run decides, never a judge of its own (a kept one is renamed)."""
+
+
+def is_candidate(judge: str) -> bool:
+    """Whether a judge name is an align run's temporary candidate."""
+    return CANDIDATE_MARK in judge

@@ -135,20 +135,28 @@ def test_a_candidate_that_fixes_the_judge_is_kept_and_beats_it_on_test(team: Pat
     assert "registered as 'base-aligned-1'" in log.output and "round 1, candidate 2" in log.output
 
 
-def test_a_harmful_candidate_is_worse_and_nothing_replaces_the_judge(team: Path) -> None:
+def test_a_candidate_validation_ranks_below_the_judge_never_spends_the_test_look(
+        team: Path) -> None:
     with FakeOpenAI() as server:
         server.decide = decide
         judge_base(team, server)
         server.optimize = revising(HARM)
+        before = len(server.requests)
         result = align(team, server, "--candidates", "1")
+        asked = [chunk_of(b) for _, b, _ in server.requests[before:] if not is_optimizer(b)]
     assert result.exit_code == 0, result.output
-    assert "Nothing kept: the best candidate is worse than the incumbent" in result.output
-    assert "'base' stays as it is" in result.output
+    assert "No candidate beat 'base' on validation" in result.output
+    assert "nothing was judged on the test split" in result.output
     with Session(team) as session:
         assert {j.name for j in session.judges()} == {"base"}
         [run] = session.align_runs()
-        assert run["outcome"] == "worse" and run["test_high"] < 0
+        assert run["outcome"] == "no better candidate" and run["test_chunks"] is None
         assert run["registered_as"] is None
+        test = set(run["validation"])  # the only goldens a candidate was judged on
+        splits = session.splits()
+        texts = {c.text: g.id for g in session.goldens() for c in g.chunks}
+    assert asked and all(splits[texts[chunk]] == "dev" for chunk in asked)
+    assert {texts[chunk] for chunk in asked} <= test
     assert not list(team.parent.glob("*.toml"))
 
 

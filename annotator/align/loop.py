@@ -20,6 +20,7 @@ reason (the budget, a hopeless endpoint, Ctrl-C) registers nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import random
@@ -54,7 +55,8 @@ from annotator.judge.runner import (
 )
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import JudgeSettings
-from annotator.models import Price
+from annotator.models import CANDIDATE_MARK, Price
+from annotator.presence import is_open, one_screen
 from annotator.splits import assign_splits
 from annotator.stats.chunk_agreement import cohen_kappa, percent_agreement
 from annotator.store.session import Session, now
@@ -62,7 +64,7 @@ from annotator.text import counted
 from annotator.untrusted import parse_json
 
 Outcome = Literal["kept", "not distinguishable", "worse", "nothing to learn", "no candidate",
-                  "stopped"]
+                  "no better candidate", "stopped"]
 OPTIMIZER_MAX_TOKENS = 4096
 
 
@@ -475,20 +477,61 @@ async def align(session: Session, options: AlignOptions, prepared: Prepared,
                 "annotator": options.annotator, "instructions": options.instructions,
                 "max_calls": options.max_calls, "budget": options.budget,
                 "resamples": options.resamples}
-    state.run_id = session.start_align_run(options.judge, prepared.settings.model,
-                                           options.optimizer_model, options.optimizer_url,
-                                           settings, prepared.train, prepared.validation)
-    try:
-        result = await _search(state)
-    except BaseException as error:
-        why = str(error) if isinstance(error, AnnotatorError) else "interrupted"
-        session.update_align_run(state.run_id, outcome=f"stopped: {why}", finished_at=now())
-        raise
-    finally:
-        state.keep_only(set())
-    result.spent = state.spent
-    session.update_align_run(state.run_id, outcome=result.outcome, finished_at=now())
-    return result
+    # Under the session's start lock: what a stopped run left is cleared, and this run is
+    # created and holds its own lock before anyone else may look (no run is taken for dead).
+    with contextlib.ExitStack() as running:
+        with one_screen(session.path, "start", ALIGN_ROLE):
+            for sentence in clear_stopped_runs(session):
+                say(sentence)
+            state.run_id = session.start_align_run(
+                options.judge, prepared.settings.model, options.optimizer_model,
+                options.optimizer_url, settings, prepared.train, prepared.validation)
+            running.enter_context(one_screen(session.path, _run_key(state.run_id), ALIGN_ROLE))
+        try:
+            result = await _search(state)
+        except BaseException as error:
+            why = str(error) if isinstance(error, AnnotatorError) else "interrupted"
+            session.update_align_run(state.run_id, outcome=f"stopped: {why}", finished_at=now())
+            raise
+        finally:
+            state.keep_only(set())
+        result.spent = state.spent
+        session.update_align_run(state.run_id, outcome=result.outcome, finished_at=now())
+        return result
+
+
+ALIGN_ROLE = "align"
+"""The presence lock's role for a running align (annotator.presence): the kernel's lock, so a
+process killed any way frees it, and the next run knows that run is dead."""
+
+
+def _run_key(run_id: int) -> str:
+    return f"run-{run_id}"
+
+
+def clear_stopped_runs(session: Session) -> list[str]:
+    """Remove what align runs whose process died (SIGKILL, a lost machine) left: their
+    candidate judges, a prompt file written for a keep never recorded; each such run is
+    recorded as stopped. Sentences saying what was removed."""
+    said = []
+    for run in session.align_runs():
+        if run["finished_at"] is not None or is_open(session.path, _run_key(run["id"]),
+                                                     ALIGN_ROLE):
+            continue
+        prefix = f"{CANDIDATE_MARK}{run['id']}."
+        stray = [j.name for j in session.judges() if prefix in j.name]
+        for name in stray:
+            session.remove_judge(name, by="align")
+        orphan = run["prompt_path"] if run["registered_as"] is None else None
+        if orphan and Path(orphan).is_file():
+            Path(orphan).unlink()
+        session.update_align_run(run["id"], prompt_path=None if orphan else run["prompt_path"],
+                                 outcome="stopped: its process ended before the run did",
+                                 finished_at=now())
+        said.append(f"Align run {run['id']} was stopped before it ended (its process was "
+                    f"killed): removed {counted(len(stray), 'candidate judge')}"
+                    + (f" and the unrecorded prompt file {orphan}" if orphan else "") + ".")
+    return said
 
 
 async def _search(state: _Run) -> AlignResult:
@@ -536,7 +579,7 @@ async def _search(state: _Run) -> AlignResult:
                 break
             candidate_id = session.add_align_candidate(state.run_id, round_, number, messages)
             result.candidates += 1
-            name = f"{options.judge}~align{state.run_id}.{round_}.{number}"
+            name = f"{options.judge}{CANDIDATE_MARK}{state.run_id}.{round_}.{number}"
             state.say(f"Round {round_}, candidate {number}: asking {options.optimizer_model}.")
             try:
                 content = await state.ask(messages, candidate_id)
@@ -585,6 +628,14 @@ async def _search(state: _Run) -> AlignResult:
         return result
     result.best = best
     session.update_align_run(state.run_id, best_candidate=best.candidate_id)
+    if best.key() <= incumbent.key():
+        # The test split is looked at once: never spent on a candidate validation already
+        # ranked no better than the judge (it would only spend the look, or win by chance).
+        result.outcome = "no better candidate"
+        result.sentence = (f"No candidate beat '{options.judge}' on validation (the best: "
+                           f"kappa {_figure(best.kappa)} against {_figure(incumbent.kappa)}); "
+                           "nothing was judged on the test split and nothing was registered.")
+        return result
     step = state.judging_step(prepared.test)
     if not state.affordable(step):
         result.outcome = "stopped"
@@ -635,11 +686,15 @@ def _compare(state: _Run, result: AlignResult, best: Scored) -> None:
         aligned = replace(best.prompt, aligned_on=prepared.settings.model)
         from annotator.judge import prompt_file
 
+        # The file's path is recorded before it is written, and the judge registered with
+        # the record in one transaction: a run killed between them leaves what the next run
+        # recognises and removes (clear_stopped_runs), never an orphan or a judge unrecorded.
+        session.update_align_run(state.run_id, prompt_path=str(path))
         _write_new(path, prompt_file.dump(aligned))
-        session.rename_judge(best.name, prepared.target)
+        with session.transaction():
+            session.rename_judge(best.name, prepared.target)
+            session.update_align_run(state.run_id, registered_as=prepared.target)
         state.temporary.discard(best.name)
-        session.update_align_run(state.run_id, registered_as=prepared.target,
-                                 prompt_path=str(path))
         result.outcome, result.registered_as, result.prompt_path = "kept", prepared.target, path
         result.sentence = (f"Kept: the best candidate beats '{options.judge}' on the test split, "
                            f"{figures}. Registered as judge '{prepared.target}', its prompt "

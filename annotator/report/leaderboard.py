@@ -193,7 +193,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     golden's system, for the columns on ranking the systems (default: retriever, when the
     goldens carry it).
     """
-    judged = session.judges_judged()
+    judged = session.judges_judged(candidates=bool(judges))  # align names its candidate
     names = judges_named(judged, judges or [])
     left_out = [] if judges else [name for name, n in judged.items() if not n]
     split, seen, frame = _scored_goldens(session, names, split)

@@ -45,6 +45,7 @@ from annotator.models import (
     Scale,
     StoredVerdict,
     Undone,
+    is_candidate,
 )
 from annotator.redact import scrub, scrubbed
 from annotator.store import bulk, merging, schema, versions
@@ -842,13 +843,14 @@ class Session:
         with self._write():
             self._define_judge(judge, examples)
 
-    def judges_judged(self) -> dict[str, bool]:
+    def judges_judged(self, *, candidates: bool = False) -> dict[str, bool]:
         """Judge name -> whether it holds any verdict (one index probe a judge: what choosing a
-        default judge needs, where counting would scan every verdict)."""
+        default judge needs, where counting would scan every verdict). An align run's
+        temporary candidates are left out unless ``candidates``: never a judge to choose."""
         return {name: bool(has) for name, has in self.conn.execute(
             """SELECT j.name, EXISTS(SELECT 1 FROM verdicts v WHERE v.judge = j.name
                                      AND v.error IS NULL AND v.repetition = 1)
-               FROM judges j ORDER BY j.name""")}
+               FROM judges j ORDER BY j.name""") if candidates or not is_candidate(name)}
 
     def judge_verdict_counts(self) -> dict[str, int]:
         """Judge name -> how many chunks carry its verdict in force (0 for a judge with none)."""
