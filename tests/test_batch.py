@@ -457,3 +457,45 @@ def test_an_endpoint_without_a_batch_api_is_a_sentence_and_live_judging_still_do
         live = invoke(server, "judge", str(db), "--model", "m", "--name", "b")
         assert live.exit_code == 0, live.output
     assert len(verdicts(db, "b")) == 40  # nothing was left waiting on a batch never made
+
+
+KILLED_WRITING = """
+import os, sys
+from annotator.store.session import Session
+from annotator import cli
+original = Session.{method}
+def dies(self, *args, **kwargs):
+    original(self, *args, **kwargs)
+    os._exit(9)  # as SIGKILL: no clean-up runs
+Session.{method} = dies
+sys.argv = ["annotator", *sys.argv[1:]]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(("method", "shards"), [("add_batch_requests", False),
+                                                ("add_batch_requests", True),
+                                                ("record_batch", True)])
+def test_an_export_killed_while_written_strands_no_chunk(tmp_path: Path, method: str,
+                                                         shards: bool) -> None:
+    import subprocess
+    import sys
+
+    db = make_session(tmp_path, goldens=30)
+    target = tmp_path / ("shards" if shards else "requests.jsonl")
+    args = ["judge", str(db), "--model", "m", "--name", "off", "--export-requests", str(target),
+            *(["--shard-size", "50"] if shards else [])]
+    killed = subprocess.run([sys.executable, "-c", KILLED_WRITING.format(method=method), *args],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == 9, killed.stderr
+    with Session(db) as session:  # the kill left requests stored for no batch or export
+        assert session.unsubmitted_parts("off")
+    if target.exists():  # a shard folder made whole before its record: set it aside
+        target.rename(tmp_path / "set-aside")
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert "Wrote 120 requests for 120 chunks" in again.output  # every chunk asked again
+    written = (sorted(target.iterdir()) if shards else [target])
+    assert sum(len(f.read_text().splitlines()) for f in written) == 120
+    with Session(db) as session:
+        assert not session.unsubmitted_parts("off")

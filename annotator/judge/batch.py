@@ -184,6 +184,15 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
     lease = Lease(session, name)
     lease.take()  # as a live run: two creators of one judge would write the same requests
     try:
+        # Requests stored for a file that never became a batch or an export: a run killed
+        # while writing (SIGKILL skips every clean-up). The lease is ours, so no live run is
+        # writing them: an export forgets them, so their chunks go in this round; a provider's
+        # batch whose id was lost is first looked for (recover) before being forgotten.
+        if client is not None:
+            await recover(client, session)
+        else:
+            for _, round_, number in session.unsubmitted_parts(name):
+                session.forget_batch_part(name, round_, number)
         new_judge = define(session, name, settings)
         if price is not None:
             session.set_price(name, price)
@@ -217,14 +226,15 @@ async def start_round(session: Session, name: str, settings: JudgeSettings,
                         session.forget_unused_judge(name)
                     return Started(current, [])
                 if export is not None:
-                    for part in current.parts:
-                        session.record_batch({
-                            "id": f"export:{name}:{current.number}" + (
-                                f":{part.number}" if shards else ""),
-                            "judge": name, "round": current.number, "part": part.number,
-                            "input_file_id": None, "output_file_id": None,
-                            "error_file_id": None, "state": "exported",
-                            "requests": part.requests, "completed": 0, "failed": 0})
+                    with session.transaction():  # every file of the export recorded, or none
+                        for part in current.parts:
+                            session.record_batch({
+                                "id": f"export:{name}:{current.number}" + (
+                                    f":{part.number}" if shards else ""),
+                                "judge": name, "round": current.number, "part": part.number,
+                                "input_file_id": None, "output_file_id": None,
+                                "error_file_id": None, "state": "exported",
+                                "requests": part.requests, "completed": 0, "failed": 0})
                     return Started(current, [])
                 if client is None:
                     raise ValueError("start_round needs a client or an export path")
