@@ -756,8 +756,10 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
                      help="Requests per minute."),
         click.option("--tpm", type=click.FloatRange(min=0, min_open=True),
                      help="Tokens per minute."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-                     show_default=True, help="Seconds per call."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds per call (default: fitted to the endpoint: 600 for the first "
+                     "calls, which may load a local model, then five times the slowest call "
+                     "timed, at least 60)."),
         click.option("--max-retries", type=click.IntRange(0), default=4, show_default=True),
         click.option("--max-wait", type=click.FloatRange(min=0), default=60.0,
                      show_default=True, help="The longest wait, in seconds, a server's "
@@ -830,8 +832,10 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
               "first run's verdict is the one in force).")
 @click.option("--temperature", type=float, default=0.0, show_default=True,
               help="Sampling temperature (the ragas prompt uses RAGAS's own 0.01).")
-@click.option("--max-tokens", type=click.IntRange(1), default=512, show_default=True,
-              help="Token limit of a reply (the ragas prompt uses RAGAS's own 1024).")
+@click.option("--max-tokens", type=click.IntRange(1),
+              help="Token limit of a reply (default: 512; listwise 128 a chunk of the window "
+              "and 64 more; a judge run before keeps its own; the ragas prompt uses RAGAS's "
+              "own 1024).")
 @_stops_on_signals
 def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
                   prompt_id: str, prompt_file: str | None, against: str | None,
@@ -840,10 +844,10 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   shard_size: int | None, shard_format: str, batch_discount: float,
                   batch_max_requests: int, batch_max_mb: float,
                   concurrency: int, rpm: float | None,
-                  tpm: float | None, timeout: float, max_retries: int, max_wait: float,
+                  tpm: float | None, timeout: float | None, max_retries: int, max_wait: float,
                   logprobs: bool, system_as_user: bool, price_in: float | None,
                   price_out: float | None, price_cached: float | None, limit: int | None,
-                  repeat: int, temperature: float, max_tokens: int) -> None:
+                  repeat: int, temperature: float, max_tokens: int | None) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
     Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp). The
@@ -870,8 +874,15 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     with _open(session_path, create=False) as session:  # read only, before anything is sent
         prompt = _judge_prompt(session, name, prompt_id, prompt_file, against, example_count,
                                annotator, seed)
+        existing = session.judges()
     if prompt.sampling is not None:  # a style that must run with its own sampling
         temperature, max_tokens = prompt.sampling
+    elif max_tokens is None:
+        from annotator.judge.types import default_max_tokens
+
+        # A judge run before resumes with its own limit (another would be another request).
+        stored = next((j.parameters.get("max_tokens") for j in existing if j.name == name), None)
+        max_tokens = stored or default_max_tokens(prompt.listwise, window)
     aligned_on = getattr(prompt, "aligned_on", None)
     if aligned_on is not None and aligned_on != model:
         _say(f"Note: {prompt_file} was aligned on {aligned_on}, and this run judges with "
@@ -1155,7 +1166,7 @@ def _api_key(base_url: str | None) -> str:
 @_stops_on_signals
 def probe_command(session_path: str, judge: str | None, golden_count: int, per_golden: int,
                   kinds: str, seed: int, base_url: str | None, concurrency: int,
-                  rpm: float | None, tpm: float | None, timeout: float,
+                  rpm: float | None, tpm: float | None, timeout: float | None,
                   max_retries: int, max_wait: float) -> None:
     """Test a judge with noise chunks made to fool it, and say how often it is fooled.
 
@@ -1550,7 +1561,7 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
                   max_calls: int | None, price_in: float | None, price_out: float | None,
                   judge_price: str | None, out_dir: str | None, resamples: int, seed: int,
                   dry_run: bool, system_as_user: bool | None, concurrency: int,
-                  rpm: float | None, tpm: float | None, timeout: float, max_retries: int,
+                  rpm: float | None, tpm: float | None, timeout: float | None, max_retries: int,
                   max_wait: float) -> None:
     """Propose better prompts for a judge from the dev split; keep one only if the test split says so.
 

@@ -163,6 +163,10 @@ class FakeOpenAI:
 
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
+        self.cold = 0.0
+        """Extra seconds the first chat request takes: a local server loading its model, or
+        filling a cache that every later request finds warm."""
+        self._warm = False
         self.default = "ok"
         """The behaviour of every request beyond its chunk's plan (e.g. "404" for a wrong model)."""
         self.slow_seconds = 2.0
@@ -308,6 +312,9 @@ class FakeOpenAI:
                 behaviour = server.next_behaviour(chunk)
                 if server.latency:
                     time.sleep(server.latency)
+                if server.cold and not server._warm:
+                    server._warm = True
+                    time.sleep(server.cold)
                 if server.formats is not None and format_mode(body) not in server.formats:
                     return self._refuse_format()
                 if server.logprobs_refusal and body.get("logprobs"):

@@ -541,8 +541,9 @@ def test_failures_are_grouped_by_cause_with_an_example_and_what_to_do(tmp_path: 
             "instruction-tuned one).") in lines
     assert any(line.startswith("2 failed calls: the verdict is 2, not 0 or 1, e.g. the reply ")
                for line in lines)
-    assert ("1 failed call: the reply was cut off at the token limit (raise max_tokens); raise "
-            "--max-tokens.") in lines
+    assert ("1 failed call: the reply was cut off at the token limit; at temperature 0 the "
+            "reply repeats itself, so it is not asked again identically; raise --max-tokens, or "
+            "use a model that ends its reply.") in lines
 
 
 def test_failures_keep_the_latest_cause_for_the_progress_line() -> None:

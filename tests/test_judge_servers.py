@@ -139,18 +139,21 @@ def test_verdicts_without_confidence_say_why(tmp_path: Path) -> None:
         "the logprobs' verdict token disagrees with the reply's verdict": 4}
 
 
-@pytest.mark.parametrize(("serial", "warned"), [(True, True), (False, False)])
-def test_a_one_at_a_time_server_is_named(tmp_path: Path, serial: bool, warned: bool) -> None:
+@pytest.mark.parametrize(("serial", "warned", "cold"), [(True, True, 0.0), (False, False, 0.0),
+                                                        (True, True, 1.0), (False, False, 1.0)])
+def test_a_one_at_a_time_server_is_named(tmp_path: Path, serial: bool, warned: bool,
+                                         cold: float) -> None:
     session = make_session(tmp_path, chunks=12)
     with FakeOpenAI(latency=0.08) as server:
         server.serial = serial
+        server.cold = cold  # a first call that loads the model: measured warm all the same
         stats = run(session, server, concurrency=4, timeout=10.0)
     assert stats.judged == 12
     assert bool(stats.warnings) is warned
     spans = sorted(server.spans)
-    # One call alone, three (and the one still out) two at a time; then one at a time for a
-    # serial server.
-    overlapping = max(sum(1 for a, b in spans if a < end and b > start) for start, end in spans[5:])
+    # Two calls alone (the faster is the warm latency), three (and the one still out) two at
+    # a time; then one at a time for a serial server.
+    overlapping = max(sum(1 for a, b in spans if a < end and b > start) for start, end in spans[6:])
     if warned:
         assert "serves one request at a time" in stats.warnings[0]
         assert "--concurrency 1" in stats.warnings[0]
@@ -239,3 +242,30 @@ def test_every_chunk_judged_alike_suggests_system_as_user_which_mends_it(tmp_pat
     assert {v.verdict for v in session.verdicts("mended").values()} == {0, 1}
     [judge] = [j for j in session.judges() if j.name == "mended"]
     assert judge.parameters.get("system_as_user") is True  # part of the judge's definition
+
+
+def test_a_call_timed_out_two_at_once_means_one_at_a_time(tmp_path: Path) -> None:
+    session = make_session(tmp_path, chunks=10)
+    with FakeOpenAI(latency=0.4) as server:
+        server.serial = True  # two at once: the second waits 0.4 s behind the first
+        stats = run(session, server, concurrency=4, timeout=0.6, max_retries=4)
+        spans = sorted(server.spans)
+    assert any("a call two at once ran past its timeout" in w for w in stats.warnings)
+    # Once it said so, the rest went one at a time (a timed-out request may still be served).
+    late = spans[-3:]
+    assert all(not (a < end and b > start) for i, (start, end) in enumerate(late)
+               for a, b in late[i + 1:])
+    assert stats.judged >= 6
+
+
+def test_the_timeout_fits_the_endpoint_unless_one_is_given() -> None:
+    from annotator.judge.runner import RunStats, _Pace
+
+    pace = _Pace(4, RunStats())
+    assert pace.timeout(None) == _Pace.COLD_TIMEOUT_S  # before any call: a model may load
+    assert pace.timeout(7.0) == 7.0
+    pace.solo = [56.0, 16.0]  # a cold first call, then a warm one
+    assert pace.alone == 16.0
+    assert pace.timeout(None) == 80.0  # five times the slowest warm call
+    pace.solo = [0.9, 0.2]
+    assert pace.timeout(None) == _Pace.MIN_TIMEOUT_S

@@ -66,6 +66,8 @@ from annotator.untrusted import parse_json
 Outcome = Literal["kept", "not distinguishable", "worse", "nothing to learn", "no candidate",
                   "no better candidate", "stopped"]
 OPTIMIZER_MAX_TOKENS = 4096
+COLD_TIMEOUT_S = 600.0
+"""The optimizer's timeout unless --timeout is given (as a judge's first calls)."""
 
 
 class AlignStopped(AnnotatorError):
@@ -316,6 +318,8 @@ class _Run:
             messages = system_as_user(messages)
         spent = Spend()
         last, attempt = "no reply", 0
+        # A whole prompt is a long reply: no fitted timeout here, the generous cold one.
+        timeout = options.run.timeout if options.run.timeout is not None else COLD_TIMEOUT_S
         try:
             while True:
                 mode = self.optimizer_format
@@ -327,9 +331,9 @@ class _Run:
                 try:
                     text = await self.optimizer_client.post(
                         "/chat/completions", body=body, cast_to=str,
-                        options={"timeout": options.run.timeout})
+                        options={"timeout": timeout})
                 except openai.APITimeoutError:
-                    last = f"timed out after {options.run.timeout:g} s"
+                    last = f"timed out after {timeout:g} s"
                     wait = None
                 except openai.APIConnectionError as error:
                     found = connection_error(self.optimizer_client, error, 0.0)

@@ -274,7 +274,7 @@ def read_result(settings: JudgeSettings, text: str | Any, ranks: Sequence[int] |
     content = completion.content
     result.raw_reply = content
     if completion.finish_reason == "length":
-        result.error = "the reply was cut off at the token limit (raise max_tokens)"
+        result.error = "the reply was cut off at the token limit"
         result.cause = "cut_off"
         return result
     reply = settings.prompt.reply

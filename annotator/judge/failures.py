@@ -66,7 +66,9 @@ def kind(result: CallResult) -> tuple[str, str, bool]:
     if result.cause == "timeout":
         return ("timeout", "raise --timeout or lower --concurrency", False)
     if result.cause == "cut_off":
-        return ("cut_off", "raise --max-tokens", False)
+        # Cut off again and again before any verdict: every reply runs past the limit (or the
+        # model repeats itself); asking on only spends hours. Fatal like a wrong key.
+        return ("cut_off", "raise --max-tokens, or use a model that ends its reply", True)
     if result.cause == "body":
         # A page from a proxy, a login wall or another service: every call will get it.
         return ("body: " + (result.error or "").split(" (")[0], "check that --base-url is the "

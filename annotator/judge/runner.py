@@ -43,7 +43,8 @@ class RunOptions:
     """How hard to push the endpoint."""
 
     concurrency: int = 8
-    timeout: float = 60.0
+    timeout: float | None = None
+    """Seconds a call may take; None: fitted to the endpoint (_Pace.timeout)."""
     max_retries: int = 4
     limit: int | None = None
     """Judge at most this many chunks in this run."""
@@ -323,8 +324,11 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
         """Ask until a verdict, a hopeless failure or the last retry; every failure stored."""
         attempt = 0
         while True:
-            result = await ask(client, settings, messages, options.timeout, ranks)
+            result = await ask(client, settings, messages, pace.timeout(options.timeout),
+                               ranks)
             _redact(result, secrets)  # before anything stores, counts or prints the reply
+            if result.cause == "timeout":
+                pace.timed_out()
             stats.tokens_in += result.tokens_in or 0
             stats.tokens_out += result.tokens_out or 0
             stats.tokens_cached += result.tokens_cached or 0
@@ -336,6 +340,12 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
                 # A refused response format or logprobs is a step down the formats, said in the
                 # summary, not a failed call: nothing is stored or counted, and no attempt spent.
                 continue
+            if result.cause == "cut_off" and not settings.temperature:
+                # At temperature 0 the same request gets the same reply, cut off at the same
+                # token: asking it again identically only spends the time again.
+                result.error = (f"{result.error}; at temperature 0 the reply repeats itself, "
+                                "so it is not asked again identically")
+                result.retryable = False
             await store(failed(result))
             stats.errors += 1
             stats.failures.add(result)
@@ -670,20 +680,45 @@ SLOW_ENOUGH_TO_MEASURE_S = 0.05
 
 
 class _Pace:
-    """How many calls are out at once. The first goes alone and times the endpoint; the next
-    few go two at a time: a server that serves one request at a time answers each of them about
-    twice as slowly, and is then sent one at a time for the rest of the run (more would only
-    queue and time out), with a sentence saying so; any other gets all ``workers``."""
+    """How many calls are out at once, and how long one may take. The first calls go alone and
+    time the endpoint (the fastest of WARM: the very first may load the model or fill a cache);
+    the next few go two at a time: a server that serves one request at a time answers each of
+    them about twice as slowly, or not within the timeout, and is then sent one at a time for
+    the rest of the run (more would only queue and time out), with a sentence saying so; any
+    other gets all ``workers``."""
 
+    WARM = 2
+    """Calls timed alone before pairing: the fastest of them is the endpoint's warm latency."""
     PAIRED = 3
     """Calls timed two at a time before deciding (their median: the first may run alone)."""
+    COLD_TIMEOUT_S = 600.0
+    """A call's timeout before any has been timed (a local server's first call may load the
+    model: seen here, 56 s for a 0.5B model on a busy 2-core machine)."""
+    MIN_TIMEOUT_S = 60.0
+    TIMEOUT_FACTOR = 5.0
+    """A fitted timeout is this many times the slowest warm call measured (at least
+    MIN_TIMEOUT_S): room for a long chunk and a busy moment, not for a dead server."""
 
     def __init__(self, workers: int, stats: RunStats) -> None:
         self.workers, self.stats = workers, stats
         self.limit, self.busy = 1, 0
-        self.alone: float | None = None
+        self.solo: list[float] = []
         self.paired: list[float] = []
         self.changed = asyncio.Condition()
+
+    @property
+    def alone(self) -> float | None:
+        """The endpoint's warm latency, once WARM calls were timed alone."""
+        return min(self.solo) if len(self.solo) >= self.WARM else None
+
+    def timeout(self, given: float | None) -> float:
+        """``given`` (--timeout), else one fitted to the calls timed so far."""
+        if given is not None:
+            return given
+        measured = [*self.solo[1:], *self.paired]  # warm calls only
+        if not measured:
+            return self.COLD_TIMEOUT_S
+        return max(self.MIN_TIMEOUT_S, self.TIMEOUT_FACTOR * max(measured))
 
     async def enter(self) -> None:
         """Wait for a place among the calls allowed out now."""
@@ -699,25 +734,38 @@ class _Pace:
                 self._learn(seconds)
             self.changed.notify_all()
 
+    def timed_out(self) -> None:
+        """A call ran out of time while calls were paired: the server queues them (a client
+        timeout is queueing too), so the rest of the run goes one call at a time."""
+        if self.limit == 2 and self.workers > 1:
+            self._one_at_a_time("a call two at once ran past its timeout")
+
     def _learn(self, seconds: float) -> None:
         if self.workers < 2 or (self.limit == self.workers and self.alone is not None):
             return
         if self.alone is None:
-            self.alone = seconds
-            self.limit = 2
+            self.solo.append(seconds)
+            if len(self.solo) >= self.WARM:
+                self.limit = 2
             return
         self.paired.append(seconds)
         if len(self.paired) < self.PAIRED:
             return
         typical = sorted(self.paired)[len(self.paired) // 2]
-        if self.alone >= SLOW_ENOUGH_TO_MEASURE_S and 2 * self.alone / typical < 1.5:
-            self.limit = self.workers = 1
-            self.stats.warnings.append(
-                f"This endpoint serves one request at a time: a call took {self.alone:.2f} s "
-                f"alone and {typical:.2f} s two at once, so this run went on one call at a time "
-                "(more would only queue and time out); --concurrency 1 skips the check.")
+        alone = self.alone
+        if alone >= SLOW_ENOUGH_TO_MEASURE_S and 2 * alone / typical < 1.5:
+            self._one_at_a_time(f"a warm call took {alone:.2f} s alone and {typical:.2f} s two "
+                                "at once")
         else:
             self.limit = self.workers
+
+    def _one_at_a_time(self, why: str) -> None:
+        if self.workers == 1:
+            return
+        self.limit = self.workers = 1
+        self.stats.warnings.append(
+            f"This endpoint serves one request at a time: {why}, so this run went on one call "
+            "at a time (more would only queue and time out); --concurrency 1 skips the check.")
 
 
 def resume_transport(session: Session, name: str, settings: JudgeSettings) -> None:

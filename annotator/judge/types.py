@@ -164,3 +164,17 @@ class CallResult:
     """What kind of failure an error is (judge/failures.py groups and explains them)."""
     status: int | None = None
     """The HTTP status of an error reply."""
+
+
+REPLY_TOKENS = 512
+"""A pointwise reply's token limit unless --max-tokens says otherwise."""
+LISTWISE_TOKENS_PER_CHUNK = 128
+"""A listwise reply's limit grows with its window: a verdict and a reason for every chunk
+(512 for a window of 20 cut 10 of 80 chunks off, at 4-6 a window)."""
+
+
+def default_max_tokens(listwise: bool, window: int | None) -> int:
+    """The reply's token limit when none is given: fitted to what one reply must hold."""
+    if listwise and window:
+        return max(REPLY_TOKENS, LISTWISE_TOKENS_PER_CHUNK * window + 64)
+    return REPLY_TOKENS

@@ -1,0 +1,68 @@
+"""A real local server in the suite: llama.cpp's own server (the xllamacpp wheel) serving the
+tiny generated GGUF, one slot, as a person runs one. The judge works against it at its
+defaults: no --timeout, no --max-tokens, no --concurrency; pointwise and listwise."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from annotator.cli import cli
+from tests.conftest import BANKING, ROOT
+from tests.llama_server import llama_server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    spec = importlib.util.spec_from_file_location("tiny_gguf", ROOT / "scripts" / "tiny_gguf.py")
+    assert spec is not None and spec.loader is not None
+    tiny = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny)
+    model = tmp_path_factory.mktemp("model") / "tiny.gguf"
+    tiny.write(str(model))
+    with llama_server(model) as url:
+        yield url
+
+
+def judged(db: Path, judge: str) -> tuple[int, int]:
+    """(chunks with a verdict, failed calls) of a judge, read by plain sqlite3."""
+    with sqlite3.connect(db) as conn:
+        done = conn.execute("SELECT count(DISTINCT chunk_id) FROM verdicts WHERE judge = ? AND "
+                            "error IS NULL", [judge]).fetchone()[0]
+        failed = conn.execute("SELECT count(*) FROM verdicts WHERE judge = ? AND error IS NOT "
+                              "NULL", [judge]).fetchone()[0]
+    return done, failed
+
+
+@pytest.mark.parametrize("prompt", ["builtin", "listwise"])
+def test_the_judge_at_its_defaults_judges_every_chunk_on_a_real_llama_cpp_server(
+        server: str, tmp_path: Path, prompt: str) -> None:
+    db = tmp_path / "b.db"
+    assert CliRunner().invoke(cli, ["import", str(BANKING), "--session", str(db)]).exit_code == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    done = CliRunner().invoke(cli, ["judge", str(db), "--model", "tiny", "--base-url", server,
+                                    "--prompt", prompt, "--name", "tiny", "--limit", "15"],
+                              env=env)
+    assert "timed out" not in done.output and "cut off" not in done.output, done.output
+    if prompt == "builtin":
+        assert done.exit_code == 0, done.output
+        assert judged(db, "tiny") == (15, 0), done.output
+        return
+    # A model of random weights ranks a list at random (a rank twice): a failure of the model,
+    # said as such; what the defaults decide is that no reply was cut off or timed out.
+    assert "failed calls: the reply judges rank" in done.output
+    assert "Judge 'tiny' is not kept: it has no verdict yet." in done.output
+
+
+def test_a_listwise_replys_limit_grows_with_its_window() -> None:
+    from annotator.judge.types import default_max_tokens
+
+    assert default_max_tokens(False, None) == 512
+    assert default_max_tokens(True, 20) == 2624  # 512 cut 10 of 80 chunks off at a window of 20
+    assert default_max_tokens(True, 2) == 512
