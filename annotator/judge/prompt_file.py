@@ -87,6 +87,12 @@ def _unclosed(text: str) -> int | None:
     return opened
 
 
+_SCALE_RANGE = re.compile(r"\b0\s*(?:-|–|to|\.\.)\s*([2-9])\b")
+"""A scale a template asks for: "0 to 3", "0-3", "0–3"."""
+_BINARY_WORDS = re.compile(r"\b(?:0\s*or\s*1|1\s*or\s*0|0/1|1/0)\b")
+"""A template asking for a binary verdict."""
+
+
 class _Reader:
     """Reads one parsed file, naming the line of each key it refuses."""
 
@@ -165,6 +171,7 @@ class _Reader:
             raise self.fail("against", f"is {written!r}; choose 'reference' or 'response'")
         side = self.side(shows, written, against)
         reply = self.reply(data.get("reply"))
+        self.scale_agrees(system_text + "\n" + user_text, reply)
         temperature, max_tokens = self.sampling(data.get("sampling"))
         examples = self.examples(data.get("examples"), reply)
         aligned_on = self.text(data, "aligned_on", required=False)
@@ -172,6 +179,23 @@ class _Reader:
         return TemplatePrompt(f"file:{name}", side, system, user, style, reply, block,
                               examples, temperature, max_tokens, source=self.source,
                               aligned_on=aligned_on)
+
+    def scale_agrees(self, text: str, reply: Reply) -> None:
+        """Refuse a prompt whose words ask for another scale than its reply is read on: a text
+        asking for 0 or 1 read as a grade 0-3 useful from 2 makes every verdict noise."""
+        ranges = {int(m.group(1)) for m in _SCALE_RANGE.finditer(text)}
+        binary = bool(_BINARY_WORDS.search(text))
+        if reply.kind == "graded":
+            if binary and reply.scale not in ranges and not re.search(
+                    rf"\b{reply.scale}\b", text):
+                raise self.fail("reply", f"reads a grade from 0 to {reply.scale}, but the "
+                                "templates ask for 0 or 1: every answer would be read as a low "
+                                f"grade. Ask for a grade from 0 to {reply.scale} (and name the "
+                                "field 'grade'), or make the reply kind = \"binary\"")
+        elif ranges:
+            raise self.fail("reply", f"is binary (0 or 1), but the templates ask for a scale "
+                            f"from 0 to {max(ranges)}: make the reply kind = \"graded\" with "
+                            f"scale = {max(ranges)}, or ask for 0 or 1")
 
     def side(self, shows: frozenset[str], written: Against | None, against: Against | None
              ) -> Against:
