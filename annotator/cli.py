@@ -235,9 +235,16 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
         raise click.BadParameter(str(error), param_hint="--map") from None
     separator = _delimiter(delimiter)
     imported: list[str] = []  # a new session file that took some file is kept when a later file fails
+    from annotator.formats import companion_files
+
+    read_whole, companions = companion_files(files, source)
+    for companion in sorted(set(files) - set(read_whole)):
+        _say(f"Note: {companion} holds Langfuse dataset items: their expected outputs are read "
+             "as the references of the traces they name.", err=True)
+    files = tuple(read_whole)
     try:
         _import_files(files, session_path, imported, separator, column_map, source, retriever,
-                      replace)
+                      replace, companions)
     except KeyboardInterrupt:
         # Each file is one transaction: the one in progress left nothing; those before stay.
         kept = (f"{', '.join(imported)} {'is' if len(imported) == 1 else 'are'} in "
@@ -252,7 +259,7 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
 
 def _import_files(files: tuple[str, ...], session_path: str, imported: list[str],
                   separator: str, column_map: Any, source: str, retriever: str | None,
-                  replace: bool) -> None:
+                  replace: bool, companions: list[Any]) -> None:
     """import's work: each file one transaction, its summary said once it is stored."""
     from annotator.files import new_session_file
     from annotator.formats import read_goldens
@@ -266,7 +273,8 @@ def _import_files(files: tuple[str, ...], session_path: str, imported: list[str]
             with counter(f"Importing {path}", unit="goldens") as advance:
                 summary = session.import_goldens(
                     read_goldens(path, delimiter=separator, notices=notices, checks=checks,
-                                 mapping=column_map, source=source, retriever=retriever),
+                                 mapping=column_map, source=source, retriever=retriever,
+                                 companions=companions),
                     path=path, replace=replace, progress=advance, checks=checks)
             imported.append(path)
             for notice in notices:

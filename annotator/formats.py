@@ -20,7 +20,7 @@ from types import ModuleType, NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError, install_hint
-from annotator.importers import IMPORTERS, SOURCES
+from annotator.importers import IMPORTERS, SOURCES, langfuse
 from annotator.models import (
     GOLD_FIELDS,
     GOLDENS_SUFFIXES,
@@ -31,7 +31,13 @@ from annotator.models import (
     stable_golden_id,
 )
 from annotator.text import counted, visible
-from annotator.untrusted import LineTooLong, UnsafeJson, bounded_lines, parse_json
+from annotator.untrusted import (
+    LineTooLong,
+    UnsafeJson,
+    bounded_lines,
+    parse_json,
+    parse_stream,
+)
 from annotator.verdict import SPOKEN, VALUES, Answer, is_answer, is_verdict, kind_of
 
 ALIASES = {
@@ -183,7 +189,8 @@ def _pluck(value: Any, path: str, fail: Callable[[str], InputError]) -> Any:
 def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] | None = None,
                  checks: list[CheckRecord] | None = None,
                  mapping: ColumnMap | None = None, source: str = "ragas",
-                 retriever: str | None = None) -> Iterator[GoldenRecord]:
+                 retriever: str | None = None,
+                 companions: Sequence[Any] = ()) -> Iterator[GoldenRecord]:
     """Yield the validated goldens of a JSONL, JSON or CSV file, in file order.
 
     ``delimiter`` separates a CSV file's cells; ``mapping`` says where each golden field is
@@ -193,12 +200,14 @@ def read_goldens(path: str | Path, *, delimiter: str = ",", notices: list[str] |
     ``checks`` when a list is given, else passed over: they are not goldens. ``source`` names
     the importer the file must be for (``importers.SOURCES``; a tracer's export is detected
     without it); ``retriever`` the name of the spans a tracer's goldens come from, where they
-    are not marked as retrievers.
+    are not marked as retrievers; ``companions`` documents of other files a tracer's export is
+    read with (Langfuse's dataset items: see ``companion_files``).
     """
     path = Path(path)
     notes = _Notices(notices, str(path), mapping, path.suffix.lower() == ".csv")
     notes.source = source
     notes.retriever = retriever
+    notes.companions = list(companions)
     name = str(path)
     if not path.exists():
         raise InputError(name, "there is no such file. Check the path and try again.")
@@ -256,6 +265,8 @@ class _Notices:
         """The importer asked for (--from); 'ragas' reads RAGAS-shaped files and detects others."""
         self.retriever: str | None = None
         """--retriever: the name of the spans a tracer's goldens come from."""
+        self.companions: list[Any] = []
+        """Documents of other files a tracer's export is read with (dataset items)."""
 
     def importer(self, document: Any, line: int | None) -> ModuleType | None:
         """The importer whose export ``document`` (a file's first) is: the one --from named,
@@ -317,10 +328,34 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
         raise InputError(name, "the file holds only blank lines: there is no golden to import.")
 
 
+def companion_files(paths: Sequence[str], source: str) -> tuple[list[str], list[Any]]:
+    """Split the files of one import into those imported and those read beside them: a file
+    of Langfuse dataset items alone holds no golden, only the references of the traces its
+    items name. Returns (files to import, the companions' documents)."""
+    if source not in ("ragas", "langfuse") or len(paths) < 2:
+        return list(paths), []
+    kept, companions = [], []
+    for given in paths:
+        path = Path(given)
+        document = None
+        if path.suffix.lower() == ".json" and path.is_file():
+            try:
+                document = parse_json(path.read_text(encoding="utf-8-sig"))
+            except (ValueError, UnicodeDecodeError, OSError):
+                document = None  # its own import says what is wrong with it
+        if document is not None and langfuse.dataset_items_only(document):
+            companions.append(document)
+        else:
+            kept.append(given)
+    return kept, companions
+
+
 def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
               notes: _Notices) -> list[Any]:
     """The goldens an importer finds in a source's export, with what it said on the way."""
     said: list[str] = []
+    if notes.companions and importer is langfuse:
+        documents = [*documents, *((None, c) for c in notes.companions)]
     try:
         found: list[Any] = importer.rows(documents, notes.path, said,
                                          retriever=notes.retriever)
@@ -408,6 +443,14 @@ def _read_json_document(
     try:
         document = parse_json(text)
     except json.JSONDecodeError as error:
+        if error.msg == "Extra data" and (stream := _stream(text, name)) is not None:
+            # Documents one after another, pretty-printed (the OpenTelemetry SDK's console
+            # output): read whole when a tracer's importer knows the first.
+            importer = notes.importer(stream[0], None)
+            if importer is not None:
+                found = _imported(importer, [(None, d) for d in stream], notes)
+                yield from _rows_as_goldens(found, name, ids, notes)
+                return
         raise InputError(
             name, f"the file is not valid JSON ({error.msg} at column {error.colno}).",
             line=error.lineno,
@@ -427,6 +470,18 @@ def _read_json_document(
     if not rows:
         raise InputError(name, "a .json file must hold a non-empty list of goldens.")
     yield from _rows_as_goldens(rows, name, ids, notes)
+
+
+def _stream(text: str, name: str) -> list[Any] | None:
+    """The documents of a file that holds several one after another; None when it holds no
+    such sequence (the error of reading it as one document is then the one to give)."""
+    try:
+        documents = parse_stream(text)
+    except json.JSONDecodeError:
+        return None
+    except UnsafeJson as error:
+        raise InputError(name, str(error)) from None
+    return documents if len(documents) > 1 else None
 
 
 def _parquet_rows(path: Path) -> list[dict[str, Any]]:

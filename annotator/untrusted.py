@@ -58,6 +58,29 @@ def parse_json(text: str, *, lone_surrogates: bool = False) -> Any:
     return value
 
 
+def parse_stream(text: str) -> list[Any]:
+    """JSON documents written one after another (pretty-printed, so no JSON lines: the
+    OpenTelemetry SDK's ConsoleSpanExporter prints so), each read by ``parse_json``'s rules."""
+    out: list[Any] = []
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end:
+            return out
+        try:
+            _, stop = _DECODER.raw_decode(text, at)
+        except RecursionError:
+            raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.") from None
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            raise UnsafeJson("the JSON holds a number too long to read (over 4,300 digits); "
+                             "write it as a string.") from None
+        out.append(parse_json(text[at:stop]))  # the guards, on this document alone
+        at = stop
+
+
 def _depth(value: Any) -> int:
     """How deep lists and objects nest (without recursion: the value may be very deep)."""
     deepest, stack = 0, [(value, 1)]

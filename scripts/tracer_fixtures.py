@@ -34,6 +34,10 @@ of LlamaIndex-style nodes with scores, beside the dataset items (DatasetItem) wh
 sourceTraceId names them; langfuse-trace.json: the second trace downloaded whole (trace fields
 and its observations).
 
+otel-console-spans.json and .jsonl: the same pipeline's spans as the OpenTelemetry SDK's
+ConsoleSpanExporter prints them: with its default formatter (pretty-printed JSON, one span
+after another) and with one a line (``formatter=lambda s: s.to_json(indent=None) + "\n"``).
+
 Run (the libraries are not the tool's dependencies; Phoenix's TraceDataset needs pandas 2):
   python -m venv /tmp/otel && /tmp/otel/bin/pip install opentelemetry-sdk \\
       opentelemetry-exporter-otlp-proto-common openinference-semantic-conventions mlflow-skinny \\
@@ -107,6 +111,39 @@ def openinference() -> None:
                    encoding="utf-8")
     print(f"wrote {OUT}")
     phoenix(request)
+
+
+def otel_console() -> None:
+    """Print the pipeline's spans through the SDK's ConsoleSpanExporter, in both formats."""
+    import io
+
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+    for suffix, formatter in ((".json", None), (".jsonl", lambda s: s.to_json(indent=None) + "\n")):
+        out = io.StringIO()
+        exporter = (ConsoleSpanExporter(out=out) if formatter is None
+                    else ConsoleSpanExporter(out=out, formatter=formatter))
+        provider = TracerProvider(resource=Resource.create({"service.name": "rag-demo"}))
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = provider.get_tracer("rag-demo")
+        for question, answer, found in PIPELINE[:2]:
+            with tracer.start_as_current_span("query") as root:
+                root.set_attribute(KIND, OpenInferenceSpanKindValues.CHAIN.value)
+                root.set_attribute(SpanAttributes.INPUT_VALUE, question)
+                root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer)
+                with tracer.start_as_current_span("retrieve") as retriever:
+                    retriever.set_attribute(KIND, OpenInferenceSpanKindValues.RETRIEVER.value)
+                    retriever.set_attribute(SpanAttributes.INPUT_VALUE, question)
+                    for i, (doc_id, content, score) in enumerate(found):
+                        prefix = f"{DOCS}.{i}."
+                        retriever.set_attribute(prefix + DocumentAttributes.DOCUMENT_ID, doc_id)
+                        retriever.set_attribute(prefix + DocumentAttributes.DOCUMENT_CONTENT,
+                                                content)
+                        retriever.set_attribute(prefix + DocumentAttributes.DOCUMENT_SCORE, score)
+        provider.shutdown()
+        target = FIXTURES / f"otel-console-spans{suffix}"
+        target.write_text(out.getvalue(), encoding="utf-8")
+        print(f"wrote {target}")
 
 
 def phoenix(request: Any) -> None:
@@ -276,6 +313,7 @@ def langfuse() -> None:
 def main() -> None:
     """Write every fixture."""
     openinference()
+    otel_console()
     mlflow_traces()
     langfuse()
 

@@ -376,3 +376,53 @@ def test_an_mlflow_2_trace_with_0x_ids_in_its_context_reads_the_same(tmp_path: P
     assert imported(path, tmp_path / "two.db").exit_code == 0
     assert imported(TRACES, tmp_path / "three.db").exit_code == 0
     assert stored(tmp_path / "two.db") == stored(tmp_path / "three.db")
+
+
+def test_langfuse_dataset_items_downloaded_apart_give_the_references(tmp_path: Path) -> None:
+    page = json.loads(LANGFUSE.read_text())
+    observations = {"data": [o for o in page["data"] if "traceId" in o]}
+    items = {"data": [o for o in page["data"] if "traceId" not in o],
+             "meta": {"page": 1, "limit": 50, "totalItems": 2, "totalPages": 1}}
+    (tmp_path / "observations.json").write_text(json.dumps(observations), encoding="utf-8")
+    (tmp_path / "dataset-items.json").write_text(json.dumps(items), encoding="utf-8")
+    db = tmp_path / "apart.db"
+    result = CliRunner().invoke(cli, ["import", str(tmp_path / "observations.json"),
+                                      str(tmp_path / "dataset-items.json"), "--session", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "dataset-items.json holds Langfuse dataset items" in result.output
+    first, second = stored(db)
+    assert (first["reference"], second["reference"]) == ("₹10,000 in urban branches.", "24x7.")
+    whole = imported(LANGFUSE, tmp_path / "whole.db")  # the same as one file holding both
+    assert whole.exit_code == 0 and stored(tmp_path / "whole.db") == [first, second]
+    alone = CliRunner().invoke(cli, ["import", str(tmp_path / "dataset-items.json"),
+                                     "--session", str(tmp_path / "alone.db")])
+    assert alone.exit_code == 2 and "Traceback" not in alone.output
+
+
+@pytest.mark.parametrize("fixture", ["otel-console-spans.json", "otel-console-spans.jsonl"])
+def test_the_opentelemetry_sdks_console_spans_become_goldens(tmp_path: Path,
+                                                              fixture: str) -> None:
+    db = tmp_path / "c.db"
+    result = imported(FIXTURES / fixture, db, "--from", "openinference")
+    assert result.exit_code == 0, result.output
+    first, second = stored(db)
+    assert (first["user_input"], first["response"]) == (
+        "What is the minimum balance for a savings account?", "₹10,000 in urban branches.")
+    assert first["retrieved_context_ids"] == ["kb-101", "kb-007", "kb-102"]
+    assert first["retrieved_context_scores"] == [0.91, 0.42, 0.77]
+    assert second["retrieved_contexts"] == ["NEFT runs 24x7, including holidays.",
+                                            "עברית: RTL text about RTGS."]
+    assert first["metadata"]["source"] == "openinference"
+    detected = imported(FIXTURES / fixture, tmp_path / "d.db")  # detected without --from
+    assert detected.exit_code == 0 and stored(tmp_path / "d.db") == [first, second]
+
+
+def test_spans_written_twice_make_one_golden_each(tmp_path: Path) -> None:
+    lines = (FIXTURES / "otel-console-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("\n".join([*lines, *lines]) + "\n", encoding="utf-8")
+    result = imported(twice, tmp_path / "t.db")
+    assert result.exit_code == 0, result.output
+    assert "4 spans are written twice" in result.output
+    once = imported(FIXTURES / "otel-console-spans.jsonl", tmp_path / "o.db")
+    assert once.exit_code == 0 and stored(tmp_path / "t.db") == stored(tmp_path / "o.db")

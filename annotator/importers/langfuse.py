@@ -1,7 +1,8 @@
 """Langfuse traces as goldens: observations as the public API's ``GET /api/public/v2/
 observations`` returns them (``{"data": [...], "meta": ...}``), a JSON list of them or JSON
 lines (a blob-storage export), or a trace downloaded whole (``{"id", "input", "output",
-"observations": [...]}``); dataset items in the same file give the reference answers.
+"observations": [...]}``); dataset items, in the same file or in a file of their own given
+beside it (GET /api/public/dataset-items), give the reference answers.
 
 Each trace's retrieval observation is one golden: the observation named ``--retriever NAME``,
 else those of type RETRIEVER, else the only SPAN whose output is a list of documents. Its
@@ -51,6 +52,14 @@ def _is_trace(item: Any) -> bool:
 def _is_dataset_item(item: Any) -> bool:
     return isinstance(item, dict) and ("expectedOutput" in item or "expected_output" in item
                                        or "datasetItemId" in item or "datasetId" in item)
+
+
+def dataset_items_only(document: Any) -> bool:
+    """Whether a document holds dataset items and nothing else: a download of GET
+    /api/public/dataset-items, whose expected outputs are the references of the traces the
+    items name (given beside the observations, it is read with them)."""
+    items = _items(document)
+    return bool(items) and all(_is_dataset_item(i) for i in items)
 
 
 def _items(document: Any) -> list[Any]:

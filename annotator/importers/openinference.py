@@ -5,6 +5,8 @@ Reads two shapes of the same spans:
 - OTLP JSON: one ``ExportTraceServiceRequest`` document (``{"resourceSpans": [...]}``), or
   JSON lines of them, as an OpenTelemetry collector's file exporter writes them; trace and span
   ids in hex (the OTLP JSON rule) or base64 (protobuf's JSON mapping);
+- spans as the OpenTelemetry SDK writes them (``ReadableSpan.to_json()``, what its
+  ConsoleSpanExporter prints: one a line, or pretty-printed one after another);
 - Phoenix's spans dataframe (``get_spans_dataframe()``, or a saved ``TraceDataset``) as
   parquet, a JSON list of records or JSON lines: a row a span, with ``context.trace_id``,
   ``context.span_id``, ``parent_id``, ``span_kind`` and its attributes as ``attributes.*``
@@ -50,15 +52,31 @@ def is_span_row(document: Any) -> bool:
     return isinstance(document, dict) and set(document) >= DATAFRAME_KEYS
 
 
+def is_sdk_span(document: Any) -> bool:
+    """Whether a parsed value is one span as the OpenTelemetry SDK writes it
+    (``ReadableSpan.to_json()``, what its ConsoleSpanExporter prints): ``context`` holding
+    ``trace_id`` and ``span_id``, and ``attributes`` as one flat object."""
+    if not isinstance(document, dict):
+        return False
+    context = document.get("context")
+    return (isinstance(context, dict) and "trace_id" in context and "span_id" in context
+            and isinstance(document.get("attributes"), dict))
+
+
+def _is_row(document: Any) -> bool:
+    return is_span_row(document) or is_sdk_span(document)
+
+
 def detect(document: Any) -> bool:
-    """Whether a parsed document (or a file's rows) is OpenInference spans, in either shape."""
+    """Whether a parsed document (or a file's rows) is OpenInference spans, in any shape."""
     if isinstance(document, list):
-        return bool(document) and all(map(is_span_row, document))
-    return is_otlp(document) or is_span_row(document)
+        return bool(document) and all(map(_is_row, document))
+    return is_otlp(document) or _is_row(document)
 
 
-KIND_OF_FILE = ("an OpenInference trace export (OTLP JSON's 'resourceSpans', or Phoenix's spans "
-                "dataframe with 'context.trace_id' and 'span_kind')")
+KIND_OF_FILE = ("an OpenInference trace export (OTLP JSON's 'resourceSpans', the OpenTelemetry "
+                "SDK's spans with 'context' and 'attributes', or Phoenix's spans dataframe with "
+                "'context.trace_id' and 'span_kind')")
 
 
 def _value(value: Any) -> Any:
@@ -86,6 +104,16 @@ def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
+def _sdk_span(span: dict[str, Any], line: int | None) -> dict[str, Any]:
+    """A span as the OpenTelemetry SDK writes it (ids as 0x-prefixed hex)."""
+    context = span["context"]
+    attributes: dict[str, Any] = {}
+    _flat("", span["attributes"], attributes)
+    return {"trace": hex_id(context.get("trace_id")), "span": hex_id(context.get("span_id")),
+            "parent": hex_id(span.get("parent_id")), "start": instant(span.get("start_time")),
+            "name": span.get("name"), "attributes": attributes, "line": line}
+
+
 def _row_span(row: dict[str, Any], line: int | None, index: int) -> dict[str, Any]:
     """A spans dataframe's row as a span."""
     attributes: dict[str, Any] = {}
@@ -104,8 +132,11 @@ def _spans(documents: Iterable[tuple[int | None, Any]], name: str) -> list[dict[
     hex."""
     out: list[dict[str, Any]] = []
     for line, document in documents:
-        if isinstance(document, list) or is_span_row(document):
+        if isinstance(document, list) or _is_row(document):
             for row in document if isinstance(document, list) else [document]:
+                if is_sdk_span(row):
+                    out.append(_sdk_span(row, line))
+                    continue
                 if not is_span_row(row):
                     raise InputError(name, "this row is not a span of Phoenix's spans dataframe "
                                      "(no 'context.trace_id' and 'span_kind').", line=line)
@@ -134,8 +165,18 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
     (line, document); ``retriever`` names the spans to read when they are not RETRIEVERs."""
     spans = _spans(documents, name)
     by_trace: dict[str, list[dict[str, Any]]] = {}
+    seen: set[tuple[str, str]] = set()
+    repeated = 0
     for span in spans:
+        key = (span["trace"], span["span"])
+        if key in seen:  # an exporter that wrote a span twice (a retried batch): one golden
+            repeated += 1
+            continue
+        seen.add(key)
         by_trace.setdefault(span["trace"], []).append(span)
+    if repeated:
+        notices.append(f"{repeated:,} span{' is' if repeated == 1 else 's are'} written twice "
+                       "(the same trace and span id); each is read once.")
     ordered = sorted((sorted(members, key=lambda s: s["start"]) for members in
                       by_trace.values()), key=lambda members: members[0]["start"])
     # Traces in the order they ran, whatever order the export lists its spans in.
