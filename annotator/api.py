@@ -9,6 +9,7 @@ judges --format json` write (docs/python.md); the chunks are one dict a chunk, r
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from annotator.errors import SessionError
 from annotator.files import new_session_file
 from annotator.formats import ColumnMap, chunk_table, read_goldens
+from annotator.importers import SOURCES
 from annotator.jsonout import plain
 from annotator.models import CheckRecord, ImportSummary
 from annotator.store.session import Session
@@ -40,10 +42,38 @@ def open_session(path: str | Path) -> Session:
 def _session(where: SessionLike) -> Iterator[Session]:
     """The Session given, or the file opened for the call and closed after it."""
     if isinstance(where, Session):
+        try:
+            where.conn.total_changes  # noqa: B018  (raises on a closed connection)
+        except sqlite3.ProgrammingError:
+            raise SessionError(f"The session {where.path} was closed; open it again with "
+                               f"annotator.api.open_session({str(where.path)!r}).") from None
         yield where
         return
+    if not isinstance(where, str | Path):
+        raise SessionError(f"A session is a session file's path or an open Session, not "
+                           f"{type(where).__name__}.")
     with open_session(where) as session:
         yield session
+
+
+def _names(given: Sequence[str] | str | None, what: str) -> list[str] | None:
+    """A list of names as given (one name as a string is one name, never its letters)."""
+    if given is None:
+        return None
+    if isinstance(given, str):
+        return [given]
+    if not all(isinstance(name, str) for name in given):
+        raise SessionError(f"{what} are names (strings), not {list(given)!r}.")
+    return list(given)
+
+
+def _check_options(bootstrap: int, pass_mark: float | None = None) -> None:
+    """Refuse what the command's options would refuse, in its words."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise SessionError(f"bootstrap is a number of resamples, 0 or more (0: no intervals), "
+                           f"not {bootstrap!r}.")
+    if pass_mark is not None and not 0 <= pass_mark <= 1:
+        raise SessionError(f"pass_mark is a context precision from 0 to 1, not {pass_mark!r}.")
 
 
 def import_goldens(session_path: str | Path, *files: str | Path, replace: bool = False,
@@ -55,8 +85,13 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
     are `--from`'s and `--retriever`'s. A file with an error raises InputError naming its line
     and field, and changes nothing (a session file this call made and nothing went into is
     removed)."""
-    column_map = None if not mapping else ColumnMap.parse(
-        [f"{field}={path}" for field, path in mapping.items()])
+    if source not in SOURCES:
+        raise SessionError(f"source is one of {', '.join(SOURCES)}, not {source!r}.")
+    try:
+        column_map = None if not mapping else ColumnMap.parse(
+            [f"{field}={path}" for field, path in mapping.items()])
+    except ValueError as error:
+        raise SessionError(f"mapping: {error}.") from None
     summaries: list[ImportSummary] = []
     with new_session_file(session_path, keep=lambda: bool(summaries)), \
             Session(session_path, create=True) as session:
@@ -72,15 +107,20 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
 
 
 def report(session: SessionLike, *, judge: str | None = None,
-           annotators: Sequence[str] | None = None, gold: bool = False,
+           annotators: Sequence[str] | str | None = None, gold: bool = False,
            pass_mark: float = 0.7, bootstrap: int = 2000, seed: int | None = 0,
            group_by: str | None = None, top_k: bool = False) -> dict[str, Any]:
     """The agreement report as the dict its JSON holds (schema_version, headline, agreement,
     context_precision, systems, ...); the options are `annotator report`'s."""
     from annotator.report.build import build_report
     from annotator.report.serialize import report_dict
+    from annotator.resolve import annotator_named
 
+    _check_options(bootstrap, pass_mark)
+    annotators = _names(annotators, "annotators")
     with _session(session) as opened:
+        for person in annotators or ():
+            annotator_named(opened.annotators(), person)
         built = build_report(opened, judge=judge, annotators=annotators, gold=gold,
                              pass_mark=pass_mark, resamples=bootstrap, seed=seed,
                              group_by=group_by, top_k=top_k)
@@ -89,7 +129,7 @@ def report(session: SessionLike, *, judge: str | None = None,
 
 
 def leaderboard(session: SessionLike, *, annotator: str | None = None,
-                judges: Sequence[str] | None = None, split: str | None = None,
+                judges: Sequence[str] | str | None = None, split: str | None = None,
                 bootstrap: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
                 group_by: str | None = None) -> dict[str, Any]:
     """The judge leaderboard as the dict its JSON holds (one row a judge, the pairs, the best
@@ -97,6 +137,8 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
     from annotator.report.leaderboard import build_leaderboard
     from annotator.report.serialize import leaderboard_dict
 
+    _check_options(bootstrap)
+    judges = _names(judges, "judges")
     with _session(session) as opened:
         board = build_leaderboard(opened, annotator=annotator, judges=judges, split=split,
                                   resamples=bootstrap, seed=seed, sort=sort, group_by=group_by)
@@ -104,20 +146,25 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
     return data
 
 
-def chunks(session: SessionLike, *, judges: Sequence[str] | None = None,
-           annotators: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def chunks(session: SessionLike, *, judges: Sequence[str] | str | None = None,
+           annotators: Sequence[str] | str | None = None) -> list[dict[str, Any]]:
     """One dict a chunk, in golden and rank order: golden_id, rank, question, chunk, then for
     each judge ``verdict:NAME``, ``reason:NAME`` and ``p_relevant:NAME``, and for each person
     ``label:NAME`` (0, 1, "unsure", or None while pending) and ``note:NAME`` (default: every
     judge and every person)."""
+    from annotator.resolve import annotator_named, judges_named
+
+    wanted_judges, wanted_people = _names(judges, "judges"), _names(annotators, "annotators")
     with _session(session) as opened:
-        names = list(judges) if judges is not None else [j.name for j in opened.judges()]
-        people = list(annotators) if annotators is not None else opened.annotators()
+        names = ([j.name for j in opened.judges()] if wanted_judges is None else
+                 judges_named(opened.judges_judged(), wanted_judges) if wanted_judges else [])
+        people = (opened.annotators() if wanted_people is None else
+                  [annotator_named(opened.annotators(), p) for p in wanted_people])
         return list(chunk_table(opened.export_records(), names, people))
 
 
-def chunks_frame(session: SessionLike, *, judges: Sequence[str] | None = None,
-                 annotators: Sequence[str] | None = None) -> pandas.DataFrame:
+def chunks_frame(session: SessionLike, *, judges: Sequence[str] | str | None = None,
+                 annotators: Sequence[str] | str | None = None) -> pandas.DataFrame:
     """chunks() as a pandas DataFrame (pandas is not a dependency: install it to use this)."""
     try:
         import pandas

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,28 @@ def test_a_bad_file_changes_nothing_and_leaves_no_new_session(tmp_path: Path) ->
         api.import_goldens(db, good, bad)  # the first file is in; the second changed nothing
     with api.open_session(db) as session:
         assert session.count_goldens() == 16
+
+
+def test_misuse_is_a_sentence_never_a_raw_error(tmp_path: Path) -> None:
+    from annotator.errors import AnnotatorError
+
+    db = tmp_path / "team.db"
+    api.import_goldens(db, TEAM_BANKING)
+    closed = api.open_session(db)
+    closed.close()
+    misuse: dict[str, Callable[[], object]] = {
+        "no judge named 'nope'": lambda: api.chunks(db, judges=["nope"]),
+        "Nobody called 'nobody'": lambda: api.report(db, annotators=["nobody"], bootstrap=0),
+        "0 or more": lambda: api.report(db, annotators=["sample-reviewer"], bootstrap=-1),
+        "from 0 to 1": lambda: api.report(db, annotators=["sample-reviewer"], pass_mark=3),
+        "source is one of": lambda: api.import_goldens(db, TEAM_BANKING, source="zzz"),
+        "mapping:": lambda: api.import_goldens(db, TEAM_BANKING, mapping={"nope": "x"}),
+        "was closed; open it again": lambda: api.chunks(closed),
+        "not int": lambda: api.chunks(5),  # type: ignore[arg-type]
+    }
+    for sentence, call in misuse.items():
+        with pytest.raises(AnnotatorError, match=re.escape(sentence)):
+            call()
+    # One name as a string is that name, not its letters.
+    assert api.chunks(db, judges="sample-judge", annotators="second-reviewer") == api.chunks(
+        db, judges=["sample-judge"], annotators=["second-reviewer"])
