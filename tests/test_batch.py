@@ -499,3 +499,28 @@ def test_an_export_killed_while_written_strands_no_chunk(tmp_path: Path, method:
     assert sum(len(f.read_text().splitlines()) for f in written) == 120
     with Session(db) as session:
         assert not session.unsubmitted_parts("off")
+
+
+def test_a_results_body_written_as_text_holding_a_lone_surrogate_is_stored(
+        tmp_path: Path) -> None:
+    db = make_session(tmp_path, goldens=2)
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    with FakeOpenAI() as server:
+        out = invoke(server, "judge", str(db), "--model", "m", "--name", "offline",
+                     "--export-requests", str(requests))
+        assert out.exit_code == 0, out.output
+        server.rewrite = lambda reply, verdict: reply["choices"][0]["message"].update(
+            content=json.dumps({"reason": "half a pair \ud800", "verdict": verdict}))
+        offline_engine(str(requests), str(results), server)
+    # An engine that writes each body as JSON text: the surrogate is escaped inside a string.
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    for line in lines:
+        line["response"]["body"] = json.dumps(line["response"]["body"])
+    results.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    stored = CliRunner().invoke(cli, ["import-results", str(db), str(results)])
+    assert stored.exit_code == 0, stored.output
+    assert "Traceback" not in stored.output and "8 calls stored" in stored.output
+    with sqlite3.connect(db) as conn:
+        reasons = {r for (r,) in conn.execute("SELECT reason FROM verdicts WHERE judge = "
+                                              "'offline'")}
+    assert reasons == {"half a pair \ufffd"}
