@@ -18,4 +18,6 @@ if ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# Bytecode goes to a cache of its own, outside the checkout (the suite writes nothing in it).
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/cp-annotator-pycache}"
 exec .venv/bin/python -m pytest "$@"

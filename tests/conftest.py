@@ -5,17 +5,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from annotator.formats import read_goldens
 from annotator.store.session import Session
 from annotator.verdict import flipped
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # tests/test_ragas.py imports ragas directly
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+# The suite writes nothing into the checkout: hypothesis keeps no example database (the tests
+# are derandomised or seeded where it matters) and its caches go to the temporary folder.
+set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "cp-annotator-hypothesis"))
+settings.register_profile("cp-annotator", database=None)
+settings.load_profile("cp-annotator")  # tests/test_ragas.py imports ragas directly
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
