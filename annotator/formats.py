@@ -31,13 +31,7 @@ from annotator.models import (
     stable_golden_id,
 )
 from annotator.text import counted, visible
-from annotator.untrusted import (
-    LineTooLong,
-    UnsafeJson,
-    bounded_lines,
-    parse_json,
-    parse_stream,
-)
+from annotator.untrusted import UnsafeJson, parse_json, parse_stream
 from annotator.verdict import SPOKEN, VALUES, Answer, is_answer, is_verdict, kind_of
 
 ALIASES = {
@@ -314,7 +308,10 @@ def _read_json_lines(path: Path, notes: _Notices, checks: list[CheckRecord] | No
             if line_no == 1 and (importer := notes.importer(obj, 1)) is not None:
                 # A source's export as JSON lines (a collector's file of requests): read whole.
                 given = [(1, obj), *lines]
-                yield from _rows_as_goldens(_imported(importer, given, notes), name, ids, notes)
+                del obj
+                found = _imported(importer, given, notes)
+                del given  # the export's documents, freed before its goldens are stored
+                yield from _rows_as_goldens(found, name, ids, notes)
                 return
             if line_no == 1 and (rows := _table_rows(obj, name, notes.mapping)) is not None:
                 yield from _rows_as_goldens(rows, name, ids, notes)
@@ -370,21 +367,6 @@ def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
     return found
 
 
-def _bounded(handle: IO[bytes], name: str) -> Iterator[bytes]:
-    """The file's lines, a line too long to be a golden an InputError (/dev/zero, say)."""
-    lines = bounded_lines(handle)
-    number = 0
-    while True:
-        try:
-            line = next(lines)
-        except StopIteration:
-            return
-        except LineTooLong as error:
-            raise InputError(name, str(error), line=number + 1) from None
-        number += 1
-        yield line
-
-
 def _wrong_shape(error: Exception) -> str:
     """What a type error inside an importer met, in a person's words."""
     text = str(error)
@@ -398,7 +380,9 @@ def _wrong_shape(error: Exception) -> str:
 def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each line of a JSON lines file, blank lines skipped; a
     line that is not UTF-8 or not JSON is an InputError naming it."""
-    for line_no, raw in enumerate(_bounded(handle, name), 1):
+    # A regular file (read_goldens refuses others): its size bounds every line, and a one-line
+    # JSON document of hundreds of MB is a file of this kind.
+    for line_no, raw in enumerate(handle, 1):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -408,7 +392,7 @@ def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
         if not text or text.isspace():
             continue
         try:
-            yield line_no, parse_json(text)
+            value = parse_json(text)
         except json.JSONDecodeError as error:
             raise InputError(
                 name,
@@ -418,6 +402,8 @@ def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
             ) from None
         except UnsafeJson as error:
             raise InputError(name, str(error), line=line_no) from None
+        del raw, text  # a one-line export of 100 MB: its bytes and text freed while it is read
+        yield line_no, value
 
 
 def _one_document(handle: IO[bytes]) -> bool:
@@ -438,8 +424,7 @@ def _read_json_document(
     path: Path, handle: IO[bytes], ids: dict[str, tuple[str, int]], notes: _Notices
 ) -> Iterator[GoldenRecord]:
     name = str(path)
-    raw = handle.read()
-    text = _decode_whole(raw, name)
+    text = _decode_whole(handle.read(), name)
     try:
         document = parse_json(text)
     except json.JSONDecodeError as error:
@@ -457,8 +442,10 @@ def _read_json_document(
         ) from None
     except UnsafeJson as error:
         raise InputError(name, str(error)) from None
+    del text
     if (importer := notes.importer(document, None)) is not None:
         found = _imported(importer, [(None, document)], notes)
+        del document  # freed before the export's goldens are stored
         yield from _rows_as_goldens(found, name, ids, notes)
         return
     rows = document if isinstance(document, list) else _table_rows(document, name,
