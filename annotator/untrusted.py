@@ -19,8 +19,12 @@ class UnsafeJson(ValueError):
     number too long to read, nesting too deep, a lone surrogate."""
 
 
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-"""A JSON escape in the surrogate range (searched for without copying the line)."""
+SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+"""A JSON escape that may be a lone surrogate: a high one not followed by a low one, or a low
+one not after a high one (searched for without copying the text). A pair, as every emoji
+outside the first plane is escaped, is no match: only a match costs the exact check."""
 
 MAX_DEPTH = 64
 """How deep lists and objects may nest in a golden: deeper is no golden, and would exhaust the
