@@ -7,12 +7,20 @@ class AnnotatorError(Exception):
     """Base for every error the CLI shows as a sentence instead of a traceback."""
 
 
+MESSAGE_CHARS = 600
+"""The longest message an InputError gives (a quoted value is cut in its middle)."""
+
+
 class InputError(AnnotatorError):
     """A file that cannot be imported, naming the file, the line and the field that are wrong."""
 
     def __init__(
         self, path: str, message: str, *, line: int | None = None, field: str | None = None
     ) -> None:
+        if len(message) > MESSAGE_CHARS:
+            # A value quoted from the file may be 10 KB of brackets: the sentence stays short,
+            # keeping its start (what is wrong) and its end (what to do).
+            message = f"{message[:MESSAGE_CHARS * 2 // 3]} [...] {message[-MESSAGE_CHARS // 3:]}"
         self.path = path
         self.line = line
         self.field = field

@@ -144,3 +144,61 @@ def test_storable_text_always_encodes_and_keeps_every_real_character(text: str) 
 def test_parse_json_refuses_what_a_session_cannot_hold(raw: str) -> None:
     with pytest.raises(UnsafeJson):
         parse_json(raw)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_goldens_file_answers_hostile_structures_with_a_sentence(
+        tmp_path: Path, data: st.DataObject) -> None:
+    lines = (Path(__file__).parent.parent / "sample_sessions" / "team" / "banking.jsonl"
+             ).read_text(encoding="utf-8").splitlines()[:3]
+    documents = [json.loads(line) for line in lines]
+    which = data.draw(st.integers(0, len(documents) - 1))
+    path = data.draw(st.sampled_from(_nodes(documents[which])[1:]))
+    documents[which] = _replaced(documents[which], path, data.draw(hostile))
+    source = tmp_path / "hostile.jsonl"
+    _write(source, documents, lines=True)
+    session = tmp_path / "g.db"
+    session.unlink(missing_ok=True)
+    _sentence_or_clean(["import", str(source), "--session", str(session)])
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]:
+    """A session whose judge's requests went out as a file, and an engine's results for them."""
+    from tests.fake_openai import FakeOpenAI
+    from tests.offline_engine import run as engine
+
+    folder = tmp_path_factory.mktemp("results")
+    db, requests, results = folder / "s.db", folder / "requests.jsonl", folder / "results.jsonl"
+    goldens = Path(__file__).parent.parent / "sample_sessions" / "banking.jsonl"
+    assert CliRunner().invoke(cli, ["import", str(goldens), "--session", str(db)]).exit_code == 0
+    with FakeOpenAI() as server:
+        done = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--name", "offline",
+                                        "--export-requests", str(requests), "--limit", "6"],
+                                  env={"OPENAI_API_KEY": "sk-test",
+                                       "OPENAI_BASE_URL": server.base_url})
+        assert done.exit_code == 0, done.output
+        engine(str(requests), str(results), server)
+    return db, [json.loads(line) for line in results.read_text().splitlines()]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_import_results_answers_hostile_result_lines_with_a_sentence(
+        tmp_path: Path, exported: tuple[Path, list[Any]], data: st.DataObject) -> None:
+    import shutil
+
+    db, results = exported
+    which = data.draw(st.integers(0, len(results) - 1))
+    path = data.draw(st.sampled_from(_nodes(results[which])[1:]))
+    lines = [*results[:which], _replaced(results[which], path, data.draw(hostile)),
+             *results[which + 1:]]
+    source = tmp_path / "results.jsonl"
+    _write(source, lines, lines=True)
+    copy_of = tmp_path / "copy.db"
+    copy_of.unlink(missing_ok=True)
+    shutil.copy(db, copy_of)
+    _sentence_or_clean(["import-results", str(copy_of), str(source)])

@@ -71,8 +71,8 @@ async def _meter_response(response: httpx2.Response) -> None:
         usage = json.loads(response.content).get("usage") or {}
         meter.tokens_in += int(usage.get("prompt_tokens") or 0)
         meter.tokens_out += int(usage.get("completion_tokens") or 0)
-    except (ValueError, TypeError, AttributeError):
-        return  # no usage in this reply: nothing to count
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return  # no usage in this reply (or a body too deep to read): nothing to count
 
 
 def make_client(base_url: str | None, api_key: str, *, concurrency: int = 8,
@@ -408,9 +408,10 @@ def _tokens(raw: Any) -> list[Token]:
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("token"), str):
             return []  # a gap would shift every offset after it: no logprobs at all
+        tops = item.get("top_logprobs")
         out.append(Token(item["token"], _logprob(item.get("logprob")),
                          [Token(t["token"], _logprob(t.get("logprob")), [])
-                          for t in item.get("top_logprobs") or []
+                          for t in (tops if isinstance(tops, list) else [])
                           if isinstance(t, dict) and isinstance(t.get("token"), str)]))
     return out
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from annotator.judge.types import Against, Reading
 from annotator.models import canonical_json
+from annotator.untrusted import UnsafeJson, parse_json
 from annotator.verdict import is_verdict
 
 Style = Literal["pointwise", "listwise"]
@@ -170,9 +171,14 @@ def _loads(content: str | None) -> Any | str:
     if text.startswith("```"):  # some models fence JSON even in JSON mode
         text = text.strip("`").removeprefix("json").strip()
     try:
-        return _Parsed(json.loads(text))
+        # The guarded reader: a reply nested thousands deep or holding a number of thousands of
+        # digits is a sentence, never a RecursionError; a lone surrogate is let through (the
+        # store makes it storable).
+        return _Parsed(parse_json(text, lone_surrogates=True))
     except json.JSONDecodeError as error:
         return f"the reply is not valid JSON ({error.msg})"
+    except UnsafeJson as error:
+        return f"the reply is JSON no verdict can be read from ({str(error).rstrip('.')})"
 
 
 @dataclass(frozen=True, slots=True)
