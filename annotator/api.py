@@ -150,7 +150,7 @@ def chunks(session: SessionLike, *, judges: Sequence[str] | str | None = None,
            annotators: Sequence[str] | str | None = None) -> list[dict[str, Any]]:
     """One dict a chunk, in golden and rank order: golden_id, rank, question, chunk, then for
     each judge ``verdict:NAME``, ``reason:NAME`` and ``p_relevant:NAME``, and for each person
-    ``label:NAME`` (0, 1, "unsure", or None while pending) and ``note:NAME`` (default: every
+    ``label:NAME`` (0, 1, "unsure", "distractor", or None while pending) and ``note:NAME`` (default: every
     judge and every person)."""
     from annotator.resolve import annotator_named, judges_named
 

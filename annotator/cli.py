@@ -815,9 +815,10 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--shard-size", type=click.IntRange(1), default=None,
               help="With --export-requests: at most this many requests a file, the files in "
               "one new folder, for an engine that runs shards in parallel (Ray Data, Spark).")
-@click.option("--format", "shard_format", type=click.Choice(["jsonl", "parquet"]), default="jsonl",
-              show_default=True, help="With --shard-size: the shards' format (parquet for engines "
-              "that read tables, such as Spark; needs the parquet extra).")
+@click.option("--shard-format", "--format", "shard_format", type=click.Choice(["jsonl", "parquet"]),
+              default="jsonl", show_default=True,
+              help="With --shard-size: the shards' format (parquet for engines that read "
+              "tables, such as Spark; needs the parquet extra). --format is its older name.")
 @click.option("--batch-discount", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="The share of the live price a batch costs.")
 @click.option("--batch-max-requests", type=click.IntRange(1), default=50_000, show_default=True,
@@ -915,7 +916,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         raise click.UsageError("--shard-size splits the file --export-requests writes; give "
                                "--export-requests FOLDER with it.")
     if shard_format != "jsonl" and shard_size is None:
-        raise click.UsageError("--format parquet writes shards: give --export-requests FOLDER "
+        raise click.UsageError("--shard-format parquet writes shards: give --export-requests FOLDER "
                                "--shard-size N with it.")
     limits = (Limits(batch_max_requests, int(batch_max_mb * 1_000_000)) if shard_size is None
               else Limits(shard_size, 2**62))

@@ -141,7 +141,7 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
                  "allocation": alloc,
                  "probabilities": {g: alloc[stratum_of[g]] / sizes[stratum_of[g]]
                                    for g in order}}
-    else:
+    elif design == "active":
         q = designs.active_probabilities(np.sqrt(view.error))
         order = [view.golden_ids[i] for i in designs.active_order(q, size, rng)]
         per_golden = dict(zip(view.golden_ids, q.tolist(), strict=True))
@@ -151,6 +151,9 @@ def draw(session: Session, size: int, design: str, seed: int, judge: str | None,
                  "golden_systems": dict(zip(view.golden_ids, view.systems, strict=True)),
                  "probabilities": dict(zip(order, designs.inclusion(chosen, size).tolist(),
                                            strict=True))}
+    else:  # DESIGNS names a design this function does not draw: never a silent other one
+        raise SessionError(f"The {design} design has no draw here yet; choose from "
+                           "uniform, stratified and active.")
     extra["error_source"] = view.source
     return session.set_random_sample(size, seed, order, extra)
 

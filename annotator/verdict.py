@@ -5,9 +5,10 @@ Everything that parses, checks, names, flips or indexes a verdict goes through t
 Booleans are refused everywhere: ``True`` would be a silent 1.
 
 What a *person* answers on a chunk is an ``Answer``, of one of the ``KINDS``: useful, noise,
-unsure today. A session stores it as one checked column holding the kind's word (``answer`` in
-``labels``, ``label_conflicts`` and ``check_answers``); the ``verdict`` and ``unsure`` columns
-beside it are generated from that word, so they can never disagree with it. A new kind of answer
+unsure and distractor today. A session stores it as one checked column holding the kind's word
+(``answer`` in ``labels``, ``label_conflicts`` and ``check_answers``); the ``verdict``,
+``unsure`` and ``distractor`` columns beside it are generated from that word, so they can never
+disagree with it. A new kind of answer
 is a ``Kind`` added here plus a migration that rebuilds those tables with the new word in the
 CHECK and the generated columns (m010 shows how; tests/test_migrations.py fails until the schema
 and KINDS agree), and a key on the annotation screen.

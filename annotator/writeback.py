@@ -77,7 +77,8 @@ def feedback(session: Session, annotator: str | None) -> Iterator[Feedback]:
     if not found:
         raise SessionError(f"No golden of {session.path} came from a tracer (none holds a "
                            "trace_id in its metadata): import the traces with 'annotator "
-                           "import FILE --from openinference|mlflow' to write labels back.")
+                           "import FILE --from openinference|mlflow|langfuse' to write labels "
+                           "back.")
 
 
 def write(fmt: str, session: Session, out: IO[str], annotator: str | None, name: str) -> int:

@@ -311,6 +311,8 @@ def test_shards_for_a_distributed_engine_go_out_in_a_folder_and_come_back_once(
     assert len(calls(db, "org/offline")) == 40  # each stored once
     usage = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--shard-size", "5"])
     assert usage.exit_code == 2 and "give --export-requests FOLDER" in usage.output
+    older = CliRunner().invoke(cli, ["judge", str(db), "--model", "m", "--format", "parquet"])
+    assert older.exit_code == 2 and "--shard-format parquet writes shards" in older.output
 
 
 @pytest.mark.parametrize("prompt", ["ragas"])
@@ -417,7 +419,7 @@ def test_parquet_shards_go_out_and_parquet_results_come_back(tmp_path: Path) -> 
     with FakeOpenAI() as server:
         invoke(server, "judge", str(db), "--model", "m", "--name", "live")
         out = invoke(server, "judge", str(db), "--model", "m", "--name", "spark",
-                     "--export-requests", str(shards), "--shard-size", "25", "--format",
+                     "--export-requests", str(shards), "--shard-size", "25", "--shard-format",
                      "parquet")
         assert out.exit_code == 0, out.output
         files = sorted(shards.iterdir())

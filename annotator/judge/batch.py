@@ -257,7 +257,7 @@ def as_parquet(parts: list[Part]) -> None:
         import pyarrow.parquet as pq
     except ImportError:
         raise SessionError(f"Parquet shards need pyarrow: {install_hint('parquet')}, "
-                           "or leave out --format parquet.") from None
+                           "or leave out --shard-format parquet.") from None
     for part in parts:
         rows = [json.loads(line) for line in part.path.read_bytes().splitlines() if line]
         table = pa.table({"custom_id": [r["custom_id"] for r in rows],

@@ -57,8 +57,9 @@ class Section:
     data: Callable[[Inputs, Estimates, Any], dict[str, Any]] = _no_data
 
 
-def made_whole(field: str) -> Callable[[Inputs, Estimates, Any], dict[str, Any]]:
-    """The ``data`` of a section whose ``prepare`` made its data whole: it becomes ``field``."""
+def prepared_as(field: str) -> Callable[[Inputs, Estimates, Any], dict[str, Any]]:
+    """The ``data`` of a section whose ``prepare`` already built all of it: that becomes the
+    report's ``field`` (not files.made_whole, which writes a file whole or not at all)."""
     def data(_: Inputs, __: Estimates, made: Any) -> dict[str, Any]:
         return {field: made}
 

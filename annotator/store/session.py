@@ -1191,6 +1191,8 @@ class Session:
             """SELECT annotator, count(*), sum(verdict = truth) FROM check_answers
                WHERE verdict IS NOT NULL AND truth IS NOT NULL GROUP BY annotator""")}
 
+    # -- probe results (annotator.probes) -----------------------------------------------------
+
     def probe_results(self, judge: str | None = None) -> dict[str, dict[str, tuple[int, int]]]:
         """Judge -> probe kind -> (probes with a verdict, probes it called useful), from each
         probe's latest verdict (of one judge, or every judge that ran probes)."""
@@ -1203,6 +1205,8 @@ class Session:
                    GROUP BY c.judge, p.kind ORDER BY c.judge, p.kind""", [judge, judge]):
             out.setdefault(name, {})[kind] = (int(n), int(useful))
         return out
+
+    # -- judge runs: leases, transports, the calls' record, prices -----------------------------
 
     def take_lease(self, judge: str, holder: dict[str, Any], seconds: float,
                    alive: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
@@ -1320,6 +1324,8 @@ class Session:
         cached = value[2] if len(value) > 2 else None  # files from before cached prices
         return Price(float(value[0]), float(value[1]), None if cached is None else float(cached))
 
+    # -- session settings: the grade scale, an unranked pool ----------------------------------
+
     def scale(self) -> Scale | None:
         """The session's grade scale (None: binary, no grades)."""
         value = self._setting("grade_scale")
@@ -1344,6 +1350,8 @@ class Session:
             raise SessionError(f"{self.path} holds {have}; {given} cannot join them (CP and "
                                "every rank statistic would mean nothing there). Import into a "
                                "new session.")
+
+    # -- the random sample (annotator.sampling) -----------------------------------------------
 
     def random_sample(self) -> dict[str, Any] | None:
         """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for

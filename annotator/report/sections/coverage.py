@@ -12,7 +12,7 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import who
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.model import AnnotatorCoverage, Coverage, Report
-from annotator.report.section import Section, made_whole
+from annotator.report.section import Section, prepared_as
 from annotator.stats.bootstrap import ClusterSums
 from annotator.text import counted
 
@@ -87,4 +87,4 @@ def prepare(inputs: Inputs, columns: Columns, _: ClusterSums) -> Coverage:
     )
 
 
-SECTION = Section("coverage", blocks, json, prepare=prepare, data=made_whole("coverage"))
+SECTION = Section("coverage", blocks, json, prepare=prepare, data=prepared_as("coverage"))

@@ -11,7 +11,7 @@ from annotator.report.cells import stat_rows, stopping, system_rows
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
-from annotator.report.section import Section, made_whole
+from annotator.report.section import Section, prepared_as
 from annotator.sampling import design_section
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.designs import DesignSection
@@ -90,4 +90,4 @@ def prepare(inputs: Inputs, _: Columns, __: ClusterSums) -> DesignSection | None
                           inputs.options.pass_mark, inputs.options.target_width)
 
 
-SECTION = Section("design", blocks, json, headline, prepare, made_whole("design"))
+SECTION = Section("design", blocks, json, headline, prepare, prepared_as("design"))

@@ -15,7 +15,7 @@ from annotator.report.cells import value, with_interval
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import AnnotatorRow, BlindRow, PeopleSection, Report
-from annotator.report.section import Section, made_whole
+from annotator.report.section import Section, prepared_as
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion, cohen_kappa, percent_agreement
 from annotator.stats.comparison import BlindSummary
@@ -144,4 +144,4 @@ def _longest_run(flags: np.ndarray) -> int:
     return int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max())
 
 
-SECTION = Section("people", blocks, json, headline, prepare, made_whole("people"))
+SECTION = Section("people", blocks, json, headline, prepare, prepared_as("people"))

@@ -14,7 +14,7 @@ from annotator.report.cells import stat_rows, stopping, system_rows, value
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
-from annotator.report.section import Section, made_whole
+from annotator.report.section import Section, prepared_as
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 
@@ -103,4 +103,4 @@ def prepare(inputs: Inputs, _columns: Columns, _sums: ClusterSums) -> PpiEstimat
         systems=systems)
 
 
-SECTION = Section("ppi", blocks, json, headline, prepare, made_whole("ppi"))
+SECTION = Section("ppi", blocks, json, headline, prepare, prepared_as("ppi"))
