@@ -21,6 +21,8 @@ from annotator.formats import ColumnMap, chunk_table, read_goldens
 from annotator.importers import SOURCES
 from annotator.jsonout import plain
 from annotator.models import CheckRecord, ImportSummary
+from annotator.stats.alt_test import ALPHA as ALT_ALPHA
+from annotator.stats.alt_test import EPSILON
 from annotator.store.session import Session
 
 if TYPE_CHECKING:
@@ -131,7 +133,8 @@ def report(session: SessionLike, *, judge: str | None = None,
 def leaderboard(session: SessionLike, *, annotator: str | None = None,
                 judges: Sequence[str] | str | None = None, split: str | None = None,
                 bootstrap: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
-                group_by: str | None = None) -> dict[str, Any]:
+                group_by: str | None = None, epsilon: float = EPSILON,
+                alt_alpha: float = ALT_ALPHA) -> dict[str, Any]:
     """The judge leaderboard as the dict its JSON holds (one row a judge, the pairs, the best
     judge); the options are `annotator judges`'."""
     from annotator.report.leaderboard import build_leaderboard
@@ -141,7 +144,8 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
     judges = _names(judges, "judges")
     with _session(session) as opened:
         board = build_leaderboard(opened, annotator=annotator, judges=judges, split=split,
-                                  resamples=bootstrap, seed=seed, sort=sort, group_by=group_by)
+                                  resamples=bootstrap, seed=seed, sort=sort, group_by=group_by,
+                                  epsilon=epsilon, alt_alpha=alt_alpha)
     data: dict[str, Any] = plain(leaderboard_dict(board))
     return data
 

@@ -18,6 +18,8 @@ from annotator.judge.styles import PROMPTS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
 from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
 from annotator.report.output import FORMATS
+from annotator.stats.alt_test import ALPHA as ALT_ALPHA
+from annotator.stats.alt_test import EPSILON
 from annotator.text import counted, visible
 
 if TYPE_CHECKING:
@@ -1487,9 +1489,17 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
                    "judge-against-judge matrix and every pair tested (by default, past "
                    f"{MATRIX_UP_TO} judges, the most and least alike pairs, and only the pairs "
                    "a test separates). JSON and CSV always hold every pair.")
+@click.option("--epsilon", type=click.FloatRange(0, 1), default=EPSILON, show_default=True,
+              help="The alternative annotator test's cost-benefit margin: how far a person may "
+                   "be ahead of the judge and the judge still replace them (the paper's advice: "
+                   "0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd workers).")
+@click.option("--alt-alpha", type=click.FloatRange(0, 1, min_open=True), default=ALT_ALPHA,
+              show_default=True, help="The alternative annotator test's false discovery rate "
+                                      "(Benjamini-Yekutieli over the people held out).")
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
                    fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
-                   resamples: int, seed: int, group_by: str | None, all_pairs: bool) -> None:
+                   resamples: int, seed: int, group_by: str | None, all_pairs: bool,
+                   epsilon: float, alt_alpha: float) -> None:
     """Rank every judge in the session on the same human labels.
 
     The truth is one person's labels with --annotator; otherwise the team's: the adjudicated
@@ -1497,7 +1507,8 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     Every judge is scored on the same chunks and goldens; intervals come from one bootstrap
     over goldens shared by all of them, and a cluster-adjusted McNemar test, Holm-corrected
     over all pairs, says which gaps are real. A judge is named best only when it beats every
-    other one significantly.
+    other one significantly. With two people or more on the same chunks, the alternative
+    annotator test says whether each judge can replace a person.
 
     \b
     Example:
@@ -1513,7 +1524,8 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     ) as advance:
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
-                                  seed=seed, sort=sort, group_by=group_by, progress=advance)
+                                  seed=seed, sort=sort, group_by=group_by, epsilon=epsilon,
+                                  alt_alpha=alt_alpha, progress=advance)
     from dataclasses import replace
 
     from annotator.report.output import leaderboard_document

@@ -18,6 +18,7 @@ from annotator.text import counted
 
 if TYPE_CHECKING:
     from annotator.report.leaderboard import Leaderboard
+    from annotator.stats.alt_test import AltTest
 
 __all__ = ["Block", "Grid", "Paragraphs", "layout", "leaderboard_layout", "report_title"]
 
@@ -47,6 +48,8 @@ def leaderboard_layout(board: Leaderboard) -> list[Block]:
     """The judge leaderboard as blocks: headline, judges, pairs."""
     blocks: list[Block] = [Paragraphs("headline", "Headline", board.headline),
                            *map(_without_undefined_columns, _judge_tables(board))]
+    if any(row.alt_test is not None and row.alt_test.why is None for row in board.judges):
+        blocks.append(_alt_test_table(board))
     if len(board.judges) > 1:
         blocks.append(_judge_matrix(board))
     if any(row.probes for row in board.judges):
@@ -83,6 +86,43 @@ def _without_undefined_columns(block: Block) -> Block:
             + "; ".join(f"{name}{why}" for name, why in reasons.items()) + ".")
     return Grid(block.id, block.title, [block.columns[i] for i in keep],
                 [[row[i] for i in keep] for row in block.rows], [*block.notes, note])
+
+
+def _alt_test_table(board: Leaderboard) -> Block:
+    """Each judge's alternative annotator test, on chunk verdicts and on each golden's CP."""
+    def cells(test: AltTest | None, agreement: bool) -> list[str]:
+        if test is None or test.why is not None:
+            why = "unranked pool" if test is None else test.why
+            return [f"undefined: {str(why).split(':')[0]}", "", "", *([""] if agreement else [])]
+        out = ["yes" if test.passed else "no",
+               f"{test.winning_rate:.2f} ({sum(p.rejected for p in test.people)} of "
+               f"{len(test.people)})", f"{test.advantage_probability:.2f}"]
+        if agreement:
+            out.append(f"{test.judge_score:.0%} / {test.ceiling:.0%}")
+        return out
+
+    first = next(row.alt_test for row in board.judges
+                 if row.alt_test is not None and row.alt_test.why is None)
+    cp = [] if board.unranked else ["replaces (CP)", "winning rate (CP)",
+                                    "advantage (CP)"]
+    return Grid(
+        "alt_test", "Can the judge replace a person? (alternative annotator test)",
+        ["judge", "replaces (chunks)", "winning rate", "advantage", "agrees: judge / person",
+         *cp],
+        [[row.judge, *cells(row.alt_test, True),
+          *([] if board.unranked else cells(row.alt_test_cp, False))]
+         for row in board.judges],
+        [f"Each person held out in turn ({', '.join(board.people)}): the judge wins against "
+         "that person when a one-sided t-test rejects that the person matches the remaining "
+         f"people better by epsilon {first.epsilon:g} or more (Benjamini-Yekutieli, FDR "
+         f"{first.alpha:g}); it replaces a person when it wins against half of them or more "
+         "(Calderon, Reichart & Dror, ACL 2025). Advantage: the share of items where the judge "
+         "matches the others at least as well as the held-out person, averaged over people; "
+         "use it to compare judges.",
+         "Agrees: how often the judge, and a held-out person, agree with the remaining "
+         "people (the person's figure is the human-human ceiling). Chunks of one golden are "
+         "not independent; the CP columns test each golden's CP (minus the RMSE against the "
+         "others), where goldens are."])
 
 
 def _cell(stat: Stat, digits: int = 3) -> str:

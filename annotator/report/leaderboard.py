@@ -31,6 +31,8 @@ from annotator.report.sections.systems import add_columns as system_columns
 from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
+from annotator.stats.alt_test import ALPHA as ALT_ALPHA
+from annotator.stats.alt_test import EPSILON, RECOMMENDED_PEOPLE, AltTest, alt_test
 from annotator.stats.bootstrap import (
     COUNTS,
     ClusterSums,
@@ -107,6 +109,10 @@ class JudgeRow:
     its goldens; None without systems to rank."""
     probes: dict[str, ProbeRate] = field(default_factory=dict)
     """Kind -> its false-positive rate on the gullibility probes it was tested with."""
+    alt_test: AltTest | None = None
+    """The alternative annotator test on chunk verdicts: may it replace a person?"""
+    alt_test_cp: AltTest | None = None
+    """The same on each golden's CP (None on an unranked pool)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +173,8 @@ class Leaderboard:
     """The chunks are a pool: no CP columns."""
     all_pairs: bool = False
     """Show every pair in the text formats (the whole matrix, every pair tested)."""
+    people: list[str] = field(default_factory=list)
+    """The people whose labels the alternative annotator test holds each judge against."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +191,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                       judges: Sequence[str] | None = None, split: str | None = None,
                       prices: dict[str, Price] | None = None,
                       resamples: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
-                      group_by: str | None = None,
+                      group_by: str | None = None, epsilon: float = EPSILON,
+                      alt_alpha: float = ALT_ALPHA,
                       progress: Callable[[int], None] | None = None) -> Leaderboard:
     """Score every judge (or the given ones) against one person's labels or the team's gold.
 
@@ -191,7 +200,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     session has splits, else all. ``prices`` (USD per million tokens in, out) override the
     prices remembered from 'annotator judge'. ``group_by``: the metadata key naming each
     golden's system, for the columns on ranking the systems (default: retriever, when the
-    goldens carry it).
+    goldens carry it). ``epsilon`` and ``alt_alpha``: the alternative annotator test's
+    cost-benefit margin and false discovery rate.
     """
     judged = session.judges_judged(candidates=bool(judges))  # align names its candidate
     names = judges_named(judged, judges or [])
@@ -209,6 +219,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     reasons = session.reason_marks([annotator] if annotator else None)
     said.update({m.name: m.verdict for m in majority.values()})
     names = [*names, *majority]
+    people = session.annotators()
+    alt_tests = _alt_tests(session, frame, people, said, names, unranked, epsilon, alt_alpha)
     agreement = _judge_agreement(said, names)
     labelled = labels != MISSING
     shared = _scored_on(labelled, said, names)
@@ -252,7 +264,8 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                        vote.runs if vote is not None else 1)
         _add_kappa_per_dollar(calls, stats["cohen_kappa"])
         rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks,
-                             probes=probed.get(name, {})))
+                             probes=probed.get(name, {}), alt_test=alt_tests[name][0],
+                             alt_test_cp=alt_tests[name][1]))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort, set(rows[0].stats) if rows else None))
@@ -262,12 +275,31 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                         rows, pairs, best, [], pairwise, left_out,
                         excluded=seen.excluded if seen.note is not None else 0,
                         agreement=agreement, group_by=group_by, scale=scale,
-                        unranked=unranked)
+                        unranked=unranked, people=people)
     board.headline.extend(_headline(board))  # the headline reads the board it heads
     board.headline.extend(_lineage(session, board))
     if seen.note is not None:
         board.headline.insert(1, seen.note)
     return board
+
+
+def _alt_tests(session: Session, frame: ChunkFrame, people: list[str],
+               said: dict[str, np.ndarray], names: list[str], unranked: bool, epsilon: float,
+               alpha: float) -> dict[str, tuple[AltTest, AltTest | None]]:
+    """Each judge's alternative annotator test against every person's own labels (not the
+    truth: the test holds each person out in turn), on its chunk verdicts and on each golden's
+    CP."""
+    labels = {p: session.label_columns(p, frame).verdict for p in people}
+    cp = {} if unranked else {p: context_precision_by_golden(v, frame.sizes)
+                              for p, v in labels.items()}
+    out = {}
+    for name in names:
+        on_chunks = alt_test(said[name], labels, epsilon=epsilon, alpha=alpha, missing=MISSING)
+        on_goldens = None if unranked else alt_test(
+            context_precision_by_golden(said[name], frame.sizes), cp, scoring="neg_rmse",
+            epsilon=epsilon, alpha=alpha)
+        out[name] = (on_chunks, on_goldens)
+    return out
 
 
 def _scored_goldens(session: Session, names: list[str], split: str | None
@@ -692,6 +724,39 @@ def _headline(board: Leaderboard) -> list[str]:
                          f"{len(row.calls.unstable)} chunks (flip rate "
                          f"{row.calls.figures['flip_rate'].value:.1%}).")
     lines.extend(_probe_lines(board))
+    lines.extend(_alt_test_lines(board))
+    return lines
+
+
+def _alt_test_lines(board: Leaderboard) -> list[str]:
+    """Whether each judge can replace a person (the first MAX_BEATS rows), or what the
+    alternative annotator test is missing."""
+    tests = [(row.judge, row.alt_test) for row in board.judges if row.alt_test is not None]
+    if not tests:
+        return []
+    ran = [(judge, test) for judge, test in tests if test.why is None]
+    if not ran:
+        return [f"Can a judge replace a person? The alternative annotator test cannot say: "
+                f"{tests[0][1].why}. Have two people or more label the same goldens "
+                "('annotator annotate --annotator NAME', 'annotator merge', or 'annotator serve')."]
+    lines = []
+    for judge, test in ran[:MAX_BEATS]:
+        people = len(test.people)
+        lines.append(
+            f"'{judge}' can replace a person at epsilon {test.epsilon:g}: "
+            f"{'yes' if test.passed else 'no'}, winning rate {test.winning_rate:.2f} (it beats "
+            f"{sum(p.rejected for p in test.people)} of {counted(people, 'person', 'people')}), "
+            f"advantage probability {test.advantage_probability:.2f}; it agrees with the other "
+            f"people on {test.judge_score:.0%} of chunks, a person on {test.ceiling:.0%} "
+            "(the human-human ceiling).")
+    if len(ran) > MAX_BEATS:
+        lines.append(f"... and {counted(len(ran) - MAX_BEATS, 'more judge')}: the alternative "
+                     "annotator test table has them all.")
+    fewest = min(len(test.people) for _, test in ran)
+    if fewest < RECOMMENDED_PEOPLE:
+        lines.append(f"With {counted(fewest, 'person', 'people')} tested, the alternative "
+                     "annotator test only asks which person a judge sides with; the paper "
+                     f"recommends {RECOMMENDED_PEOPLE} or more.")
     return lines
 
 

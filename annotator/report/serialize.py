@@ -18,6 +18,7 @@ from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:
     from annotator.report.leaderboard import Leaderboard
+    from annotator.stats.alt_test import AltTest
 
 SCHEMA_VERSION = 1
 
@@ -74,6 +75,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
                     "best_system_judge": row.best_system[1] if row.best_system else None,
                     **stats_dict(row.stats),
                     "probes": probes_dict(row.probes.values()),
+                    "alt_test": alt_test_dict(row.alt_test),
+                    **({} if board.unranked else {"alt_test_cp": alt_test_dict(row.alt_test_cp)}),
                     "prompt": row.calls.style, "examples": row.calls.examples,
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
                     **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
@@ -90,6 +93,25 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
     }
 
 
+def alt_test_dict(test: AltTest | None) -> dict[str, Any] | None:
+    """The alternative annotator test as JSON: its decision and each person's test, or why it
+    could not be run."""
+    if test is None:
+        return None
+    out: dict[str, Any] = {"epsilon": test.epsilon, "alpha": test.alpha, "scoring": test.scoring,
+                           "items": test.items}
+    if test.why is not None:
+        return {**out, "why": test.why}
+    return {**out, "winning_rate": test.winning_rate,
+            "advantage_probability": test.advantage_probability, "passed": test.passed,
+            "judge_agreement": test.judge_score, "human_ceiling": test.ceiling,
+            "per_annotator": [{"annotator": p.annotator, "items": p.items,
+                               "p_value": p.p_value, "rejected": p.rejected,
+                               "rho_judge": p.rho_judge, "rho_person": p.rho_person}
+                              for p in test.people],
+            "skipped": [{"annotator": name, "items": n} for name, n in test.skipped]}
+
+
 def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     """One row per judge: every statistic with its interval, and the cost of its calls."""
     from annotator.report.leaderboard import CALL_FIGURES
@@ -103,7 +125,7 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
     writer.writerow(["judge", "prompt", "examples",
                      *(f"{k}{part}" for k in keys for part in ("", "_low", "_high")),
                      *(f"probe_{k}{part}" for k in kinds for part in ("", "_low", "_high")),
-                     "calls", "failed_calls", *CALL_FIGURES,
+                     *ALT_TEST_COLUMNS, "calls", "failed_calls", *CALL_FIGURES,
                      *(csv_cell(f"kappa_with_{name}") for name in names)])
     for row in board.judges:
         probed = [row.probes[k].rate if k in row.probes else Stat.undefined("not probed")
@@ -112,9 +134,21 @@ def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:
         writer.writerow([
             csv_cell(row.judge), csv_cell(calls.style), calls.examples,
             *_value_low_high([*(row.stats[k] for k in keys), *probed]),
+            *_alt_test_cells(row.alt_test), *_alt_test_cells(row.alt_test_cp),
             calls.calls, calls.failed, *(_blank(calls.figures[k].value) for k in CALL_FIGURES),
             *("" if other == row.judge else _blank(kappa.get((row.judge, other)))
               for other in names)])
+
+
+ALT_TEST_COLUMNS = tuple(f"alt_test{on}_{k}" for on in ("", "_cp")
+                         for k in ("passed", "winning_rate", "advantage_probability"))
+
+
+def _alt_test_cells(test: AltTest | None) -> list[object]:
+    """The alternative annotator test's decision and figures ('' where it could not run)."""
+    if test is None or test.why is not None:
+        return ["", "", ""]
+    return [test.passed, test.winning_rate, test.advantage_probability]
 
 
 def _value_low_high(stats: list[Stat]) -> list[object]:

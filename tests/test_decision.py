@@ -1,0 +1,244 @@
+"""The decision statistics: the alternative annotator test against its reference code, and the
+distributions under it against scipy."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats as st
+
+from annotator.stats.alt_test import alt_test, by_rejects
+from annotator.stats.distributions import binomial_cdf, incomplete_beta, student_t_cdf
+
+# -- the oracle: the reference code's procedure (github.com/nitaytech/alttest), as it reads ----
+
+
+def _reference_by(p_values: list[float], q: float) -> list[int]:
+    p = np.array(p_values, dtype=float)
+    m = len(p)
+    order = np.argsort(p)
+    thresholds = (np.arange(1, m + 1) / m) * (q / np.sum(1.0 / np.arange(1, m + 1)))
+    last = -1
+    for i in range(m):
+        if p[order][i] <= thresholds[i]:
+            last = i
+    return [] if last == -1 else list(order[:last + 1])
+
+
+def _reference_alt_test(llm: dict, humans: dict, scoring: str, epsilon: float, q: float = 0.05,
+                        min_humans: int = 2, min_instances: int = 30) -> dict:
+    def accuracy(pred, anns):
+        return float(np.mean([pred == a for a in anns]))
+
+    def neg_rmse(pred, anns):
+        return -1 * float(np.sqrt(np.mean([(pred - a) ** 2 for a in anns])))
+
+    score = accuracy if scoring == "accuracy" else neg_rmse
+    i_set, h_set = {}, {}
+    for h, anns in humans.items():
+        i_set[h] = list(anns)
+        for i in anns:
+            h_set.setdefault(i, []).append(h)
+    keep = {i for i in h_set if len(h_set[i]) >= min_humans and i in llm}
+    i_set = {h: [i for i in i_set[h] if i in keep] for h in i_set}
+    h_set = {i: h_set[i] for i in h_set if i in keep}
+    p_values, advantage, names, per = [], [], [], {}
+    for h in humans:
+        instances = [i for i in i_set[h] if i in llm]
+        if len(instances) < min_instances:
+            continue
+        llm_ind, h_ind = [], []
+        for i in instances:
+            rest = [humans[o][i] for o in h_set[i] if o != h]
+            s_h, s_f = score(humans[h][i], rest), score(llm[i], rest)
+            llm_ind.append(1 if s_f >= s_h else 0)
+            h_ind.append(1 if s_h >= s_f else 0)
+        d = [a - b for a, b in zip(h_ind, llm_ind, strict=True)]
+        with np.errstate(all="ignore"):
+            p = st.ttest_1samp(d, epsilon, alternative="less").pvalue
+        p_values.append(float(p))
+        advantage.append(float(np.mean(llm_ind)))
+        names.append(h)
+        per[h] = (float(p), float(np.mean(llm_ind)), float(np.mean(h_ind)), len(instances))
+    rejected = _reference_by(p_values, q)
+    return {"winning_rate": len(rejected) / len(names), "advantage": float(np.mean(advantage)),
+            "rejected": {names[i] for i in rejected}, "per": per}
+
+
+def _random_session(rng: np.random.Generator, kind: str) -> tuple[np.ndarray, dict]:
+    items = int(rng.integers(40, 160))
+    people = int(rng.integers(3, 7))
+    truth = (rng.random(items) < rng.uniform(0.2, 0.7)).astype(float)
+    if kind == "neg_rmse":
+        truth = rng.random(items)
+    def noisy(level: float) -> np.ndarray:
+        if kind == "accuracy":
+            return np.where(rng.random(items) < level, 1 - truth, truth)
+        return np.clip(truth + rng.normal(0, level, items), 0, 1).round(2)
+    judge = noisy(rng.uniform(0.02, 0.4))
+    judge[rng.random(items) < 0.05] = np.nan
+    labels = {}
+    for k in range(people):
+        values = noisy(rng.uniform(0.05, 0.35))
+        values[rng.random(items) < rng.uniform(0, 0.4)] = np.nan
+        labels[f"person {k}"] = values
+    return judge, labels
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "neg_rmse"])
+def test_the_alt_test_equals_the_reference_code_on_random_sessions(scoring: str) -> None:
+    rng = np.random.default_rng(7 if scoring == "accuracy" else 8)
+    compared = 0
+    outcomes = set()
+    for _ in range(60):
+        judge, people = _random_session(rng, scoring)
+        epsilon = float(rng.choice([0.1, 0.15, 0.2]))
+        ours = alt_test(judge, people, scoring=scoring, epsilon=epsilon)
+        llm = {i: v for i, v in enumerate(judge) if not np.isnan(v)}
+        humans = {p: {i: v for i, v in enumerate(values) if not np.isnan(v)}
+                  for p, values in people.items()}
+        ref = _reference_alt_test(llm, humans, scoring, epsilon)
+        if any(math.isnan(p) for p, *_ in ref["per"].values()):
+            continue  # no variance: the one case that differs on purpose (see the module)
+        compared += 1
+        assert ours.why is None
+        assert ours.winning_rate == pytest.approx(ref["winning_rate"], abs=1e-9)
+        assert ours.advantage_probability == pytest.approx(ref["advantage"], abs=1e-9)
+        assert ours.passed == (ref["winning_rate"] >= 0.5)
+        assert {p.annotator for p in ours.people if p.rejected} == ref["rejected"]
+        for person in ours.people:
+            p, rho_llm, rho_h, n = ref["per"][person.annotator]
+            assert (person.p_value, person.rho_judge, person.rho_person, person.items) == \
+                pytest.approx((p, rho_llm, rho_h, n), abs=1e-9)
+        outcomes.add(ours.passed)
+    assert compared >= 50
+    assert outcomes == {True, False}  # the random sessions reach both decisions
+
+
+def test_benjamini_yekutieli_equals_statsmodels_on_random_p_values() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        p = (rng.random(int(rng.integers(1, 12))) ** rng.uniform(1, 6)).tolist()
+        alpha = float(rng.choice([0.01, 0.05, 0.1]))
+        expected = multipletests(p, alpha=alpha, method="fdr_by")[0].tolist()
+        assert by_rejects(p, alpha) == expected
+
+
+def test_a_judge_less_noisy_than_the_people_passes_and_a_noisier_one_fails() -> None:
+    """The documented size (docs/statistics.md): 100 items, 3 people who each flip 20% of the
+    labels; a judge flipping 5% passes, one flipping 35% fails at epsilon 0.1."""
+    def passed(noise: float, seed: int) -> bool | None:
+        rng = np.random.default_rng(seed)
+        truth = (rng.random(100) < 0.4).astype(float)
+        def flip(level: float) -> np.ndarray:
+            return np.where(rng.random(100) < level, 1 - truth, truth)
+        people = {f"p{k}": flip(0.2) for k in range(3)}
+        return alt_test(flip(noise), people, epsilon=0.1).passed
+
+    runs = range(200)
+    assert sum(passed(0.05, s) is True for s in runs) >= 0.95 * len(runs)
+    assert sum(passed(0.35, s) is False for s in runs) >= 0.95 * len(runs)
+
+
+def test_the_alt_test_says_what_is_missing() -> None:
+    one = alt_test(np.ones(50), {"ana": np.ones(50)})
+    assert one.passed is None and "at least 2 people" in str(one.why) and "'ana'" in str(one.why)
+    few = alt_test(np.ones(50), {"ana": np.r_[np.ones(20), np.full(30, np.nan)],
+                                 "bo": np.ones(50)})
+    assert few.why is not None and "'ana' 20" in few.why and "'bo' 20" in few.why
+    perfect = alt_test(np.ones(40), {"ana": np.ones(40), "bo": np.ones(40)})
+    # Every difference is 0 (no variance): the reference gives no p-value; here the judge wins.
+    assert perfect.passed is True and perfect.winning_rate == 1.0
+
+
+def test_the_distributions_equal_scipy_on_random_arguments() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(3000):
+        df = int(rng.integers(1, 400))
+        t = float(rng.normal() * rng.choice([0.01, 1, 4, 20]))
+        assert student_t_cdf(t, df) == pytest.approx(st.t.cdf(t, df), abs=1e-12)
+        n = int(rng.integers(1, 2000))
+        k = int(rng.integers(-1, n + 1))
+        p = float(rng.random())
+        assert binomial_cdf(k, n, p) == pytest.approx(st.binom.cdf(k, n, p), abs=1e-12)
+        a, b, x = float(rng.uniform(0.1, 50)), float(rng.uniform(0.1, 50)), float(rng.random())
+        assert incomplete_beta(a, b, x) == pytest.approx(st.beta.cdf(x, a, b), abs=1e-12)
+
+
+def _team_study(noise: dict[str, float], people: int = 3, goldens: int = 40, k: int = 5,
+                seed: int = 2) -> list[dict]:
+    """Goldens every one of ``people`` labelled (each flipping 15% of the truth), and judges
+    flipping ``noise``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(goldens):
+        truth = (rng.random(k) < 0.4).astype(int)
+        def flip(level: float, truth: np.ndarray = truth) -> list[int]:
+            return [int(1 - t if rng.random() < level else t) for t in truth]
+        out.append({"id": f"g{i:03d}", "user_input": f"q{i}", "reference": "a",
+                    "retrieved_contexts": [f"c{i}-{r}" for r in range(k)],
+                    "judges": {name: [{"verdict": v, "reason": "sim"} for v in flip(level)]
+                               for name, level in noise.items()},
+                    "human_labels": {f"person{p}": flip(0.15) for p in range(people)}})
+    return out
+
+
+def test_the_leaderboard_says_which_judge_can_replace_a_person(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from annotator.report.leaderboard import build_leaderboard
+    from tests.test_report import make_session
+
+    goldens = _team_study({"sharp": 0.02, "blunt": 0.45})
+    with make_session(tmp_path, goldens) as session:
+        board = build_leaderboard(session, resamples=0, epsilon=0.1)
+        path = session.path
+    rows = {row.judge: row for row in board.judges}
+    sharp, blunt = rows["sharp"].alt_test, rows["blunt"].alt_test
+    assert sharp is not None and blunt is not None
+    assert (sharp.passed, blunt.passed) == (True, False)
+    assert sharp.items == 200 and len(sharp.people) == 3
+    # The figures are the module's own on the same columns: one person's labels each.
+    judge = np.array([v["verdict"] for g in goldens for v in g["judges"]["sharp"]], dtype=float)
+    people = {p: np.array([v for g in goldens for v in g["human_labels"][p]], dtype=float)
+              for p in goldens[0]["human_labels"]}
+    again = alt_test(judge, people, epsilon=0.1)
+    assert sharp.winning_rate == again.winning_rate
+    assert sharp.advantage_probability == pytest.approx(again.advantage_probability)
+    assert any(line.startswith("'sharp' can replace a person at epsilon 0.1: yes")
+               for line in board.headline)
+    assert any(line.startswith("'blunt' can replace a person at epsilon 0.1: no")
+               for line in board.headline)
+    cp = rows["sharp"].alt_test_cp
+    assert cp is not None and cp.scoring == "neg_rmse" and cp.items == 40
+
+    done = CliRunner().invoke(cli, ["judges", str(path), "--format", "json", "--bootstrap", "0",
+                                    "--epsilon", "0.15", "--alt-alpha", "0.1"])
+    assert done.exit_code == 0, done.output
+    data = {row["judge"]: row for row in json.loads(done.output)["judges"]}
+    test = data["sharp"]["alt_test"]
+    assert (test["epsilon"], test["alpha"], test["passed"]) == (0.15, 0.1, True)
+    assert {p["annotator"] for p in test["per_annotator"]} == {"person0", "person1", "person2"}
+    assert set(test["per_annotator"][0]) >= {"annotator", "p_value", "rejected", "rho_judge",
+                                             "rho_person"}
+    table = CliRunner().invoke(cli, ["judges", str(path), "--bootstrap", "0"])
+    assert "Can the judge replace a person?" in table.output
+
+
+def test_one_person_is_told_what_the_alt_test_is_missing(tmp_path: Path) -> None:
+    from annotator.report.leaderboard import build_leaderboard
+    from tests.test_report import make_session
+
+    with make_session(tmp_path, _team_study({"sharp": 0.02}, people=1)) as session:
+        board = build_leaderboard(session, resamples=0)
+    row = board.judges[0]
+    assert row.alt_test is not None and row.alt_test.passed is None
+    assert "only 'person0' labelled" in str(row.alt_test.why)
+    assert any("cannot say" in line and "two people or more" in line for line in board.headline)
