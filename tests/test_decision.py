@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import scipy.stats as st
 
-from annotator.stats.alt_test import alt_test, by_rejects
+from annotator.stats.alt_test import Scoring, alt_test, by_rejects
 from annotator.stats.distributions import binomial_cdf, incomplete_beta, student_t_cdf
 
 # -- the oracle: the reference code's procedure (github.com/nitaytech/alttest), as it reads ----
@@ -29,16 +30,18 @@ def _reference_by(p_values: list[float], q: float) -> list[int]:
     return [] if last == -1 else list(order[:last + 1])
 
 
-def _reference_alt_test(llm: dict, humans: dict, scoring: str, epsilon: float, q: float = 0.05,
-                        min_humans: int = 2, min_instances: int = 30) -> dict:
-    def accuracy(pred, anns):
+def _reference_alt_test(llm: dict[int, float], humans: dict[str, dict[int, float]], scoring: str,
+                        epsilon: float, q: float = 0.05, min_humans: int = 2,
+                        min_instances: int = 30) -> dict[str, Any]:
+    def accuracy(pred: float, anns: list[float]) -> float:
         return float(np.mean([pred == a for a in anns]))
 
-    def neg_rmse(pred, anns):
+    def neg_rmse(pred: float, anns: list[float]) -> float:
         return -1 * float(np.sqrt(np.mean([(pred - a) ** 2 for a in anns])))
 
     score = accuracy if scoring == "accuracy" else neg_rmse
-    i_set, h_set = {}, {}
+    i_set: dict[str, list[int]] = {}
+    h_set: dict[int, list[str]] = {}
     for h, anns in humans.items():
         i_set[h] = list(anns)
         for i in anns:
@@ -46,7 +49,10 @@ def _reference_alt_test(llm: dict, humans: dict, scoring: str, epsilon: float, q
     keep = {i for i in h_set if len(h_set[i]) >= min_humans and i in llm}
     i_set = {h: [i for i in i_set[h] if i in keep] for h in i_set}
     h_set = {i: h_set[i] for i in h_set if i in keep}
-    p_values, advantage, names, per = [], [], [], {}
+    p_values: list[float] = []
+    advantage: list[float] = []
+    names: list[str] = []
+    per: dict[str, tuple[float, float, float, int]] = {}
     for h in humans:
         instances = [i for i in i_set[h] if i in llm]
         if len(instances) < min_instances:
@@ -69,7 +75,7 @@ def _reference_alt_test(llm: dict, humans: dict, scoring: str, epsilon: float, q
             "rejected": {names[i] for i in rejected}, "per": per}
 
 
-def _random_session(rng: np.random.Generator, kind: str) -> tuple[np.ndarray, dict]:
+def _random_session(rng: np.random.Generator, kind: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     items = int(rng.integers(40, 160))
     people = int(rng.integers(3, 7))
     truth = (rng.random(items) < rng.uniform(0.2, 0.7)).astype(float)
@@ -90,7 +96,7 @@ def _random_session(rng: np.random.Generator, kind: str) -> tuple[np.ndarray, di
 
 
 @pytest.mark.parametrize("scoring", ["accuracy", "neg_rmse"])
-def test_the_alt_test_equals_the_reference_code_on_random_sessions(scoring: str) -> None:
+def test_the_alt_test_equals_the_reference_code_on_random_sessions(scoring: Scoring) -> None:
     rng = np.random.default_rng(7 if scoring == "accuracy" else 8)
     compared = 0
     outcomes = set()
@@ -172,7 +178,7 @@ def test_the_distributions_equal_scipy_on_random_arguments() -> None:
 
 
 def _team_study(noise: dict[str, float], people: int = 3, goldens: int = 40, k: int = 5,
-                seed: int = 2) -> list[dict]:
+                seed: int = 2) -> list[dict[str, Any]]:
     """Goldens every one of ``people`` labelled (each flipping 15% of the truth), and judges
     flipping ``noise``."""
     rng = np.random.default_rng(seed)
