@@ -38,7 +38,8 @@ EXIT_BAD_INPUT = 2
 
 
 WORKFLOW = ("import", "judge", "annotate", "report", "judges", "export", "info", "serve",
-            "split", "sample", "plan", "probe", "prompts", "batches", "import-results", "merge",
+            "split", "sample", "plan", "trust", "probe", "prompts", "batches", "import-results",
+            "merge",
             "copy", "remove-judge")
 """The commands in the order a team meets them ('annotator --help' lists them so)."""
 
@@ -843,6 +844,9 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
               "first run's verdict is the one in force).")
 @click.option("--temperature", type=float, default=0.0, show_default=True,
               help="Sampling temperature (the ragas prompt uses RAGAS's own 0.01).")
+@click.option("--trust", "trusted", is_flag=True,
+              help="Then apply the judge's stored trust threshold ('annotator trust'): say how "
+                   "many of its verdicts to escalate to a stronger judge or a person.")
 @click.option("--max-tokens", type=click.IntRange(1),
               help="Token limit of a reply (default: 512; listwise 128 a chunk of the window "
               "and 64 more; a judge run before keeps its own; the ragas prompt uses RAGAS's "
@@ -858,7 +862,8 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   tpm: float | None, timeout: float | None, max_retries: int, max_wait: float,
                   logprobs: bool, system_as_user: bool, price_in: float | None,
                   price_out: float | None, price_cached: float | None, limit: int | None,
-                  repeat: int, temperature: float, max_tokens: int | None) -> None:
+                  repeat: int, temperature: float, max_tokens: int | None,
+                  trusted: bool) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
     Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp). The
@@ -886,6 +891,11 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         prompt = _judge_prompt(session, name, prompt_id, prompt_file, against, example_count,
                                annotator, seed)
         existing = session.judges()
+        if trusted and session.trust_threshold(name) is None:
+            raise click.UsageError(
+                f"--trust applies '{name}''s stored trust threshold, and it has none yet: fit "
+                f"one with 'annotator trust {session_path} --judge {name}' (the judge needs "
+                "verdicts on labelled dev and test goldens first).")
     if prompt.sampling is not None:  # a style that must run with its own sampling
         temperature, max_tokens = prompt.sampling
     elif max_tokens is None:
@@ -997,8 +1007,29 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
              + "; the next run of this judge starts from there.")
     for warning in stats.warnings:
         _say(f"Warning: {warning}", err=True)
+    if trusted and stats.kept:
+        _say_escalated(session_path, name)
     if stats.gave_up:
         sys.exit(1)
+
+
+def _say_escalated(session_path: str, judge: str) -> None:
+    """How many of the judge's verdicts its stored trust threshold keeps and escalates."""
+    from annotator.trust import escalated
+
+    with _open(session_path, reads_only=True) as session:
+        stored = session.trust_threshold(judge)
+        sent = escalated(session, judge)
+        judged = len(session.verdicts(judge))
+    if stored is None:  # removed while the judge ran
+        return
+    threshold = stored["threshold"]
+    kept = (f"keeps the {judged - len(sent):,} whose confidence is at least {threshold:.2f}"
+            if threshold is not None else "keeps none (no threshold reached the target)")
+    _say(f"Trust: of {counted(judged, 'verdict')} of '{judge}', its threshold (agreement "
+         f"{1 - stored['alpha']:.0%} with probability {1 - stored['delta']:.0%}) {kept}; "
+         f"{counted(len(sent), 'chunk')} to escalate: 'annotator trust {session_path} --judge "
+         f"{judge} --escalated' lists them.")
 
 
 def _judge_prompt(session: Session, name: str, prompt_id: str, prompt_file: str | None,
@@ -1417,6 +1448,144 @@ def sample_command(session_path: str, size: int, design: str, seed: int, judge: 
         p = row["inclusion_probability"]
         _say(f"{i:5d}  {row['golden_id']}" + (f"  (chance of being drawn {p:.3f})"
                                               if p is not None else ""))
+
+
+@cli.command("trust")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "-j", required=True, help="The judge whose verdicts to keep or escalate.")
+@click.option("--annotator", "-a", help="Whose labels are the truth (default: the team's).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1,
+              show_default=True, help="The kept chunks are to agree with people at least "
+              "1 - alpha of the time...")
+@click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1,
+              show_default=True, help="...with probability at least 1 - delta.")
+@click.option("--then", "then", metavar="JUDGE", help="A stronger judge for what the first "
+              "escalates: the cascade judge, then JUDGE, then people.")
+@click.option("--person-cost", type=click.FloatRange(0), metavar="USD",
+              help="What a person's label costs per chunk, for the cascade's cost.")
+@click.option("--price", "prices", multiple=True, metavar="JUDGE=IN,OUT",
+              help="A judge's price in USD per million tokens in and out (default: the price "
+              "given to 'annotator judge').")
+@click.option("--escalated", is_flag=True, help="List the chunks the stored threshold escalates "
+              "(fit nothing).")
+@click.option("--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def trust_command(session_path: str, judge: str, annotator: str | None, alpha: float,
+                  delta: float, then: str | None, person_cost: float | None,
+                  prices: tuple[str, ...], escalated: bool, fmt: str) -> None:
+    """Keep the judge's verdict only where it is confident enough; escalate the rest.
+
+    Fits, on the dev split, the confidence above which the judge's verdicts agree with people
+    at least 1 - alpha of the time with probability 1 - delta (fixed-sequence testing; the
+    confidence is P(relevant) where the endpoint gave logprobs, else the agreement of repeated
+    runs), evaluates it once on the test split, and stores it: 'annotator judge --trust' then
+    says which new verdicts to escalate.
+
+    \b
+    Example:
+      annotator trust review.db --judge gpt-4o-mini --alpha 0.1 --delta 0.1
+      annotator trust review.db --judge gpt-4o-mini --then gpt-4o --person-cost 0.05
+      annotator trust review.db --judge gpt-4o-mini --escalated
+    """
+    import json
+
+    from annotator.trust import escalated as escalated_chunks
+    from annotator.trust import fit_trust
+
+    if escalated:
+        with _open(session_path, reads_only=True) as session:
+            chunks = escalated_chunks(session, judge)
+        if fmt == "json":
+            click.echo(json.dumps([{"golden_id": g, "rank": r} for g, r in chunks], indent=2,
+                                  ensure_ascii=False))
+            return
+        _say(f"{counted(len(chunks), 'chunk')} of '{judge}' to escalate (below its stored "
+             "threshold, or without a confidence):")
+        for golden, rank in chunks:
+            _say(f"  {golden}  rank {rank}")
+        return
+    with _open(session_path) as session:
+        fitted = fit_trust(session, judge, annotator=annotator, alpha=alpha, delta=delta,
+                           then=then, person_cost=person_cost, prices=_prices(prices))
+    if fmt == "json":
+        click.echo(json.dumps(_trust_dict(fitted), indent=2, ensure_ascii=False))
+        return
+    for line in _trust_lines(fitted, session_path):
+        _say(line)
+
+
+def _trust_dict(fitted: Any) -> dict[str, Any]:
+    """A fitted trust threshold as JSON-ready data."""
+    from annotator.report.jsonparts import stats_dict
+
+    def kept(k: Any) -> dict[str, Any]:
+        return {"chunks": k.chunks, "kept": k.kept, "coverage": k.coverage,
+                **stats_dict({"agreement": k.agreement})}
+
+    def fit(f: Any) -> dict[str, Any]:
+        return {"threshold": f.threshold, "chunks": f.chunks, "kept": f.kept,
+                "disagreements": f.disagreements, "p_value": f.p_value,
+                "stopped_at": f.stopped_at}
+
+    out = {"judge": fitted.judge, "truth": fitted.truth, "confidence": fitted.confidence,
+           "alpha": fitted.fit.alpha, "delta": fitted.fit.delta, "target": fitted.target,
+           "dev": fit(fitted.fit), "test": kept(fitted.test),
+           **stats_dict({"cost_per_1000_chunks": fitted.cost_per_1000}), "stored": fitted.stored}
+    if fitted.cascade is not None:
+        c = fitted.cascade
+        out["cascade"] = {"then": c.then, "confidence": c.confidence, "dev": fit(c.fit),
+                          "test": kept(c.automated), "to_people": c.to_people,
+                          **stats_dict({"cost_per_1000_chunks": c.cost_per_1000})}
+    return out
+
+
+def _usd(cost: Any) -> str:
+    """A cost in dollars, or why there is none."""
+    return f"${cost.value:.4f}" if cost.value is not None else f"unknown ({cost.reason})"
+
+
+def _trust_lines(fitted: Any, session_path: str) -> list[str]:
+    """A fitted trust threshold in sentences."""
+    fit, test = fitted.fit, fitted.test
+    confidence = {"logprobs": "P(relevant) of its verdict",
+                  "runs": "the share of its repeated runs that agree"}[fitted.confidence]
+    target = (f"agreement with {fitted.truth} of at least {fitted.target:.0%} on the chunks "
+              f"it keeps, with probability {1 - fit.delta:.0%}")
+    if fit.threshold is None:
+        lines = [f"No threshold on '{fitted.judge}''s confidence ({confidence}) reaches "
+                 f"{target}, on the {counted(fit.chunks, 'dev chunk')}: escalate every "
+                 "verdict, or label more dev goldens and fit again."]
+    else:
+        lines = [f"'{fitted.judge}' keeps its verdict where its confidence ({confidence}) is at "
+                 f"least {fit.threshold:.2f}: fitted on {counted(fit.chunks, 'dev chunk')} "
+                 f"({fit.kept:,} kept, {fit.disagreements:,} disagreeing) for {target}."]
+    if test.chunks:
+        agreement = test.agreement
+        lines.append(
+            f"On the test split, judged once: it keeps {test.kept:,} of "
+            f"{counted(test.chunks, 'chunk')} (coverage {test.coverage:.0%}); agreement on them "
+            + agreement.format(3, interval=True)
+            + ("" if agreement.value is None else
+               f", {'at or above' if agreement.value >= fitted.target else 'below'} the target "
+               f"{fitted.target:.0%}") + ".")
+    else:
+        lines.append("The test split has no chunk labelled and judged with a confidence: the "
+                     "threshold is not checked yet.")
+    lines.append(f"The judge's cost per 1,000 chunks: {_usd(fitted.cost_per_1000)}.")
+    if (c := fitted.cascade) is not None:
+        second = ("escalates everything" if c.fit.threshold is None else
+                  f"keeps its verdict from confidence {c.fit.threshold:.2f}")
+        lines.append(
+            f"Cascade '{fitted.judge}' -> '{c.then}' -> people: '{c.then}' {second} (fitted on "
+            f"{counted(c.fit.chunks, 'dev chunk')} the first escalates). On the test split the "
+            f"judges keep {c.automated.kept:,} of {c.automated.chunks:,} chunks, agreement "
+            f"{c.automated.agreement.format(3, interval=True)}; people label "
+            f"{c.to_people:,}. The cascade's cost per 1,000 chunks: {_usd(c.cost_per_1000)}.")
+    if fitted.stored is not None:
+        lines.append(f"Stored: 'annotator judge {session_path} ... --name {fitted.judge} "
+                     "--trust' says which new verdicts to escalate; 'annotator trust "
+                     f"{session_path} --judge {fitted.judge} --escalated' lists them.")
+    return lines
 
 
 @cli.command("plan")

@@ -248,3 +248,243 @@ def test_one_person_is_told_what_the_alt_test_is_missing(tmp_path: Path) -> None
     assert row.alt_test is not None and row.alt_test.passed is None
     assert "only 'person0' labelled" in str(row.alt_test.why)
     assert any("cannot say" in line and "two people or more" in line for line in board.headline)
+
+
+# -- trust or escalate -------------------------------------------------------------------------
+
+
+def test_fixed_sequence_testing_keeps_agreement_above_the_target_in_1_minus_delta_of_runs() -> None:
+    """The documented size (docs/choosing-a-judge.md): 1,000 dev chunks whose confidence c is
+    uniform on [0.5, 1] and right with probability c, so keeping c >= t agrees (1 + t) / 2 of
+    the time: the target 1 - alpha = 0.9 is reached from t = 0.8 on, by the 40% most
+    confident chunks."""
+    from annotator.stats.trust import fit_threshold
+
+    alpha = delta = 0.1
+    misses = kept_some = 0
+    runs = 400
+    for seed in range(runs):
+        rng = np.random.default_rng(seed)
+        confidence = rng.uniform(0.5, 1.0, 1000)
+        fit = fit_threshold(confidence, rng.random(1000) < confidence, alpha, delta)
+        if fit.threshold is None:
+            continue
+        kept_some += 1
+        misses += (1 + max(fit.threshold, 0.5)) / 2 < 1 - alpha
+    assert misses <= delta * runs
+    assert kept_some >= 0.8 * runs  # and it keeps something in most runs
+
+
+def test_a_threshold_is_none_when_nothing_reaches_the_target() -> None:
+    from annotator.stats.trust import fit_threshold, kept_at
+
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.5, 1.0, 300)
+    fit = fit_threshold(confidence, rng.random(300) < 0.5, 0.1, 0.1)  # a coin, however sure
+    assert fit.threshold is None and fit.kept == 0
+    assert not kept_at(confidence, None).any()
+
+
+def _trust_study(goldens: int = 120, k: int = 5, seed: int = 4) -> list[dict[str, Any]]:
+    """People's labels, a judge 'quick' whose P(relevant) is calibrated, and a judge 'strong'
+    that is right more often."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(goldens):
+        truth = (rng.random(k) < 0.4).astype(int)
+        judges: dict[str, list[dict[str, Any]]] = {}
+        for name, low in (("quick", 0.7), ("strong", 0.85)):
+            sure = rng.uniform(low, 1.0, k)
+            verdict = np.where(rng.random(k) < sure, truth, 1 - truth)
+            judges[name] = [{"verdict": int(v), "reason": "sim",
+                             "p_relevant": float(c if v == 1 else 1 - c)}
+                            for v, c in zip(verdict, sure, strict=True)]
+        out.append({"id": f"g{i:03d}", "user_input": f"q{i}", "reference": "a",
+                    "retrieved_contexts": [f"c{i}-{r}" for r in range(k)], "judges": judges,
+                    "human_labels": {"alice": truth.tolist()}})
+    return out
+
+
+def test_trust_fits_on_dev_checks_once_on_test_and_stores_the_threshold(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from annotator.stats.trust import clopper_pearson, fit_threshold
+    from annotator.store.session import Session
+    from tests.test_report import make_session
+
+    goldens = _trust_study()
+    with make_session(tmp_path, goldens) as session:
+        path = session.path
+    runner = CliRunner()
+    assert runner.invoke(cli, ["split", str(path), "--dev", "0.5", "--seed", "1"]).exit_code == 0
+    refused = runner.invoke(cli, ["trust", str(path), "--judge", "quick", "--escalated"])
+    assert refused.exit_code == 2 and "has no trust threshold yet" in refused.output
+    done = runner.invoke(cli, ["trust", str(path), "--judge", "quick", "--then", "strong",
+                               "--person-cost", "0.5", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    with Session(path) as session:
+        splits = session.splits()
+        stored = session.trust_threshold("quick")
+    # The same fit by hand: the dev chunks' confidence in the verdict given, and whether right.
+    by_split: dict[str, tuple[list[float], list[bool]]] = {"dev": ([], []), "test": ([], [])}
+    for g in goldens:
+        for v, h in zip(g["judges"]["quick"], g["human_labels"]["alice"], strict=True):
+            sure = v["p_relevant"] if v["verdict"] == 1 else 1 - v["p_relevant"]
+            by_split[splits[g["id"]]][0].append(sure)
+            by_split[splits[g["id"]]][1].append(v["verdict"] == h)
+    fit = fit_threshold(np.array(by_split["dev"][0]), np.array(by_split["dev"][1]), 0.1, 0.1)
+    assert fit.threshold is not None
+    assert data["dev"]["threshold"] == fit.threshold and data["dev"]["kept"] == fit.kept
+    test_sure, test_right = map(np.array, by_split["test"])
+    kept = test_sure >= fit.threshold - 1e-12
+    assert data["test"]["kept"] == int(kept.sum())
+    assert data["test"]["agreement"] == pytest.approx(test_right[kept].mean())
+    assert data["test"]["ci95"]["agreement"] == pytest.approx(
+        list(clopper_pearson(int(test_right[kept].sum()), int(kept.sum()))))
+    assert stored is not None and stored["threshold"] == fit.threshold
+    assert stored["test_kept"] == int(kept.sum())
+    cascade = data["cascade"]
+    assert cascade["then"] == "strong" and cascade["test"]["kept"] >= data["test"]["kept"]
+    assert cascade["to_people"] == cascade["test"]["chunks"] - cascade["test"]["kept"]
+    # No tokens were recorded for imported verdicts: the cost says why instead of a number.
+    assert cascade["cost_per_1000_chunks"] is None
+    assert "no price given" in cascade["why_undefined"]["cost_per_1000_chunks"]
+    priced = runner.invoke(cli, ["trust", str(path), "--judge", "quick", "--then", "strong",
+                                 "--price", "quick=1,2", "--price", "strong=5,10",
+                                 "--format", "json"])
+    assert "no tokens" in json.loads(priced.output)["cascade"]["why_undefined"][
+        "cost_per_1000_chunks"]
+
+    listed = runner.invoke(cli, ["trust", str(path), "--judge", "quick", "--escalated",
+                                 "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    chunks = {(c["golden_id"], c["rank"]) for c in json.loads(listed.output)}
+    expected = {(g["id"], r + 1) for g in goldens
+                for r, v in enumerate(g["judges"]["quick"])
+                if (v["p_relevant"] if v["verdict"] == 1 else 1 - v["p_relevant"])
+                < fit.threshold - 1e-12}
+    assert chunks == expected
+    table = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
+    assert "keeps its verdict where its confidence (P(relevant) of its verdict) is at least" \
+        in table.output and "On the test split, judged once" in table.output
+
+
+def test_trust_needs_a_split_and_a_confidence(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from tests.test_report import make_session
+
+    goldens = _trust_study(goldens=10)
+    for g in goldens:
+        for v in g["judges"]["quick"]:
+            del v["p_relevant"]
+    with make_session(tmp_path, goldens) as session:
+        path = session.path
+    runner = CliRunner()
+    no_split = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
+    assert no_split.exit_code == 2 and "annotator split" in no_split.output
+    runner.invoke(cli, ["split", str(path), "--dev", "0.5", "--seed", "1"])
+    no_confidence = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
+    assert no_confidence.exit_code == 2
+    assert "gives no confidence" in no_confidence.output and "--repeat 5" in no_confidence.output
+
+
+def test_repeated_runs_are_a_confidence_where_there_are_no_logprobs(tmp_path: Path) -> None:
+    from annotator.columns import MISSING
+    from annotator.trust import _columns
+    from tests.test_report import make_session
+
+    goldens = _trust_study(goldens=2, k=3)
+    for g in goldens:
+        for v in g["judges"]["quick"]:
+            del v["p_relevant"]
+    with make_session(tmp_path, goldens) as session:
+        frame = session.chunk_frame()
+        first = session.judge_columns("quick", frame).verdict
+        for row, chunk_id in enumerate(frame.chunk_id.tolist()):
+            verdict = int(first[row])
+            # Runs 2-4: the first chunk flips once in three; the others never.
+            for repetition, flip in ((2, row == 0), (3, False), (4, False)):
+                session.record_call("quick", chunk_id, verdict=1 - verdict if flip else verdict,
+                                    reason="again", repetition=repetition)
+        columns = _columns(session, frame, "quick")
+    assert columns.kind == "runs"
+    assert columns.confidence[0] == pytest.approx(0.75)
+    assert (columns.confidence[1:] == 1.0).all() and (columns.verdict != MISSING).all()
+
+
+def test_the_cascade_costs_the_first_judge_the_second_on_what_it_escalates_and_people(
+        tmp_path: Path) -> None:
+    from annotator.models import Price
+    from annotator.report.leaderboard import judge_cost
+    from annotator.trust import fit_trust
+    from tests.test_report import make_session
+
+    goldens = _trust_study()
+    with make_session(tmp_path, goldens) as session:
+        session.set_splits({g["id"]: ("dev" if i % 2 else "test") for i, g in enumerate(goldens)},
+                           seed=None, replace=False)
+        frame = session.chunk_frame()
+        for name, tokens in (("quick", 100), ("strong", 1000)):
+            read = session.judge_columns(name, frame)
+            for chunk_id, verdict, p in zip(frame.chunk_id.tolist(), read.verdict.tolist(),
+                                            read.p_relevant.tolist(), strict=True):
+                session.record_call(name, chunk_id, verdict=verdict, p_relevant=p,
+                                    reason="priced", tokens_in=tokens, tokens_out=tokens // 10)
+        prices = {"quick": Price(1.0, 2.0), "strong": Price(5.0, 10.0)}
+        fitted = fit_trust(session, "quick", then="strong", person_cost=0.25, prices=prices,
+                           store=False)
+        first, second = (judge_cost(session, n, prices[n]).value for n in ("quick", "strong"))
+        assert session.trust_threshold("quick") is None  # store=False stores nothing
+    cascade = fitted.cascade
+    assert cascade is not None and first is not None and second is not None
+    n = cascade.automated.chunks
+    escalated = n - fitted.test.kept
+    expected = first + second * escalated / n + 0.25 * 1000 * cascade.to_people / n
+    assert cascade.cost_per_1000.value == pytest.approx(expected)
+    assert fitted.cost_per_1000.value == pytest.approx(first)
+    assert escalated > 0 and cascade.to_people < escalated  # the second judge kept some
+
+
+def test_judge_with_trust_says_how_many_verdicts_to_escalate(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from annotator.store.session import Session
+    from tests.conftest import banking_file
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_judge import cli_env
+
+    db = banking_file(tmp_path / "b.db")
+    runner = CliRunner()
+    with FakeOpenAI() as server:
+        refused = runner.invoke(cli, ["judge", str(db), "--model", "fake", "--trust"],
+                                env=cli_env(server))
+        assert refused.exit_code == 2 and "has none yet" in refused.output
+        assert not server.requests  # refused before anything was sent
+        done = runner.invoke(cli, ["judge", str(db), "--model", "fake", "--limit", "30"],
+                             env=cli_env(server))
+        assert done.exit_code == 0, done.output
+        with Session(db) as session:
+            sure = {c: max(v.p_relevant, 1 - v.p_relevant)
+                    for c, v in session.verdicts("fake-builtin").items()
+                    if v.p_relevant is not None}
+            threshold = sorted(sure.values())[len(sure) // 2]  # half of them below, or so
+            session.record_trust("fake-builtin", truth="sample-reviewer's labels",
+                                 confidence="logprobs", alpha=0.1, delta=0.1,
+                                 threshold=threshold, dev_chunks=40, dev_kept=20,
+                                 test_chunks=40, test_kept=20)
+        done = runner.invoke(cli, ["judge", str(db), "--model", "fake", "--trust"],
+                             env=cli_env(server))
+    assert done.exit_code == 0, done.output
+    with Session(db) as session:
+        verdicts = session.verdicts("fake-builtin")
+    below = sum(1 for v in verdicts.values() if v.p_relevant is None
+                or max(v.p_relevant, 1 - v.p_relevant) < threshold - 1e-12)
+    assert len(verdicts) == 80
+    assert (f"Trust: of 80 verdicts of 'fake-builtin', its threshold (agreement 90% with "
+            f"probability 90%) keeps the {80 - below} whose confidence is at least "
+            f"{threshold:.2f}; {below} chunks to escalate") in " ".join(done.output.split())

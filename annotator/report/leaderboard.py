@@ -555,6 +555,15 @@ def _judged_once(session: Session, judge: str, defined: Judge | None) -> str:
             f"--name {judge} --repeat 3' to measure")
 
 
+def judge_cost(session: Session, judge: str, price: Price | None = None) -> Stat:
+    """USD per 1,000 chunks a judge's calls cost at ``price`` (default: its remembered
+    price), or why none."""
+    summary = session.call_summary(judge)
+    tokens = summary["tokens_in"] + summary["tokens_out"]
+    return _cost(judge, price or session.price(judge), summary, summary["calls"] - summary["failed"],
+                 tokens, "imported: no tokens were recorded for these verdicts")
+
+
 def _cost(judge: str, price: Price | None, summary: dict[str, Any], chunks: float, tokens: int,
           no_tokens: str) -> Stat:
     """USD per 1,000 chunks judged, or why there is no figure."""

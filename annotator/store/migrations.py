@@ -539,3 +539,30 @@ def m013_align(db: Database) -> None:
             UNIQUE (run_id, round, number)
         )"""
     )
+
+
+@migrations()
+def m014_trust(db: Database) -> None:
+    """`annotator trust`'s thresholds: one row a fit (the judge's confidence above which its
+    verdict is kept, the target it was fitted to on the dev split, and what the test split
+    showed once); the latest row of a judge is in force."""
+    db.execute(
+        """
+        CREATE TABLE trust_thresholds (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,
+            truth TEXT NOT NULL,
+            confidence TEXT NOT NULL CHECK (confidence IN ('logprobs', 'runs')),
+            alpha REAL NOT NULL,
+            delta REAL NOT NULL,
+            threshold REAL,
+            dev_chunks INTEGER NOT NULL,
+            dev_kept INTEGER NOT NULL,
+            test_chunks INTEGER NOT NULL,
+            test_kept INTEGER NOT NULL,
+            test_agreement REAL,
+            test_low REAL,
+            test_high REAL,
+            created_at TEXT NOT NULL
+        )"""
+    )

@@ -257,3 +257,20 @@ CREATE TABLE align_candidates (
             created_at TEXT NOT NULL,
             UNIQUE (run_id, round, number)
         );
+CREATE TABLE trust_thresholds (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL,
+            truth TEXT NOT NULL,
+            confidence TEXT NOT NULL CHECK (confidence IN ('logprobs', 'runs')),
+            alpha REAL NOT NULL,
+            delta REAL NOT NULL,
+            threshold REAL,
+            dev_chunks INTEGER NOT NULL,
+            dev_kept INTEGER NOT NULL,
+            test_chunks INTEGER NOT NULL,
+            test_kept INTEGER NOT NULL,
+            test_agreement REAL,
+            test_low REAL,
+            test_high REAL,
+            created_at TEXT NOT NULL
+        );

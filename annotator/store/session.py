@@ -99,6 +99,10 @@ ANSWERED = "(l.answer IS NOT NULL)"
 
 _JUDGE_REST = "model, base_url, prompt_id, prompt_sha256, parameters, created_at, prompt_text"
 """A judges row but its name, as rename_judge copies it."""
+TRUST_FIELDS = frozenset({
+    "truth", "confidence", "alpha", "delta", "threshold", "dev_chunks", "dev_kept",
+    "test_chunks", "test_kept", "test_agreement", "test_low", "test_high"})
+
 ALIGN_RUN_FIELDS = frozenset({
     "incumbent_kappa", "best_candidate", "test_chunks", "test_kappa", "incumbent_test_kappa",
     "test_difference", "test_low", "test_high", "outcome", "registered_as", "prompt_path",
@@ -901,13 +905,34 @@ class Session:
             self.conn.execute(f"INSERT INTO judges SELECT ?, {_JUDGE_REST} FROM judges "
                               "WHERE name = ?", [new, old])
             for table in ("verdicts", "judge_examples", "batches", "batch_requests",
-                          "probe_calls", "labels"):
+                          "probe_calls", "labels", "trust_thresholds"):
                 self.conn.execute(f"UPDATE {table} SET judge = ? WHERE judge = ?", [new, old])
             for prefix in ("transport:", "price:"):
                 self.conn.execute("UPDATE settings SET key = ? WHERE key = ?",
                                   [prefix + new, prefix + old])
             self.conn.execute("DELETE FROM judges WHERE name = ?", [old])
             self._event("rename_judge", payload={"from": old, "to": new})
+
+    # -- trust thresholds (annotator.trust) ---------------------------------------------------
+
+    def record_trust(self, judge: str, **fields: Any) -> int:
+        """Store a judge's fitted trust threshold (TRUST_FIELDS); the latest is in force."""
+        unknown = set(fields) - TRUST_FIELDS
+        if unknown:
+            raise ValueError(f"trust_thresholds has no {', '.join(sorted(unknown))}")
+        names = sorted(fields)
+        with self._write():
+            cursor = self.conn.execute(
+                f"INSERT INTO trust_thresholds(judge, {', '.join(names)}, created_at) "
+                f"VALUES (?, {', '.join('?' for _ in names)}, ?)",
+                [judge, *(fields[n] for n in names), now()])
+            return int(cursor.lastrowid or 0)
+
+    def trust_threshold(self, judge: str) -> dict[str, Any] | None:
+        """The judge's trust threshold in force (its latest fit), if one was fitted."""
+        rows = self._rows("SELECT * FROM trust_thresholds WHERE judge = ? ORDER BY id DESC "
+                          "LIMIT 1", [judge])
+        return dict(rows[0]) if rows else None
 
     # -- align runs (annotator.align) ---------------------------------------------------------
 
@@ -979,6 +1004,7 @@ class Session:
 
     def _delete_judge(self, judge: str) -> None:
         self.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
+        self.conn.execute("DELETE FROM trust_thresholds WHERE judge = ?", [judge])
         self.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
         self.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
                              [f"transport:{judge}", f"price:{judge}"])
