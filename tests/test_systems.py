@@ -308,3 +308,25 @@ def test_a_difference_of_exactly_a_tenth_is_not_big_and_a_lone_golden_says_why(
     lone = next(r for r in report.systems.systems if r.system == "B")
     assert lone.goldens == 1 and lone.mean_human.value is not None
     assert "[undefined: one golden]" in lone.mean_human.format(style="cell", interval=True)
+
+
+def test_a_pair_with_a_one_golden_system_says_why_it_has_no_interval(tmp_path: Path) -> None:
+    from tests.test_report import golden_obj, make_session
+
+    goldens = [golden_obj(i, [1, 0, 1], [1, 0, i % 2], retriever="bm25" if i < 6 else "dense")
+               for i in range(12)]
+    goldens.append(golden_obj(12, [0, 0, 1], [1, 1, 0], retriever="solo"))
+    with make_session(tmp_path, goldens) as session:
+        report = build_report(session, judge="j", annotators=["alice"], resamples=200, seed=1)
+    systems = report.systems
+    assert systems is not None
+    pairs = {(p.first, p.second): p for p in systems.pairs}
+    lonely = [p for key, p in pairs.items() if "solo" in key]
+    assert len(lonely) == 2
+    for pair in lonely:
+        for stat in (pair.difference_human, pair.difference_judge):
+            assert stat.value is not None and stat.interval is None
+            assert stat.reason == "solo holds one golden"
+        assert pair.significant_human is None  # no interval, so no claim either way
+    both = next(p for key, p in pairs.items() if "solo" not in key)
+    assert both.difference_human.interval is not None

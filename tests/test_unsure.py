@@ -358,3 +358,28 @@ async def test_a_distractor_is_noise_that_misleads_on_disk_in_files_and_in_the_r
     assert CliRunner().invoke(cli, ["import", str(out), "--session", str(again)]).exit_code == 0
     with Session(again) as session:
         assert session.labels("alice", [golden.id])[golden.chunks[0].id].answer == DISTRACTOR
+
+
+def test_each_system_s_distractor_rate_has_the_overall_rate_s_denominator(
+        tmp_path: Path) -> None:
+    """Goldens the judge has not judged whole are not compared, yet people's decisions on them
+    count in the overall rate: they count in their system's rate too, so the systems' counts
+    add up to the overall ones."""
+    from tests.test_report import golden_obj, make_session
+
+    goldens = [golden_obj(i, [1, 0, 1], [1, 0, 0], retriever="bm25" if i % 2 else "dense")
+               for i in range(6)]
+    for g in goldens[:2]:
+        g["judge_verdicts"][0] = None  # incomplete under the judge: not compared
+    with make_session(tmp_path, goldens) as session:
+        for g in session.goldens():
+            session.decide("alice", g.chunks[2].id, DISTRACTOR, "set")
+        for g in session.goldens()[:2]:  # the goldens not compared hold one more each
+            session.decide("alice", g.chunks[1].id, DISTRACTOR, "set")
+        report = build_report(session, judge="j", annotators=["alice"], resamples=50)
+    d = report.distractors
+    assert d is not None and d.distractors == 8 and d.chunks == 18
+    assert d.rate.value == pytest.approx(8 / 18)
+    assert set(d.systems) == {"bm25", "dense"}
+    for stat in d.systems.values():  # 3 goldens each: 4 distractors among 9 chunks
+        assert stat.value == pytest.approx(4 / 9)

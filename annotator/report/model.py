@@ -42,7 +42,7 @@ LABELS: dict[str, str] = {
     "rerank_ceiling": "mean CP in people's order",
     "rerank_judge": "mean CP in the judge's order",
     "rerank_captured": "share of the reranking gain the judge captures",
-    "systems_tau_ap": "systems' ranking, tau_AP",
+    "systems_tau_ap": "systems' ranking, tau_AP_b",
     "reason_wrong": "reasons marked wrong (of accepted)",
     "check_accuracy": "accuracy on attention checks",
     "ccc": "Lin's CCC",
@@ -273,8 +273,9 @@ class SystemSection:
     """Kendall's tau-b between the two rankings (undefined for two systems: see the pair)."""
     pairs: list[SystemPair]
     tau_ap: Stat
-    """Yilmaz et al.'s tau_AP of the judge's ranking against people's: swaps near the top
-    cost more than swaps near the bottom."""
+    """tau_AP_b between the judge's ranking and people's (Urbano & Marrero, ICTIR 2017): the
+    tie-aware, symmetric form of Yilmaz et al.'s tau_AP (the mean of its two directions), where
+    swaps near the top cost more than swaps near the bottom."""
 
     @property
     def swapped(self) -> list[SystemPair]:

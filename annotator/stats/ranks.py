@@ -157,10 +157,10 @@ def _tau_ap_ties(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def ranking_tau_ap(truth: np.ndarray, estimate: np.ndarray) -> np.ndarray:
-    """Urbano and Marrero's tau_AP_b (2017), the tie-aware form of Yilmaz, Aslam and
-    Robertson's AP rank correlation, per row: top-weighted, so swapping the two best systems
-    costs more than the two worst; the mean of its two directions (each ranking read down the
-    other's order), as ircor's tauAP_b and TREC AutoJudge compute it. Without ties each
-    direction is tau_AP; nan where either ranking ties every system."""
+    """tau_AP_b (Urbano & Marrero, ICTIR 2017), per row: the tie-aware form of Yilmaz, Aslam
+    and Robertson's AP rank correlation, made symmetric as the mean of its two directions (each
+    ranking read down the other's order), as ircor's tauAP_b and TREC AutoJudge compute it; so
+    it is not Yilmaz's one-directional tau_AP, even without ties. Top-weighted: swapping the two
+    best systems costs more than the two worst. NaN where either ranking ties every system."""
     x, y = np.asarray(truth, dtype=float), np.asarray(estimate, dtype=float)
     return np.asarray((_tau_ap_ties(x, y) + _tau_ap_ties(y, x)) / 2)

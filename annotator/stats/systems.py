@@ -1,4 +1,4 @@
-"""Would the judge rank the retrieval systems as people do? Kendall's tau-b and tau_AP between
+"""Would the judge rank the retrieval systems as people do? Kendall's tau-b and tau_AP_b between
 the systems' mean CP under people's labels and under the judge's, each with its golden-bootstrap
 interval (every replicate ranks the systems again).
 
@@ -23,7 +23,7 @@ FEW_SYSTEMS = "two systems: their pair says all a ranking can"
 
 def ranking_agreement(est: Estimates, key: str, human: Scores, judge: Scores, systems: int
                       ) -> tuple[Stat, Stat]:
-    """(tau-b, tau_AP) of the judge's ranking of ``systems`` systems against people's."""
+    """(tau-b, tau_AP_b) of the judge's ranking of ``systems`` systems against people's."""
     if systems < 3:
         reason = FEW_SYSTEMS if systems == 2 else "fewer than two systems"
         return Stat.undefined(reason), Stat.undefined(reason)

@@ -1,5 +1,7 @@
 """Distractors: how often people call a chunk noise that misleads (on topic, plausible, wrong for
-this question), overall, per system and per golden. Shown once someone has."""
+this question), overall, per system and per golden. Shown once someone has. Every rate has one
+denominator: the chunks people decided (each person's decision counted), of every golden, or of
+every golden of the system."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from annotator.columns import MISSING
+from annotator.grouping import system_values
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import with_interval
 from annotator.report.inputs import Columns, Inputs, ratio_of
@@ -30,8 +33,12 @@ def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> Made | None:
     if not any(labels.distractor.any() for labels in columns.people.values()):
         return None
     frame = columns.frame
-    golden_system = [inputs.system_of.get(g, "") for g in frame.golden_ids]
-    systems = sorted(set(inputs.system_of.values()))
+    # Each system's rate is over all its goldens people decided chunks of, as the overall rate
+    # is (inputs.system_of holds only the goldens compared with the judge).
+    every = system_values(inputs.session, inputs.options.group_by)[1] if inputs.system_of \
+        else {}
+    golden_system = [every.get(g, "(none)") if every else "" for g in frame.golden_ids]
+    systems = sorted(set(golden_system) - {""})
     distractors = np.zeros(len(frame.golden_ids), dtype=np.int64)
     decided = np.zeros(len(frame.golden_ids), dtype=np.int64)
     for labels in columns.people.values():
