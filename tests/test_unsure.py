@@ -372,10 +372,10 @@ def test_each_system_s_distractor_rate_has_the_overall_rate_s_denominator(
     for g in goldens[:2]:
         g["judge_verdicts"][0] = None  # incomplete under the judge: not compared
     with make_session(tmp_path, goldens) as session:
-        for g in session.goldens():
-            session.decide("alice", g.chunks[2].id, DISTRACTOR, "set")
-        for g in session.goldens()[:2]:  # the goldens not compared hold one more each
-            session.decide("alice", g.chunks[1].id, DISTRACTOR, "set")
+        for stored in session.goldens():
+            session.decide("alice", stored.chunks[2].id, DISTRACTOR, "set")
+        for stored in session.goldens()[:2]:  # the goldens not compared hold one more each
+            session.decide("alice", stored.chunks[1].id, DISTRACTOR, "set")
         report = build_report(session, judge="j", annotators=["alice"], resamples=50)
     d = report.distractors
     assert d is not None and d.distractors == 8 and d.chunks == 18
