@@ -148,7 +148,7 @@ def test_a_plan_rescaled_on_the_first_labelled_goldens_stays_near_the_simulation
         assert abs(median - found[design][2]) <= 0.3 * found[design][2], design
         # Rescaled, the plan is right even for the judge whose confidence says nothing (from
         # its confidence alone that plan was ~10% short: `plan` says to re-plan at 20 labels).
-        reached = [sim.estimate(design, p[design]).half_width <= TARGET for p in plans[:100]]
+        reached = [sim.estimate(design, p[design]).half_width <= TARGET for p in plans]
         assert np.mean(reached) >= 0.5, design
 
 
@@ -188,15 +188,46 @@ def test_the_stratified_estimate_by_hand() -> None:
                 "b": (np.asarray([0.1, 0.3, 0.2]), np.asarray([0.0, 0.4, 0.2]))}
     est = d.stratified_estimate(strata, labelled)
     assert isinstance(est, d.Estimate)
-    # a: the judge is constant there (lambda 0): people's mean 0.7. b: y = 0.1 + 0.5 f
-    # exactly, lambda 0.5: 0.5 x 0.2 + mean(y - 0.5 f) = 0.1 + 0.1.
+    # Strata of 2 and 3 labelled goldens share one lambda, pooled: only b's judge varies, and
+    # there y = 0.1 + 0.5 f exactly, so lambda 0.5. a: the judge is constant, so lambda cancels:
+    # people's mean 0.7. b: 0.5 x 0.2 + mean(y - 0.5 f) = 0.1 + 0.1.
+    assert est.lam == pytest.approx(0.5)
     assert est.point == pytest.approx(0.4 * 0.7 + 0.6 * 0.2)
-    # Variance: a's (1 - 2/4) x var(0.6, 0.8) / 2 with b's residuals all 0.1 (no spread).
+    # Variance: a's (1 - 2/4) x var(0.6, 0.8) / 2 with b's residuals all 0.1 (no spread); all
+    # of it from a's two goldens, so Student's t with 1 degree of freedom, not Z.
     se = np.sqrt(0.4 ** 2 * 0.5 * np.var([0.6, 0.8], ddof=1) / 2)
-    assert est.half_width == pytest.approx(d.Z * se)
+    assert est.half_width == pytest.approx(12.706204736 * se)
     short = {"a": labelled["a"], "b": (np.asarray([0.1]), np.asarray([0.0]))}
     assert d.stratified_estimate(strata, short) == (
         "needs 2 labelled goldens in every stratum; b has 1")
+
+
+def test_each_stratum_has_its_own_lambda_once_every_one_holds_enough_labels() -> None:
+    from annotator.stats.ppi import regression_lambda
+
+    rng = np.random.default_rng(4)
+    strata = {"a": (400, 0.5), "b": (600, 0.4)}
+
+    def labelled(m: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        fa, fb = rng.random(m), rng.random(m)
+        return {"a": (0.9 * fa + 0.05 * rng.random(m), fa),  # a tracks the judge closely
+                "b": (rng.random(m), fb)}  # b not at all
+
+    few, many = labelled(d.OWN_LAMBDA_FROM - 1), labelled(d.OWN_LAMBDA_FROM)
+    pooled = d.stratified_estimate(strata, few)
+    own = d.stratified_estimate(strata, many)
+    assert isinstance(pooled, d.Estimate) and isinstance(own, d.Estimate)
+    # Below the count, one lambda pooled over both strata, weighted by each one's variance.
+    weights = [0.4 ** 2 * (1 - len(few["a"][0]) / 400), 0.6 ** 2 * (1 - len(few["b"][0]) / 600)]
+    expected = (sum(w * np.cov(y, f, ddof=1)[0, 1] for w, (y, f) in zip(weights, few.values(),
+                                                                        strict=True))
+                / sum(w * np.var(f, ddof=1) for w, (_, f) in zip(weights, few.values(),
+                                                                strict=True)))
+    assert pooled.lam == pytest.approx(float(np.clip(expected, 0, 1)))
+    # From it, each stratum's own (a near 0.9, b near 0): an estimate reports their mean.
+    assert own.lam == pytest.approx(np.mean([regression_lambda(y, f) for y, f in many.values()]))
+    # Many labelled goldens: Student's t is Z.
+    assert d.small_sample_quantile([(1.0, 10**6)]) == pytest.approx(d.Z, abs=1e-5)
 
 
 def test_neyman_allocation_gives_every_stratum_two_and_the_rest_by_size_times_spread() -> None:

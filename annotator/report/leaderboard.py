@@ -52,7 +52,7 @@ from annotator.stats.chunk_agreement import (
     McNemar,
     kappa_values,
 )
-from annotator.stats.graded import GRADED_STATISTICS, binary_kappa
+from annotator.stats.graded import GRADED_INTERVAL_FROM, GRADED_STATISTICS, binary_kappa
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.multiple import holm
 from annotator.stats.stat import Stat
@@ -422,11 +422,13 @@ class _Graded:
         def at(a: int, b: int) -> Callable[[np.ndarray], np.ndarray]:
             return lambda c: binary_kappa(c, a, b)
 
-        stats = {key: est.stat(column(key, name), formula(statistic), none)
+        stats = {key: est.stat(column(key, name), formula(statistic), none,
+                               GRADED_INTERVAL_FROM)
                  for key, statistic in GRADED_STATISTICS.items()}
         # Kappa with people relevant from a and the judge from b, every pair (JSON and CSV).
         stats.update({threshold_key(a, b): est.stat(column(threshold_key(a, b), name),
-                                                     formula(at(a, b)), none)
+                                                     formula(at(a, b)), none,
+                                                     GRADED_INTERVAL_FROM)
                       for a in range(1, q) for b in range(1, q)})
         return stats
 
@@ -635,7 +637,8 @@ def _pairs(data: list[_PairData], est: Estimates, goldens: int) -> list[JudgePai
 
         ka = float(diff(est.totals))
         point = Stat.undefined("kappa is undefined for one of them") if np.isnan(ka) else Stat(ka)
-        interval = percentile_interval(diff(est.replicates)) if est.replicates is not None else None
+        interval = (percentile_interval(diff(est.replicates), ka, est.clusters)
+                    if est.replicates is not None else None)
         if interval is not None and point.value is not None:
             point = point.with_interval((interval.low, interval.high))
         raw.append((pair.first, pair.second, int(only_a.sum()), int(only_b.sum()), point,

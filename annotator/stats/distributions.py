@@ -1,14 +1,15 @@
-"""The two tail probabilities the decision statistics need, without scipy at run time.
+"""The tail probabilities the decision statistics need, without scipy at run time.
 
-Student's t (the alternative annotator test's one-sided t-test) and the binomial (trust or
-escalate's exact bound) both reduce to the regularized incomplete beta function, evaluated here
-by its continued fraction (modified Lentz); tests/test_decision.py checks both against scipy on
-random arguments to 1e-12.
+Student's t (the alternative annotator test's one-sided t-test, the bootstrap's small-sample
+expansion) and the binomial (trust or escalate's exact bound) both reduce to the regularized
+incomplete beta function, evaluated here by its continued fraction (modified Lentz);
+tests/test_decision.py checks them against scipy on random arguments to 1e-12.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 _TINY = 1e-300
 _EPS = 1e-16
@@ -59,6 +60,26 @@ def student_t_cdf(t: float, df: float) -> float:
         return 0.0 if t < 0 else 1.0
     tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t), t * t / (df + t * t))
     return tail if t < 0 else 1.0 - tail
+
+
+@lru_cache(maxsize=256)
+def student_t_quantile(p: float, df: float) -> float:
+    """The t with P(T <= t) = p for Student's t with ``df`` degrees of freedom (bisection to
+    1e-12; the bootstrap asks for a few, cached)."""
+    if not 0 < p < 1:
+        raise ValueError(f"student_t_quantile needs 0 < p < 1, got {p}")
+    low, high = -1.0, 1.0
+    while student_t_cdf(low, df) > p:
+        low *= 2
+    while student_t_cdf(high, df) < p:
+        high *= 2
+    while high - low > 1e-12 * max(1.0, abs(low)):
+        mid = (low + high) / 2
+        if student_t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
 
 
 def binomial_cdf(k: int, n: int, p: float) -> float:

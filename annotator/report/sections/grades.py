@@ -17,7 +17,7 @@ from annotator.report.jsonparts import stats_dict
 from annotator.report.model import GradeSection, Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
-from annotator.stats.graded import GRADED_STATISTICS, binary_kappa
+from annotator.stats.graded import GRADED_INTERVAL_FROM, GRADED_STATISTICS, binary_kappa
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.stat import Stat
 
@@ -86,12 +86,12 @@ def data(inputs: Inputs, est: Estimates, made: Made | None) -> dict[str, Any]:
     def formula(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[Sums], np.ndarray]:
         return lambda s: statistic(of(s))
 
-    stats = {key: est.stat(key, formula(statistic), none)
+    stats = {key: est.stat(key, formula(statistic), none, GRADED_INTERVAL_FROM)
              for key, statistic in GRADED_STATISTICS.items()}
 
     def at(a: int, b: int) -> Stat:
         return est.stat(f"kappa at thresholds {a}/{b}",
-                        formula(lambda c: binary_kappa(c, a, b)), none)
+                        formula(lambda c: binary_kappa(c, a, b)), none, GRADED_INTERVAL_FROM)
 
     thresholds = [[at(a, b) for b in range(1, q)] for a in range(1, q)]
     mine = thresholds[scale.relevant_from - 1]
