@@ -488,3 +488,20 @@ def test_judge_with_trust_says_how_many_verdicts_to_escalate(tmp_path: Path) -> 
     assert (f"Trust: of 80 verdicts of 'fake-builtin', its threshold (agreement 90% with "
             f"probability 90%) keeps the {80 - below} whose confidence is at least "
             f"{threshold:.2f}; {below} chunks to escalate") in " ".join(done.output.split())
+
+
+def test_the_table_drops_the_cp_columns_and_says_why_when_no_judge_could_be_tested_on_cp(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from annotator.cli import cli
+    from tests.test_report import make_session
+
+    with make_session(tmp_path, _team_study({"sharp": 0.02}, goldens=20)) as session:
+        path = session.path
+    done = CliRunner().invoke(cli, ["judges", str(path), "--bootstrap", "0", "--format",
+                                    "markdown"])
+    assert done.exit_code == 0, done.output
+    table = done.output[done.output.index("Can the judge replace a person?"):]
+    assert "winning rate (CP)" not in table
+    assert "On each golden's CP the test cannot run: no person has the 30 items" in table

@@ -103,16 +103,20 @@ def _alt_test_table(board: Leaderboard) -> Block:
 
     first = next(row.alt_test for row in board.judges
                  if row.alt_test is not None and row.alt_test.why is None)
-    cp = [] if board.unranked else ["replaces (CP)", "winning rate (CP)",
-                                    "advantage (CP)"]
+    on_cp = [row.alt_test_cp for row in board.judges]
+    ran_on_cp = any(test is not None and test.why is None for test in on_cp)
+    cp = ["replaces (CP)", "winning rate (CP)", "advantage (CP)"] if ran_on_cp else []
+    why_not_cp = next((test.why for test in on_cp if test is not None), None)
     return Grid(
         "alt_test", "Can the judge replace a person? (alternative annotator test)",
         ["judge", "replaces (chunks)", "winning rate", "advantage", "agrees: judge / person",
          *cp],
         [[row.judge, *cells(row.alt_test, True),
-          *([] if board.unranked else cells(row.alt_test_cp, False))]
+          *(cells(row.alt_test_cp, False) if ran_on_cp else [])]
          for row in board.judges],
-        [f"Each person held out in turn ({', '.join(board.people)}): the judge wins against "
+        [*([] if ran_on_cp or why_not_cp is None else
+           [f"On each golden's CP the test cannot run: {why_not_cp}."]),
+         f"Each person held out in turn ({', '.join(board.people)}): the judge wins against "
          "that person when a one-sided t-test rejects that the person matches the remaining "
          f"people better by epsilon {first.epsilon:g} or more (Benjamini-Yekutieli, FDR "
          f"{first.alpha:g}); it replaces a person when it wins against half of them or more "
