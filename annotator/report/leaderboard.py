@@ -32,7 +32,13 @@ from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named
 from annotator.stats import cp_agreement
 from annotator.stats.alt_test import ALPHA as ALT_ALPHA
-from annotator.stats.alt_test import EPSILON, RECOMMENDED_PEOPLE, AltTest, alt_test
+from annotator.stats.alt_test import (
+    EPSILON,
+    MIN_PEOPLE,
+    RECOMMENDED_PEOPLE,
+    AltTest,
+    alt_test,
+)
 from annotator.stats.bootstrap import (
     COUNTS,
     ClusterSums,
@@ -289,6 +295,12 @@ def _alt_tests(session: Session, frame: ChunkFrame, people: list[str],
     """Each judge's alternative annotator test against every person's own labels (not the
     truth: the test holds each person out in turn), on its chunk verdicts and on each golden's
     CP."""
+    if len(people) < MIN_PEOPLE:  # nothing to read: the test says what it is missing
+        alone = {p: np.zeros(0) for p in people}
+        missing = (alt_test(np.zeros(0), alone, epsilon=epsilon, alpha=alpha),
+                   None if unranked else alt_test(np.zeros(0), alone, scoring="neg_rmse",
+                                                  epsilon=epsilon, alpha=alpha))
+        return dict.fromkeys(names, missing)
     labels = {p: session.label_columns(p, frame).verdict for p in people}
     cp = {} if unranked else {p: context_precision_by_golden(v, frame.sizes)
                               for p, v in labels.items()}
