@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from annotator.errors import SessionError
 from annotator.files import new_session_file
-from annotator.formats import ColumnMap, chunk_table, read_goldens
+from annotator.formats import ColumnMap, read_goldens
 from annotator.importers import SOURCES
 from annotator.jsonout import plain
 from annotator.models import CheckRecord, ImportSummary
@@ -152,10 +152,19 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
 
 def chunks(session: SessionLike, *, judges: Sequence[str] | str | None = None,
            annotators: Sequence[str] | str | None = None) -> list[dict[str, Any]]:
-    """One dict a chunk, in golden and rank order: golden_id, rank, question, chunk, then for
-    each judge ``verdict:NAME``, ``reason:NAME`` and ``p_relevant:NAME``, and for each person
-    ``label:NAME`` (0, 1, "unsure", "distractor", or None while pending) and ``note:NAME`` (default: every
-    judge and every person)."""
+    """One dict a chunk, in golden and rank order: golden_id, rank, question, chunk, doc_id,
+    score, then for each judge ``verdict:NAME``, ``reason:NAME`` and ``p_relevant:NAME``, and
+    for each person ``label:NAME`` (0, 1, "unsure", "distractor", or None while pending) and
+    ``note:NAME`` (default: every judge and every person)."""
+    columns = _chunk_columns(session, judges, annotators)
+    keys = list(columns)
+    return [dict(zip(keys, values, strict=True))
+            for values in zip(*columns.values(), strict=True)]
+
+
+def _chunk_columns(session: SessionLike, judges: Sequence[str] | str | None,
+                   annotators: Sequence[str] | str | None) -> dict[str, list[Any]]:
+    """chunks()'s columns: name -> one value a chunk (what a DataFrame is built from)."""
     from annotator.resolve import annotator_named, judges_named
 
     wanted_judges, wanted_people = _names(judges, "judges"), _names(annotators, "annotators")
@@ -164,7 +173,7 @@ def chunks(session: SessionLike, *, judges: Sequence[str] | str | None = None,
                  judges_named(opened.judges_judged(), wanted_judges) if wanted_judges else [])
         people = (opened.annotators() if wanted_people is None else
                   [annotator_named(opened.annotators(), p) for p in wanted_people])
-        return list(chunk_table(opened.export_records(), names, people))
+        return opened.chunk_columns(names, people)
 
 
 def chunks_frame(session: SessionLike, *, judges: Sequence[str] | str | None = None,
@@ -175,4 +184,4 @@ def chunks_frame(session: SessionLike, *, judges: Sequence[str] | str | None = N
     except ImportError:
         raise SessionError("chunks_frame needs pandas (pip install pandas); chunks() gives the "
                            "same rows as dicts without it.") from None
-    return pandas.DataFrame(chunks(session, judges=judges, annotators=annotators))
+    return pandas.DataFrame(_chunk_columns(session, judges, annotators))

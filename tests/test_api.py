@@ -139,3 +139,49 @@ def test_misuse_is_a_sentence_never_a_raw_error(tmp_path: Path) -> None:
     # One name as a string is that name, not its letters.
     assert api.chunks(db, judges="sample-judge", annotators="second-reviewer") == api.chunks(
         db, judges=["sample-judge"], annotators=["second-reviewer"])
+
+
+def test_chunks_read_as_columns_are_the_session_jsonl_s_chunk_table(tmp_path: Path) -> None:
+    """chunks() and chunks_frame() read each column in one query; they give what the session
+    JSONL's records give, row for row and dtype for dtype: on a team sample with notes, unsure
+    answers and a distractor, a judge run twice with a failed call, and a TREC pool with
+    document ids and scores."""
+    import pandas
+    from pandas.testing import assert_frame_equal
+
+    from annotator.formats import chunk_table
+    from annotator.store.session import Session
+    from annotator.verdict import DISTRACTOR, UNSURE
+    from tests.conftest import banking_file
+    from tests.test_import_trec import collection, imported
+
+    team = banking_file(tmp_path / "team.db", people=("sample-reviewer", "second-reviewer"))
+    with Session(team) as session:
+        goldens = session.goldens()
+        first, second = goldens[0].chunks, goldens[1].chunks
+        session.decide("alice", first[0].id, UNSURE, "set", note="can't tell [b]why[/b] 🏦")
+        session.decide("alice", first[1].id, DISTRACTOR, "set")
+        session.decide("alice", second[2].id, 1, "set", note="")
+        session.set_note("alice", second[3].id, "only a note")
+        # An empty note stored by an older version, on a golden with no other note: the
+        # session JSONL gives that golden's chunks no note at all.
+        session.decide("alice", goldens[2].chunks[0].id, 0, "set")
+        with session.conn:
+            session.conn.execute("UPDATE labels SET note = '' WHERE chunk_id = ?",
+                                 [goldens[2].chunks[0].id])
+        session.record_call("sample-judge", first[0].id, verdict=1, reason="again",
+                            p_relevant=0.25)
+        session.record_call("sample-judge", first[1].id, verdict=None, error="HTTP 500")
+        session.record_call("sample-judge", first[2].id, verdict=0, reason="second run",
+                            repetition=2)
+    trec_dir = tmp_path / "trec"
+    trec_dir.mkdir()
+    trec = imported(trec_dir, collection(trec_dir, queries=4), ranked=True)
+    for db in (team, trec):
+        with Session(db) as session:
+            judges = [j.name for j in session.judges()]
+            people = session.annotators()
+            expected = list(chunk_table(session.export_records(), judges, people))
+        assert api.chunks(db) == expected
+        assert_frame_equal(api.chunks_frame(db), pandas.DataFrame(expected))
+    assert api.chunks(team, judges=[], annotators=["alice"])[0]["label:alice"] == "unsure"

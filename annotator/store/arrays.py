@@ -7,6 +7,7 @@ screen, never loads numpy (a fifth of a second of start-up on this machine).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -111,3 +112,62 @@ def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:
                        dtype=np.dtype((np.int64, 2)))
     return frame.aligned(frame.slots(rows[:, 0]), rows[:, 1].astype(np.int8), MISSING,
                          np.int8)
+
+
+def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[str]
+                  ) -> dict[str, list[Any]]:
+    """See ``Session.chunk_columns``."""
+    from annotator.verdict import DISTRACTOR, UNSURE
+
+    conn = session.conn
+    rows = conn.execute(
+        "SELECT c.id, g.id, c.rank, g.user_input, c.text, c.doc_id, c.score FROM goldens g "
+        "JOIN chunks c ON c.golden_id = g.id ORDER BY g.position, c.rank").fetchall()
+    n = len(rows)
+    chunk_ids, golden_ids, ranks, questions, texts, doc_ids, scores = (
+        [list(column) for column in zip(*rows, strict=True)] if n else [[] for _ in range(7)])
+    del rows
+    ids = np.asarray(chunk_ids, dtype=np.int64)
+    where = np.full(int(ids.max()) + 1 if n else 0, MISSING, dtype=np.int64)
+    where[ids] = np.arange(n)
+    # Each chunk's golden as a number (a golden's chunks come together, in order).
+    golden = np.cumsum([False, *(a != b for a, b in itertools.pairwise(golden_ids))],
+                       dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+    goldens = int(golden[-1]) + 1 if n else 0
+    out: dict[str, list[Any]] = {
+        "golden_id": golden_ids, "rank": ranks, "question": questions, "chunk": texts,
+        "doc_id": doc_ids, "score": scores}
+
+    def placed(found: list[tuple[Any, ...]], width: int) -> list[np.ndarray]:
+        """Each item after the chunk id (the first) of ``found``'s rows as a column of
+        objects on the chunks' rows, None where a chunk has no row."""
+        columns = [np.full(n, None, dtype=object) for _ in range(width)]
+        if found:
+            items = list(zip(*found, strict=True))
+            at = where[np.asarray(items[0], dtype=np.int64)]
+            for column, values in zip(columns, items[1:], strict=False):
+                column[at] = np.asarray(values, dtype=object)
+        return columns
+
+    for judge in judges:
+        verdict, reason, p = placed(conn.execute(
+            "SELECT chunk_id, verdict, reason, p_relevant, max(id) FROM verdicts WHERE judge = ? "
+            "AND error IS NULL AND repetition = 1 GROUP BY chunk_id", [judge]).fetchall(), 3)
+        out[f"verdict:{judge}"] = verdict.tolist()
+        out[f"reason:{judge}"] = reason.tolist()
+        out[f"p_relevant:{judge}"] = p.tolist()
+    for person in annotators:
+        verdict, unsure, distractor, note = placed(conn.execute(
+            "SELECT chunk_id, verdict, unsure, distractor, note FROM labels WHERE annotator = ?",
+            [person]).fetchall(), 4)
+        answer = verdict.copy()
+        answer[distractor == 1] = DISTRACTOR
+        answer[unsure == 1] = UNSURE
+        # A golden's notes are given only where one of its chunks has a note (as the session
+        # JSONL has them): elsewhere every note of that golden is None.
+        has = np.fromiter((bool(x) for x in note), dtype=bool, count=n)
+        noted = np.bincount(golden[has], minlength=goldens) > 0
+        note[~noted[golden]] = None
+        out[f"label:{person}"] = answer.tolist()
+        out[f"note:{person}"] = note.tolist()
+    return out

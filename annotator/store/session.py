@@ -605,6 +605,17 @@ class Session:
 
         return arrays.label_columns(self, annotator, frame, whole, relevant_from)
 
+    def chunk_columns(self, judges: Sequence[str], annotators: Sequence[str]
+                      ) -> dict[str, list[Any]]:
+        """Every chunk in golden then rank order as columns (name -> one value a chunk):
+        golden_id, rank, question, chunk, doc_id, score; each judge's ``verdict:``,
+        ``reason:`` and ``p_relevant:`` NAME (its verdict in force); each person's ``label:``
+        NAME (their answer) and ``note:`` NAME (None across a golden without a note): one query
+        each, no object per chunk."""
+        from annotator.store import arrays
+
+        return arrays.chunk_columns(self, judges, annotators)
+
     def stop_when(self, stop: Callable[[], bool], every: int = 10_000) -> None:
         """Give up any read of this connection once ``stop()`` holds (asked every ``every``
         SQLite steps): it raises ReadStopped. For a worker's connection, so the screen that
