@@ -246,8 +246,11 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         complete = _complete(on, frame)
         at = np.flatnonzero(complete)
         cp_human = cp_truth[complete]
-        cp_judge = context_precision_by_golden(said[name], frame.sizes)[complete]
-        _add_cp_columns(sums, i, at, cp_human, cp_judge, system[at], systems)
+        # An unranked pool has no CP: none is computed (a fifth of a graded board's time).
+        cp_judge = cp_human if unranked else \
+            context_precision_by_golden(said[name], frame.sizes)[complete]
+        if not unranked:
+            _add_cp_columns(sums, i, at, cp_human, cp_judge, system[at], systems)
         if graded is not None:
             graded.add_columns(sums, i, name, on, frame.cluster)
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
@@ -355,6 +358,12 @@ def _judge_stats(est: Estimates, i: int, name: str, goldens: int,
     def golden(formula: Callable[[Sums], Any]) -> Callable[[Sums], Any]:
         return lambda s: formula(in_scope(s, prefix))
 
+    per_chunk = {entry.key: chunk_stat(est, c, entry.key, prefix, name) for entry in COLUMNS
+                 if entry.table == "chunks" and entry.key != "reason_wrong"}
+    per_chunk["reason_wrong"] = reasons.rate
+    if unranked:  # a pool: no CP, so no CP column was summed
+        return {entry.key: per_chunk[entry.key] for entry in COLUMNS
+                if entry.table == "chunks"}, None
     none = None if goldens else "no golden is complete under every label set"
     _, kendall = cp_agreement.rank_correlations(*cp_rows)
     by_people, by_judge = system_means(systems, "h", i), system_means(systems, "j", i)
@@ -371,11 +380,9 @@ def _judge_stats(est: Estimates, i: int, name: str, goldens: int,
         "kendall": kendall,
         "systems_tau_b": tau_b,
         "systems_tau_ap": tau_ap,
-        "reason_wrong": reasons.rate,
     }
-    return {entry.key: per_golden[entry.key] if entry.key in per_golden
-            else chunk_stat(est, c, entry.key, prefix, name) for entry in COLUMNS
-            if entry.table == "chunks" or (entry.table == "cp" and not unranked)}, picks
+    return {entry.key: (per_chunk | per_golden)[entry.key] for entry in COLUMNS
+            if entry.table in ("chunks", "cp")}, picks
 
 
 class _Graded:
@@ -623,13 +630,23 @@ def _pair_sums(sums: ClusterSums, frame: ChunkFrame, names: list[str], labelled:
     """Each pair's chunks (shared by all judges, or by the two), counted into the sums so the
     kappa difference is bootstrapped with everything else."""
     out = []
+    cluster, human = frame.cluster[shared], labels[shared]
     for (a_i, a), (b_i, b) in combinations(enumerate(names), 2):
-        on = _scored_on(labelled, said, [a, b]) if pairwise else shared
-        cluster, human, said_a, said_b = frame.cluster[on], labels[on], said[a][on], said[b][on]
+        if not pairwise:
+            # Every judge on the same chunks: a pair's confusions are the judges' own columns,
+            # already in the sums (copying them for each of 861 pairs of 42 judges cost a
+            # seventh of a graded board's time and most of its memory).
+            out.append(_PairData(a, b, cluster, said[a][shared] == human,
+                                 said[b][shared] == human, (scope(a_i), scope(b_i))))
+            continue
+        on = _scored_on(labelled, said, [a, b])
+        cluster_ab, human_ab, said_a, said_b = frame.cluster[on], labels[on], said[a][on], \
+            said[b][on]
         prefixes = (scope("pair", a_i, b_i, "a"), scope("pair", a_i, b_i, "b"))
-        add_confusion(sums, cluster, human, said_a, prefix=prefixes[0])
-        add_confusion(sums, cluster, human, said_b, prefix=prefixes[1])
-        out.append(_PairData(a, b, cluster, said_a == human, said_b == human, prefixes))
+        add_confusion(sums, cluster_ab, human_ab, said_a, prefix=prefixes[0])
+        add_confusion(sums, cluster_ab, human_ab, said_b, prefix=prefixes[1])
+        out.append(_PairData(a, b, cluster_ab, said_a == human_ab, said_b == human_ab,
+                             prefixes))
     return out
 
 
