@@ -369,6 +369,15 @@ def test_trust_fits_on_dev_checks_once_on_test_and_stores_the_threshold(tmp_path
     table = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
     assert "keeps its verdict where its confidence (P(relevant) of its verdict) is at least" \
         in table.output and "On the test split, judged once" in table.output
+    # A judge renamed keeps its threshold; one removed takes it along.
+    assert runner.invoke(cli, ["remove-judge", str(path), "strong"]).exit_code == 0
+    with Session(path) as session:
+        session.rename_judge("quick", "quick-2")
+        assert session.trust_threshold("quick") is None
+        renamed = session.trust_threshold("quick-2")
+        assert renamed is not None and renamed["threshold"] == fit.threshold
+        session.remove_judge("quick-2")
+        assert session.trust_threshold("quick-2") is None
 
 
 def test_trust_needs_a_split_and_a_confidence(tmp_path: Path) -> None:
