@@ -101,6 +101,9 @@ def fit_trust(session: Session, judge: str, *, annotator: str | None = None,
     override the judges' remembered prices for the cost per 1,000 chunks."""
     prices = prices or {}
     names = judges_named(session.judges_judged(), [judge, *([then] if then else [])])
+    if then is not None and names[0] == names[1]:
+        raise SessionError(f"--then names '{names[0]}' itself: a cascade escalates to another, "
+                           "stronger judge.")
     splits = session.splits()
     if not splits:
         raise SessionError("Trust or escalate fits its threshold on the dev split and checks "

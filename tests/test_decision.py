@@ -396,6 +396,8 @@ def test_trust_needs_a_split_and_a_confidence(tmp_path: Path) -> None:
     no_split = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
     assert no_split.exit_code == 2 and "annotator split" in no_split.output
     runner.invoke(cli, ["split", str(path), "--dev", "0.5", "--seed", "1"])
+    itself = runner.invoke(cli, ["trust", str(path), "--judge", "quick", "--then", "quick"])
+    assert itself.exit_code == 2 and "--then names 'quick' itself" in itself.output
     no_confidence = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
     assert no_confidence.exit_code == 2
     assert "gives no confidence" in no_confidence.output and "--repeat 5" in no_confidence.output
