@@ -120,20 +120,17 @@ def alt_test(judge: np.ndarray, people: Mapping[str, np.ndarray], *,
         values = np.asarray(values)
         return np.asarray(~np.isnan(values) if missing is None else values != missing)
 
-    base = AltTest(epsilon, alpha, scoring)
     if len(people) < MIN_PEOPLE:
-        return _why(base, f"it needs at least {MIN_PEOPLE} people on the same items; "
-                    f"{_people(list(people))}")
+        return AltTest(epsilon, alpha, scoring, why=f"it needs at least {MIN_PEOPLE} people on "
+                       f"the same items; {_people(list(people))}")
     names = list(people)
-    values = np.stack([np.asarray(people[p], dtype=np.float64) for p in names]) \
-        if names else np.zeros((0, len(judge)))
+    values = np.stack([np.asarray(people[p], dtype=np.float64) for p in names])
     has = np.stack([present(people[p]) for p in names])
-    count = has.sum(axis=0)
-    kept = present(judge) & (count >= MIN_PEOPLE)
+    kept = present(judge) & (has.sum(axis=0) >= MIN_PEOPLE)
     items = int(kept.sum())
-    base = AltTest(epsilon, alpha, scoring, items)
     if not items:
-        return _why(base, "no item is judged and held by two people or more")
+        return AltTest(epsilon, alpha, scoring, why="no item is judged and held by two people "
+                       "or more")
     f = np.asarray(judge, dtype=np.float64)[kept]
     values, has = values[:, kept], has[:, kept]
     tested: list[tuple[str, int, float, float, float, float, float]] = []
@@ -153,20 +150,15 @@ def alt_test(judge: np.ndarray, people: Mapping[str, np.ndarray], *,
         p = _one_sided_p(person_wins - judge_wins, epsilon)
         tested.append((name, n, p, float(judge_wins.mean()), float(person_wins.mean()),
                        float(judge_score.mean()), float(person_score.mean())))
-    base = AltTest(epsilon, alpha, scoring, items, skipped=skipped)
     if not tested:
-        return _why(base, f"no person has the {min_items} items the t-test needs: "
-                    + ", ".join(f"'{name}' {n}" for name, n in skipped))
+        return AltTest(epsilon, alpha, scoring, items, why=f"no person has the {min_items} items "
+                       "the t-test needs: " + ", ".join(f"'{name}' {n}" for name, n in skipped))
     rejected = by_rejects([t[2] for t in tested], alpha)
     return AltTest(epsilon, alpha, scoring, items,
                    [PersonTest(name, n, p, r, rho_j, rho_p, s_j, s_p)
                     for (name, n, p, rho_j, rho_p, s_j, s_p), r in zip(tested, rejected,
                                                                        strict=True)],
                    skipped)
-
-
-def _why(base: AltTest, why: str) -> AltTest:
-    return AltTest(base.epsilon, base.alpha, base.scoring, base.items, why=why)
 
 
 def _people(names: list[str]) -> str:
