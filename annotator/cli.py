@@ -1514,6 +1514,17 @@ def trust_command(session_path: str, judge: str, annotator: str | None, alpha: f
         _say(line)
 
 
+def _trusted_from(session: Session, judge: str) -> str:
+    """The judge's stored trust threshold in a table cell ('-' without one)."""
+    stored = session.trust_threshold(judge)
+    if stored is None:
+        return "-"
+    target = f"{1 - stored['alpha']:.0%} agreement"
+    if stored["threshold"] is None:
+        return f"never ({target} out of reach)"
+    return f"confidence {stored['threshold']:.2f} ({target})"
+
+
 def _trust_dict(fitted: Any) -> dict[str, Any]:
     """A fitted trust threshold as JSON-ready data."""
     from annotator.report.jsonparts import stats_dict
@@ -2453,13 +2464,13 @@ def info_command(session_path: str) -> None:
                                     f": {counted(len(chunk_counts), 'golden')}"
                                     f", {counted(sum(chunk_counts.values()), 'chunk')}"))
         # Names and paths are data: Text cells, so brackets in them are never read as markup.
-        judges = Table("judge", "model", "prompt", "chunks judged", title="Judges",
-                       title_justify="left")
+        judges = Table("judge", "model", "prompt", "chunks judged", "trusted from",
+                       title="Judges", title_justify="left")
         judged = session.judge_verdict_counts()
         for judge in session.judges():
             judges.add_row(Text(visible(judge.name)), Text(visible(judge.model or "-")),
                            Text(visible(judge.prompt_id)),
-                           f"{judged.get(judge.name, 0):,}")
+                           f"{judged.get(judge.name, 0):,}", _trusted_from(session, judge.name))
         if judges.rows:
             console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",

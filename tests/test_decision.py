@@ -369,6 +369,8 @@ def test_trust_fits_on_dev_checks_once_on_test_and_stores_the_threshold(tmp_path
     table = runner.invoke(cli, ["trust", str(path), "--judge", "quick"])
     assert "keeps its verdict where its confidence (P(relevant) of its verdict) is at least" \
         in table.output and "On the test split, judged once" in table.output
+    info = runner.invoke(cli, ["info", str(path)])
+    assert info.exit_code == 0 and f"confidence {fit.threshold:.2f} (90%" in info.output
     # A judge renamed keeps its threshold; one removed takes it along.
     assert runner.invoke(cli, ["remove-judge", str(path), "strong"]).exit_code == 0
     with Session(path) as session:
