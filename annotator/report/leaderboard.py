@@ -226,7 +226,6 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     said.update({m.name: m.verdict for m in majority.values()})
     names = [*names, *majority]
     people = session.annotators()
-    alt_tests = _alt_tests(session, frame, people, said, names, unranked, epsilon, alt_alpha)
     agreement = _judge_agreement(said, names)
     labelled = labels != MISSING
     shared = _scored_on(labelled, said, names)
@@ -235,6 +234,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     pairwise = not shared.any() and len(names) > 1
     sums = ClusterSums(len(frame.golden_ids))
     rows_on: dict[str, tuple[int, int]] = {}
+    cp_of: dict[str, np.ndarray] = {}  # each judge's CP on every golden (none on a pool)
     cp_rows: dict[str, tuple[list[float], list[float]]] = {}
     cp_truth = context_precision_by_golden(labels, frame.sizes)
     group_by, system_of = system_values(session, group_by)
@@ -247,8 +247,9 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         at = np.flatnonzero(complete)
         cp_human = cp_truth[complete]
         # An unranked pool has no CP: none is computed (a fifth of a graded board's time).
-        cp_judge = cp_human if unranked else \
-            context_precision_by_golden(said[name], frame.sizes)[complete]
+        if not unranked:
+            cp_of[name] = context_precision_by_golden(said[name], frame.sizes)
+        cp_judge = cp_human if unranked else cp_of[name][complete]
         if not unranked:
             _add_cp_columns(sums, i, at, cp_human, cp_judge, system[at], systems)
         if graded is not None:
@@ -256,7 +257,9 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         cp_rows[name] = (cp_human.tolist(), cp_judge.tolist())
         rows_on[name] = (int(on.sum()), len(at))
     pair_data = _pair_sums(sums, frame, names, labelled, labels, said, shared, pairwise)
-    del said, labels, labelled
+    alt_tests = _alt_tests(session, frame, people, said, cp_of, names, unranked, epsilon,
+                           alt_alpha)
+    del said, labels, labelled, cp_of
     give_back()  # the session's columns are done with (see annotator.memory)
     est = Estimates(sums, resamples, seed, progress)
 
@@ -293,11 +296,12 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
 
 
 def _alt_tests(session: Session, frame: ChunkFrame, people: list[str],
-               said: dict[str, np.ndarray], names: list[str], unranked: bool, epsilon: float,
-               alpha: float) -> dict[str, tuple[AltTest, AltTest | None]]:
+               said: dict[str, np.ndarray], cp_of: dict[str, np.ndarray], names: list[str],
+               unranked: bool, epsilon: float, alpha: float
+               ) -> dict[str, tuple[AltTest, AltTest | None]]:
     """Each judge's alternative annotator test against every person's own labels (not the
     truth: the test holds each person out in turn), on its chunk verdicts and on each golden's
-    CP."""
+    CP (``cp_of``: each judge's, as the board computed it)."""
     if len(people) < MIN_PEOPLE:  # nothing to read: the test says what it is missing
         alone = {p: np.zeros(0) for p in people}
         missing = (alt_test(np.zeros(0), alone, epsilon=epsilon, alpha=alpha),
@@ -311,8 +315,7 @@ def _alt_tests(session: Session, frame: ChunkFrame, people: list[str],
     for name in names:
         on_chunks = alt_test(said[name], labels, epsilon=epsilon, alpha=alpha, missing=MISSING)
         on_goldens = None if unranked else alt_test(
-            context_precision_by_golden(said[name], frame.sizes), cp, scoring="neg_rmse",
-            epsilon=epsilon, alpha=alpha)
+            cp_of[name], cp, scoring="neg_rmse", epsilon=epsilon, alpha=alpha)
         out[name] = (on_chunks, on_goldens)
     return out
 
