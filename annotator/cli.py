@@ -1020,7 +1020,7 @@ def _say_escalated(session_path: str, judge: str) -> None:
     with _open(session_path, reads_only=True) as session:
         stored = session.trust_threshold(judge)
         sent = escalated(session, judge)
-        judged = len(session.verdicts(judge))
+        judged = session.judge_verdict_counts().get(judge, 0)
     if stored is None:  # removed while the judge ran
         return
     threshold = stored["threshold"]

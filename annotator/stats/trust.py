@@ -60,7 +60,7 @@ def fit_threshold(confidence: np.ndarray, agrees: np.ndarray, alpha: float,
     chosen: tuple[float, int, int, float] | None = None
     stopped = None
     for threshold in GRID:
-        kept = confidence >= threshold - 1e-12
+        kept = kept_at(confidence, threshold)
         n = int(kept.sum())
         if n < least:
             continue  # too few kept to pass with a margin, whatever people say
