@@ -893,7 +893,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
         existing = session.judges()
         if trusted and session.trust_threshold(name) is None:
             raise click.UsageError(
-                f"--trust applies '{name}''s stored trust threshold, and it has none yet: fit "
+                f"--trust applies the stored trust threshold of '{name}', and it has none yet: fit "
                 f"one with 'annotator trust {session_path} --judge {name}' (the judge needs "
                 "verdicts on labelled dev and test goldens first).")
     if prompt.sampling is not None:  # a style that must run with its own sampling
@@ -1563,7 +1563,7 @@ def _trust_lines(fitted: Any, session_path: str) -> list[str]:
     target = (f"agreement with {fitted.truth} of at least {fitted.target:.0%} on the chunks "
               f"it keeps, with probability {1 - fit.delta:.0%}")
     if fit.threshold is None:
-        lines = [f"No threshold on '{fitted.judge}''s confidence ({confidence}) reaches "
+        lines = [f"No threshold on the confidence of '{fitted.judge}' ({confidence}) reaches "
                  f"{target}, on the {counted(fit.chunks, 'dev chunk')}: escalate every "
                  "verdict, or label more dev goldens and fit again."]
     else:
@@ -2061,8 +2061,8 @@ def _endpoint_error(error: Exception, judge: str, url: str | None, *,
     from annotator.redact import without_credentials
 
     shown = without_credentials(url or "https://api.openai.com/v1")[0]
-    doing = (f"to follow judge '{judge}''s batches" if following
-             else f"to create judge '{judge}''s batches")
+    doing = (f"to follow the batches of judge '{judge}'" if following
+             else f"to create the batches of judge '{judge}'")
     if isinstance(error, openai.APIConnectionError):
         return AnnotatorError(
             f"Could not reach {shown} {doing} ({error.__class__.__name__}). Check that the "
