@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,13 @@ def _session(where: SessionLike) -> Iterator[Session]:
                            f"{type(where).__name__}.")
     with open_session(where) as session:
         yield session
+
+
+def _epochs(session: Session, epochs: Sequence[str]) -> AbstractContextManager[None]:
+    """Read the judges' verdicts of these --epoch values while inside."""
+    from annotator.resolve import epochs_named
+
+    return session.epochs_read(dict(epochs_named(session.judge_epochs(), epochs)))
 
 
 def _names(given: Sequence[str] | str | None, what: str) -> list[str] | None:
@@ -111,16 +118,18 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
 def report(session: SessionLike, *, judge: str | None = None,
            annotators: Sequence[str] | str | None = None, gold: bool = False,
            pass_mark: float = 0.7, bootstrap: int = 2000, seed: int | None = 0,
-           group_by: str | None = None, top_k: bool = False) -> dict[str, Any]:
+           group_by: str | None = None, top_k: bool = False,
+           epochs: Sequence[str] = ()) -> dict[str, Any]:
     """The agreement report as the dict its JSON holds (schema_version, headline, agreement,
-    context_precision, systems, ...); the options are `annotator report`'s."""
+    context_precision, systems, ...); the options are `annotator report`'s (``epochs``:
+    its --epoch values)."""
     from annotator.report.build import build_report
     from annotator.report.serialize import report_dict
     from annotator.resolve import annotator_named
 
     _check_options(bootstrap, pass_mark)
     annotators = _names(annotators, "annotators")
-    with _session(session) as opened:
+    with _session(session) as opened, _epochs(opened, epochs):
         for person in annotators or ():
             annotator_named(opened.annotators(), person)
         built = build_report(opened, judge=judge, annotators=annotators, gold=gold,
@@ -134,15 +143,15 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
                 judges: Sequence[str] | str | None = None, split: str | None = None,
                 bootstrap: int = 2000, seed: int | None = 0, sort: str = "cohen_kappa",
                 group_by: str | None = None, epsilon: float = EPSILON,
-                alt_alpha: float = ALT_ALPHA) -> dict[str, Any]:
+                alt_alpha: float = ALT_ALPHA, epochs: Sequence[str] = ()) -> dict[str, Any]:
     """The judge leaderboard as the dict its JSON holds (one row a judge, the pairs, the best
-    judge); the options are `annotator judges`'."""
+    judge); the options are `annotator judges`' (``epochs``: its --epoch values)."""
     from annotator.report.leaderboard import build_leaderboard
     from annotator.report.serialize import leaderboard_dict
 
     _check_options(bootstrap)
     judges = _names(judges, "judges")
-    with _session(session) as opened:
+    with _session(session) as opened, _epochs(opened, epochs):
         board = build_leaderboard(opened, annotator=annotator, judges=judges, split=split,
                                   resamples=bootstrap, seed=seed, sort=sort, group_by=group_by,
                                   epsilon=epsilon, alt_alpha=alt_alpha)

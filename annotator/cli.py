@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from annotator.checks import Check
     from annotator.judge.batch import Limits
-    from annotator.judge.runner import RunOptions, RunStats
+    from annotator.judge.runner import RunOptions, RunStats, Task
     from annotator.judge.types import JudgePrompt, JudgeSettings
     from annotator.models import CheckRecord, Price
     from annotator.report.output import Document
@@ -38,7 +38,7 @@ EXIT_BAD_INPUT = 2
 
 
 WORKFLOW = ("import", "judge", "annotate", "report", "judges", "export", "info", "serve",
-            "split", "sample", "plan", "trust", "probe", "prompts", "batches", "import-results",
+            "split", "sample", "plan", "trust", "recheck", "probe", "prompts", "batches", "import-results",
             "merge",
             "copy", "remove-judge")
 """The commands in the order a team meets them ('annotator --help' lists them so)."""
@@ -175,6 +175,23 @@ def main() -> None:
 def _upgrading(path: Path) -> None:
     _say(f"Upgrading {path} to this release's session schema (once; a large file takes a few "
          "seconds)...", err=True)
+
+
+def _epoch_option(command: Callable[..., None]) -> Callable[..., None]:
+    """--epoch: read a judge's verdicts of another epoch than its latest (repeatable)."""
+    return click.option(
+        "--epoch", "epochs", multiple=True, metavar="[JUDGE=]EPOCH",
+        help="Read a judge's verdicts of this epoch instead of its latest (its first 4 "
+             "characters or more; 'annotator judges --format json' lists each judge's epochs). "
+             "Verdicts of two epochs are never pooled.")(command)
+
+
+def _use_epochs(session: Session, epochs: Sequence[str]) -> None:
+    """Read the judges' verdicts of the epochs given with --epoch."""
+    if epochs:
+        from annotator.resolve import epochs_named
+
+        session.choose_epochs(epochs_named(session.judge_epochs(), epochs))
 
 
 def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Session:
@@ -455,9 +472,10 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
 @click.option("--group-by", help="run: the metadata key naming each golden's system (the run "
               "tag; default: retriever, when the goldens carry it).")
 @click.option("--system", help="run: only this system's goldens (one run per system).")
+@_epoch_option
 def export_command(session_path: str, fmt: str, output: str | None, annotator: str | None,
                    judge: str | None, against: str, truth: str, group_by: str | None,
-                   system: str | None) -> None:
+                   system: str | None, epochs: tuple[str, ...]) -> None:
     """Export every golden with every judge's verdicts and every person's labels.
 
     The session JSONL round-trips: importing it into a new session and exporting again
@@ -477,6 +495,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
     from annotator.formats import write_csv, write_jsonl
 
     with _open(session_path, reads_only=True) as session:
+        _use_epochs(session, epochs)
         if fmt in ("qrels", "run"):
             count = _write_trec(session, fmt, output, truth, annotator, group_by, system)
         elif fmt == "calibration":
@@ -1137,12 +1156,13 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
 
 def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, options: RunOptions,
                    price: Price | None, rpm: float | None, tpm: float | None,
-                   limits: Limits | None = None) -> None:
-    """Print what a run would send and cost; send nothing, write nothing."""
+                   limits: Limits | None = None, tasks: list[Task] | None = None) -> None:
+    """Print what a run would send and cost (a judge run's, or these ``tasks``'); send
+    nothing, write nothing."""
     from annotator.judge.plan import dry_run
 
     with _open(session_path, create=False) as session:
-        plan = dry_run(session, name, settings, options, price, rpm, tpm, limits)
+        plan = dry_run(session, name, settings, options, price, rpm, tpm, limits, tasks)
     minutes = ("" if plan.seconds is None else f"{plan.seconds:.0f} s" if plan.seconds < 120
                else f"{plan.seconds / 60:,.1f} min")
     rows = [
@@ -1279,6 +1299,310 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         sys.exit(1)
 
 
+@cli.command("recheck")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.option("--judge", "-j", help="Which judge to re-check (default: the only judge); its "
+              "stored settings are used as they are.")
+@click.option("--canary", "canary_size", type=click.IntRange(1),
+              help="Draw whole goldens until this many chunks for the canary (default: every "
+              "chunk people labelled in the test split). Chosen once, then frozen.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the canary's draw and of the bootstrap.")
+@click.option("--tolerance", type=click.FloatRange(0, 2), default=0.05, show_default=True,
+              help="The drop in kappa you accept: worse means a drop beyond it, and beyond "
+              "chance.")
+@click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True), default=0.05,
+              show_default=True, help="Error rate of the test and of the running bound.")
+@click.option("--history", "show_history", is_flag=True,
+              help="Show every re-check of the judge and the running bound on the drop "
+              "instead of re-checking (exit 1 when its alarm sounds).")
+@click.option("--plan", "show_plan", is_flag=True,
+              help="Say how many canary chunks find a given --drop, sending nothing.")
+@click.option("--drop", type=click.FloatRange(0, 1, min_open=True),
+              help="With --plan: the drop in agreement with people to find (0.05: 5 points).")
+@click.option("--power", type=click.FloatRange(0.5, 0.99), default=0.9, show_default=True,
+              help="With --plan: the share of re-checks that must find the drop.")
+@click.option("--dry-run", is_flag=True, help="Print the calls and their cost, send nothing.")
+@click.option("--price-in", type=click.FloatRange(0), help="USD per million prompt tokens "
+              "(default: the judge's remembered price).")
+@click.option("--price-out", type=click.FloatRange(0), help="USD per million completion tokens.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+@click.option("--bootstrap", "resamples", type=click.IntRange(0), default=2000,
+              show_default=True, help="Bootstrap resamples over goldens for the kappa drop.")
+@click.option("--base-url", help="Send to this endpoint instead of the judge's stored one "
+              "(the same server moved).")
+@_sending_options
+@_stops_on_signals
+def recheck_command(session_path: str, judge: str | None, canary_size: int | None, seed: int,
+                    tolerance: float, alpha: float, show_history: bool, show_plan: bool,
+                    drop: float | None, power: float, dry_run: bool, price_in: float | None,
+                    price_out: float | None, fmt: str, resamples: int, base_url: str | None,
+                    concurrency: int, rpm: float | None, tpm: float | None,
+                    timeout: float | None, max_retries: int, max_wait: float) -> None:
+    """Re-judge a frozen canary as the judge is served now, and say whether it got worse.
+
+    The canary (by default every chunk people labelled in the test split) is chosen once and
+    stored, so every re-check asks the same chunks. The re-check's verdicts are stored apart
+    from the judge's and compared with its verdicts in force: flips by direction, the drop in
+    kappa with a paired golden bootstrap interval, and the cluster McNemar test. Exit status
+    1 when the judge is worse (the drop passes --tolerance, and beyond chance), 0 otherwise,
+    2 for a usage error: it runs from CI or cron. --history shows every re-check and a running
+    bound on the drop that stays valid however often one looks.
+
+    \b
+    Examples:
+      annotator recheck review.db --judge gpt-4o-mini-builtin --dry-run
+      annotator recheck review.db --judge gpt-4o-mini-builtin
+      annotator recheck review.db --judge gpt-4o-mini-builtin --history
+      annotator recheck review.db --plan --drop 0.05
+    """
+    from annotator.report.build import choose_judge
+
+    if drop is not None and not show_plan:
+        raise click.UsageError("--drop sizes a canary: give --plan with it.")
+    if show_plan and drop is None:
+        raise click.UsageError("--plan needs --drop: the drop in agreement to find, e.g. "
+                               "--drop 0.05.")
+    if show_plan + show_history + dry_run > 1:
+        raise click.UsageError("Give one of --plan, --history and --dry-run.")
+    if show_plan or show_history:
+        with _open(session_path, reads_only=True) as session:
+            name = choose_judge(session, judge)
+            if show_plan:
+                _print_recheck_plan(session, name, drop or 0.0, tolerance, alpha, power, fmt)
+            else:
+                _print_recheck_history(session, name, tolerance, alpha, fmt)
+        return
+    import asyncio
+
+    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, stored_settings
+    from annotator.models import Price
+    from annotator.progress import judging
+    from annotator.recheck import choose_canary, finish_recheck, recheck_tasks, run_recheck
+    from annotator.redact import without_credentials
+
+    options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                         max_wait=max_wait)
+    with _open(session_path) as session:
+        name = choose_judge(session, judge)
+        stored = {j.name: j for j in session.judges()}[name]
+        settings = stored_settings(stored)
+        price = (Price(price_in, price_out) if price_in is not None and price_out is not None
+                 else session.price(name))
+        if dry_run:
+            canary, _ = choose_canary(session, canary_size, seed, store=False)
+            opened = session.open_recheck(name)
+            answered = set(session.recheck_verdicts(int(opened["id"]))) if opened else set()
+            tasks = recheck_tasks(session, settings, canary, answered, RunStats())
+            frozen = bool(session.canary()[0])
+    if dry_run:
+        _say(f"Re-check of judge '{name}' on the canary, {canary.sentence()}"
+             + ("" if frozen else " (not chosen yet: the first re-check freezes it)") + ".")
+        _print_dry_run(session_path, name, settings, options, price, rpm, tpm, tasks=tasks)
+        return
+    url = base_url or stored.base_url
+    _, url_secrets = without_credentials(base_url)
+    key = _api_key(url)
+    stats = RunStats()
+    with _open(session_path) as session:
+        canary, chosen_now = choose_canary(session, canary_size, seed)
+        if chosen_now:
+            _say(f"The canary is chosen and frozen: {canary.sentence()}.", err=True)
+
+        async def recheck(show: Callable[[RunStats], None]) -> int:
+            async with make_client(url, key, concurrency=concurrency, rpm=rpm,
+                                   tpm=tpm) as client:
+                return await run_recheck(
+                    session, name, settings, client, options, stats, canary, on_progress=show,
+                    secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
+
+        try:
+            with judging(f"{name} (re-check)", price) as show:
+                recheck_id = asyncio.run(recheck(show))
+        except KeyboardInterrupt:
+            _say("Stopped. Every answer is stored; run the same command again to finish the "
+                 "re-check.", err=True)
+            sys.exit(130)
+        except JudgeStopped as stopped:
+            raise stopped from None
+        done = finish_recheck(session, name, recheck_id, canary, tolerance=tolerance,
+                              alpha=alpha, resamples=resamples, seed=seed)
+        epochs = {e["epoch"]: e for e in session.judge_epochs(name)}
+        from annotator.recheck import history
+
+        looks, in_agreement = history(session, name, canary, tolerance=tolerance, alpha=alpha)
+    bound = looks[-1].bound if looks else None
+    if fmt == "json":
+        from annotator.jsonout import write_json
+        from annotator.recheck import figures_json
+
+        write_json({"recheck": done.recheck_id, "judge": name,
+                    "epoch_before": done.epoch_before, "epochs_now": done.epochs_now,
+                    "canary": {"chunks": len(canary.chunk_ids), **canary.how},
+                    "left_out": done.left_out, **figures_json(done.figures),
+                    "running_bound": None if bound is None else {
+                        "drop": bound.drop, "lower": bound.lower, "alarm": bound.alarm,
+                        "tolerance_in_agreement": in_agreement}}, sys.stdout)
+    else:
+        _print_recheck(done, canary.sentence(), epochs, stats)
+    if done.figures.worse:
+        sys.exit(1)
+
+
+def _served(epoch: str | None, epochs: dict[str, dict[str, Any]]) -> str:
+    """'epoch E (model M, fingerprint F)', or 'no epoch'."""
+    from annotator.judge.runner import served_words
+
+    if epoch is None:
+        return "no epoch"
+    known = epochs.get(epoch)
+    return f"epoch {epoch}" + (f" ({served_words(known['model'], known['fingerprint'])})"
+                               if known else "")
+
+
+def _print_recheck(done: Any, canary: str, epochs: dict[str, dict[str, Any]],
+                   stats: RunStats) -> None:
+    """A finished re-check for a person: what was compared, what moved, the decision."""
+    from annotator.stats.stat import number
+
+    f = done.figures
+    now = ", ".join(_served(e, epochs) for e in done.epochs_now) or "no verdict"
+    changed = done.epochs_now and done.epochs_now != [done.epoch_before]
+    left = sum(done.left_out.values())
+    rows = [
+        ("canary", canary),
+        ("before", "the judge's verdicts in force, " + _served(done.epoch_before, epochs)),
+        ("now", now + (" - a new epoch: the provider serves the judge differently"
+                       if changed else " - the same epoch")),
+        ("compared", f"{counted(f.chunks, 'chunk')} of {counted(f.goldens, 'golden')}"
+         + (f" ({left:,} left out: " + ", ".join(f"{why} {n:,}" for why, n
+                                                   in done.left_out.items()) + ")"
+            if left else "")),
+        ("agreement", f"{f.agreement_before.format()} before, {f.agreement_after.format()} now"),
+        ("kappa", f"{f.kappa_before.format()} before, {f.kappa_after.format()} now; drop "
+         f"{f.kappa_drop.format(interval=True)}"),
+        ("flips", f"{f.flips.useful_to_noise:,} useful -> noise, {f.flips.noise_to_useful:,} "
+         f"noise -> useful; {f.flips.right_to_wrong:,} right -> wrong, "
+         f"{f.flips.wrong_to_right:,} wrong -> right"),
+        ("McNemar", f"one-sided p {f.worse_p.value:.3g} that it got more chunks wrong (goldens "
+         "as clusters)" if f.worse_p.value is not None else str(f.worse_p.reason)),
+        ("calls", f"{counted(stats.judged, 'chunk')} judged, "
+         f"{counted(stats.errors, 'failed call')}; tokens {stats.tokens_in:,} in, "
+         f"{stats.tokens_out:,} out"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    _say(f"Re-check {done.recheck_id} of judge '{done.judge}':")
+    for key, text in rows:
+        _say(f"  {key.ljust(width)}  {text}")
+    drop = f.kappa_drop.value
+    if f.worse:
+        _say(f"Worse: kappa dropped {number(drop or 0, 3)}, beyond the tolerance "
+             f"{f.tolerance:g}, and the judge got more chunks wrong beyond chance (p "
+             f"{f.worse_p.format()} < {f.alpha:g}). Look at the flips ('annotator recheck "
+             f"--history' shows the trend), and re-measure or replace the judge.")
+    elif drop is not None and drop > f.tolerance:
+        _say(f"Not shown worse: kappa dropped {number(drop, 3)}, beyond the tolerance, but not "
+             f"beyond chance (p {f.worse_p.format()}); a larger canary would tell "
+             "('annotator recheck --plan --drop 0.05').")
+    else:
+        _say(f"Not worse: the kappa drop is within the tolerance {f.tolerance:g}.")
+
+
+def _print_recheck_history(session: Session, name: str, tolerance: float, alpha: float,
+                           fmt: str) -> None:
+    """Every re-check of a judge and the running bound; exit 1 when its alarm sounds."""
+    from annotator.errors import AnnotatorError
+    from annotator.recheck import Canary, history
+    from annotator.stats.stat import number
+
+    ids, how = session.canary()
+    if not ids or how is None:
+        raise AnnotatorError(f"Judge '{name}' has never been re-checked: run 'annotator recheck "
+                             f"{_hint_word(str(session.path))} --judge {name}' first.")
+    looks, in_agreement = history(session, name, Canary(ids, how), tolerance=tolerance,
+                                  alpha=alpha)
+    if not looks:
+        raise AnnotatorError(f"Judge '{name}' has never been re-checked: run 'annotator recheck "
+                             f"{_hint_word(str(session.path))} --judge {name}' first.")
+    alarm = looks[-1].bound is not None and looks[-1].bound.alarm
+    if fmt == "json":
+        from annotator.jsonout import write_json
+
+        write_json({"judge": name, "tolerance": tolerance, "alpha": alpha,
+                    "tolerance_in_agreement": in_agreement, "alarm": alarm, "rechecks": [
+                        {"recheck": look.recheck["id"], "at": look.recheck["finished_at"],
+                         "epoch_before": look.recheck["epoch_before"], **look.recheck["figures"],
+                         "running_bound": None if look.bound is None else {
+                             "drop": look.bound.drop, "lower": look.bound.lower,
+                             "alarm": look.bound.alarm}} for look in looks]}, sys.stdout)
+    else:
+        from rich.table import Table
+
+        table = Table(title=f"Re-checks of judge '{name}'", title_justify="left")
+        for column in ("re-check", "finished", "chunks", "kappa then", "kappa now", "drop",
+                       "p", "worse", "agreement drop", "lower bound", "alarm"):
+            table.add_column(column, justify="left" if column in ("finished", "worse", "alarm")
+                             else "right", no_wrap=column == "finished")
+        for look in looks:
+            f, b = look.recheck["figures"], look.bound
+            at = str(look.recheck["finished_at"])
+            table.add_row(str(look.recheck["id"]), f"{at[:10]} {at[11:16]}",
+                          f"{f['chunks']:,}", _cell(f["kappa_before"]), _cell(f["kappa_after"]),
+                          _cell(f["kappa_drop"]), _cell(f["worse_p"]),
+                          "yes" if f["worse"] else "no",
+                          number(b.drop, 3) if b else "", number(b.lower, 3) if b else "",
+                          ("yes" if b.alarm else "no") if b else "other baseline")
+        from rich.console import Console
+
+        Console(highlight=False).print(table)
+        _say(f"The running bound is a lower bound on the drop in agreement (baseline minus the "
+             f"re-checks so far) that holds at every re-check at once with probability "
+             f"{1 - alpha:g}; the alarm sounds when it passes the tolerance, {tolerance:g} in "
+             f"kappa, {number(in_agreement or 0, 3)} in agreement. "
+             + ("Alarm: the judge has drifted." if alarm else "No alarm."))
+    if alarm:
+        sys.exit(1)
+
+
+def _cell(stat: dict[str, Any]) -> str:
+    """A stored statistic as a cell: its value to 3 places, or 'undefined'."""
+    from annotator.stats.stat import number
+
+    return "undefined" if stat["value"] is None else number(stat["value"], 3)
+
+
+def _print_recheck_plan(session: Session, name: str, drop: float, tolerance: float,
+                        alpha: float, power: float, fmt: str) -> None:
+    """How many canary chunks find a drop of ``drop`` in agreement."""
+    from annotator.recheck import plan_canary
+
+    plan = plan_canary(session, name, drop=drop, tolerance=tolerance, alpha=alpha, power=power)
+    if fmt == "json":
+        from dataclasses import asdict
+
+        from annotator.jsonout import write_json
+
+        write_json({"judge": name, "alpha": alpha, **asdict(plan)}, sys.stdout)
+        return
+    basis = (f"from {counted(plan.labelled, 'labelled chunk')}: {plan.prevalence:.0%} useful, "
+             f"the judge's sensitivity {plan.sensitivity:.2f} and specificity "
+             f"{plan.specificity:.2f}; its verdicts change between runs {plan.instability:.1%} of "
+             f"the time, from {plan.instability_from}")
+    if plan.chunks is None:
+        _say(f"No canary of up to 100,000 chunks finds a drop of {drop:g} in agreement with "
+             f"{power:.0%} power at tolerance {tolerance:g} ({basis}). A drop that small is "
+             "within the judge's own noise or the tolerance: plan for a larger --drop, or "
+             "lower --tolerance.")
+        return
+    _say(f"A canary of {plan.chunks:,} chunks finds a drop of {drop:g} in agreement in "
+         f"{power:.0%} of re-checks (worse: kappa drop beyond {tolerance:g}, McNemar p < "
+         f"{alpha:g}), {basis}; on goldens of {plan.per_golden} chunks, each chunk on its own "
+         "(goldens whose chunks move together need more). Freeze one with 'annotator recheck "
+         f"{session.path} --judge {name} --canary {plan.chunks}'.")
+
+
 @cli.command("report")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")
@@ -1317,11 +1641,12 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
 @click.option("--relevant-from", type=click.IntRange(1), default=None,
               help="On a graded session: the lowest relevant grade for CP and every binary "
                    "statistic (default: the session's, from import-trec).")
+@_epoch_option
 def report_command(session_path: str, judge: str | None, annotator: str | None,
                    all_annotators: bool, gold: bool, fmt: str, output: str | None, pass_mark: float,
                    resamples: int, seed: int, group_by: str | None, worst: int, top_k: bool,
                    keep: float, target_width: float, checks_min: float,
-                   relevant_from: int | None) -> None:
+                   relevant_from: int | None, epochs: tuple[str, ...]) -> None:
     """Report how the judge agrees with people, chunk by chunk and golden by golden.
 
     Human labels are the truth and "relevant" is the positive class. Intervals come from a
@@ -1341,6 +1666,7 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
     if sum(map(bool, (annotator, all_annotators, gold))) > 1:
         raise click.UsageError("Give one of --annotator NAME, --all-annotators and --gold.")
     with _open(session_path, reads_only=True) as session:
+        _use_epochs(session, epochs)
         people = session.annotators()
         if annotator:
             from annotator.resolve import annotator_named
@@ -1676,10 +2002,11 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
 @click.option("--alt-alpha", type=click.FloatRange(0, 1, min_open=True), default=ALT_ALPHA,
               show_default=True, help="The alternative annotator test's false discovery rate "
                                       "(Benjamini-Yekutieli over the people held out).")
+@_epoch_option
 def judges_command(session_path: str, annotator: str | None, judges: tuple[str, ...], sort: str,
                    fmt: str, output: str | None, split: str | None, prices: tuple[str, ...],
                    resamples: int, seed: int, group_by: str | None, all_pairs: bool,
-                   epsilon: float, alt_alpha: float) -> None:
+                   epsilon: float, alt_alpha: float, epochs: tuple[str, ...]) -> None:
     """Rank every judge in the session on the same human labels.
 
     The truth is one person's labels with --annotator; otherwise the team's: the adjudicated
@@ -1702,6 +2029,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
     with _open(session_path, reads_only=True) as session, counter(
             "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples
     ) as advance:
+        _use_epochs(session, epochs)
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
                                   seed=seed, sort=sort, group_by=group_by, epsilon=epsilon,

@@ -83,8 +83,14 @@ def judging(name: str, price: Price | None) -> Iterator[Callable[[RunStats], Non
     progress = _counting_bar()
     with progress:
         task = progress.add_task(visible(f"Judging with {name}"), total=None, line="")
+        said = 0
 
         def show(stats: RunStats) -> None:
+            nonlocal said
+            for notice in stats.notices[said:]:  # above the bar, the moment it is noticed
+                progress.console.print(f"Note: {visible(notice)}", markup=False,
+                                       highlight=False, soft_wrap=True)
+            said = len(stats.notices)
             elapsed = max(time.monotonic() - stats.started, 1e-9)
             cost = stats.cost(price)
             latest = stats.failures.latest

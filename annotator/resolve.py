@@ -94,3 +94,28 @@ def annotator_named(people: Sequence[str], annotator: str) -> str:
                               f"'annotator annotate SESSION --annotator {annotator}'.")
                            + _nearest(annotator, people))
     return annotator
+
+
+def epochs_named(known: Sequence[Mapping[str, object]], wanted: Sequence[str]) -> dict[str, str]:
+    """Judge -> epoch for each --epoch given: EPOCH, or JUDGE=EPOCH where two judges share it;
+    an epoch may be shortened to its first 4 or more characters while it stays unique.
+    ``known``: every judge's epochs (Session.judge_epochs)."""
+    chosen: dict[str, str] = {}
+    for value in wanted:
+        judge, _, prefix = value.rpartition("=")
+        prefix = prefix.strip().lower()
+        matches = [(str(e["judge"]), str(e["epoch"])) for e in known
+                   if str(e["epoch"]).startswith(prefix) and judge in ("", e["judge"])]
+        if len(prefix) < 4 or not matches:
+            shown = "; ".join(f"'{e['judge']}': {e['epoch']}" for e in known) or "none yet"
+            raise SessionError(
+                f"No judge{f' named {judge!r}' if judge else ''} has an epoch starting "
+                f"'{prefix}' (give 4 characters or more). Epochs: {shown}.")
+        if len({j for j, _ in matches}) > 1:
+            which = ", ".join(f"'{j}'" for j, _ in matches)
+            raise SessionError(f"Epoch '{prefix}' is one of {which}: give it as JUDGE=EPOCH.")
+        if len(matches) > 1:
+            raise SessionError(f"'{prefix}' starts more than one epoch of '{matches[0][0]}': "
+                               "give more of it.")
+        chosen[matches[0][0]] = matches[0][1]
+    return chosen

@@ -198,6 +198,9 @@ class FakeOpenAI:
         """Behaviour -> probability, drawn for every request beyond its chunk's plan (the rest
         "ok"), from a seeded generator: a reproducible mix of faults."""
         self._chaos_rng = random.Random(0)
+        self.serving: Callable[[int], tuple[str | None, str | None]] | None = None
+        """What the replies say served them, given how many chat requests came so far: (the
+        model, or None for the one asked for; the system_fingerprint, or None for none)."""
         self.prefix_cache = False
         """Report cached prompt tokens (usage.prompt_tokens_details) as a prefix cache would."""
         self._prefixes: set[str] = set()
@@ -456,8 +459,17 @@ class FakeOpenAI:
                 self._prefixes.add(prefix)
             usage["prompt_tokens_details"] = {
                 "cached_tokens": count_prompt(body["messages"][:-1]) - 3 if seen else 0}
-        return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
-                "model": body["model"], "choices": [choice], "usage": usage}
+        reply: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion",
+                                 "created": 0, "model": body["model"], "choices": [choice],
+                                 "usage": usage}
+        if self.serving is not None:
+            with self._lock:
+                answered = len(self.requests)
+            model, fingerprint = self.serving(answered)
+            reply["model"] = model or body["model"]
+            if fingerprint is not None:
+                reply["system_fingerprint"] = fingerprint
+        return reply
 
 
 if __name__ == "__main__":

@@ -270,7 +270,8 @@ def read_result(settings: JudgeSettings, text: str | Any, ranks: Sequence[int] |
         return CallResult(error=completion, raw_reply=raw[:RAW_REPLY_CHARS], latency_ms=latency,
                           cause="body")
     result = CallResult(latency_ms=latency, tokens_in=completion.tokens_in,
-                        tokens_out=completion.tokens_out, tokens_cached=completion.tokens_cached)
+                        tokens_out=completion.tokens_out, tokens_cached=completion.tokens_cached,
+                        served_model=completion.model, fingerprint=completion.fingerprint)
     content = completion.content
     result.raw_reply = content
     if completion.finish_reason == "length":
@@ -345,6 +346,10 @@ class Completion:
     tokens_out: int | None
     logprobs: list[Token]
     tokens_cached: int | None = None
+    model: str | None = None
+    """The model the provider says served the reply (its ``model``)."""
+    fingerprint: str | None = None
+    """The provider's ``system_fingerprint``: its serving configuration, where it says one."""
 
 
 def read_completion(text: str) -> Completion | str:
@@ -381,7 +386,14 @@ def completion_of(data: Any) -> Completion | str:
                       finish if isinstance(finish, str) else None,
                       _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
                       _tokens(logprobs.get("content") if isinstance(logprobs, dict) else None),
-                      _count(details.get("cached_tokens")) if isinstance(details, dict) else None)
+                      _count(details.get("cached_tokens")) if isinstance(details, dict) else None,
+                      _said(data.get("model")), _said(data.get("system_fingerprint")))
+
+
+def _said(value: Any) -> str | None:
+    """A short string a server says about itself, or None (an empty or odd value, or a
+    long one cut: it is an identity, not a message)."""
+    return value[:200] if isinstance(value, str) and value.strip() else None
 
 
 def _json_kind(value: Any) -> str:

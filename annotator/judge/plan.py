@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from annotator.judge import tokens
 from annotator.judge.batch import Limits, RequestLines
-from annotator.judge.runner import RunOptions, RunStats, collect_tasks, task_messages
+from annotator.judge.runner import RunOptions, RunStats, Task, collect_tasks, task_messages
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
@@ -48,12 +48,16 @@ class DryRun:
 
 def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOptions,
             price: Price | None, rpm: float | None, tpm: float | None,
-            batch: Limits | None = None) -> DryRun:
+            batch: Limits | None = None, tasks: list[Task] | None = None) -> DryRun:
     """The run ``annotator judge`` would make with these settings, sending nothing; with
     ``batch``, the request files a batch round would write (their exact lines, split where
-    those limits split them), leaving out what is still out in a batch."""
+    those limits split them), leaving out what is still out in a batch; with ``tasks``, the
+    run that sends those (a re-check's)."""
     stats = RunStats()
-    tasks = collect_tasks(session, settings, options, stats, session.judged_requests(name))
+    if tasks is None:
+        tasks = collect_tasks(session, settings, options, stats, session.judged_requests(name))
+    else:
+        stats.total = sum(len(task.chunk_ids) for task in tasks)
     busy = session.batch_busy(name) if batch is not None else set()
     lines = RequestLines(settings, session.next_batch_round())
     calls = prompt = size = files = in_file = file_size = 0

@@ -33,7 +33,7 @@ from annotator.judge.failures import Failures, Group
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.types import CallResult, JudgePrompt, JudgeSettings
 from annotator.models import Judge, Price
-from annotator.redact import remember, scrub
+from annotator.redact import remember, scrub, without_credentials
 from annotator.store.session import Session
 from annotator.text import shortened
 
@@ -89,6 +89,8 @@ class RunStats:
     """What the endpoint refused this run, in order, as sentences for the summary."""
     warnings: list[str] = field(default_factory=list)
     """What the run noticed about the endpoint, as sentences for the summary."""
+    notices: list[str] = field(default_factory=list)
+    """What must be said at once, while the run goes on (a judge served as another epoch)."""
     failures: Failures = field(default_factory=Failures)
     """Failed calls grouped by what went wrong, for the summary and the progress line."""
     waiting: float | None = None
@@ -144,7 +146,7 @@ async def run_judge(
                     f"No golden has a {settings.prompt.against} to judge chunks against; use "
                     "--against " + ("response" if settings.prompt.against == "reference"
                                     else "reference") + ".")
-            await _judge_all(session, name, settings, client, options, stats, on_progress,
+            await send_tasks(session, name, settings, client, options, stats, on_progress,
                              secrets, lease, work, lambda calls: session.record_calls(name, calls))
             stats.warnings.extend(degenerate(session, name))
             return stats
@@ -295,7 +297,7 @@ def _chunks(tasks: list[Task]) -> int:
     return sum(len(task.chunk_ids) for task in tasks)
 
 
-async def _judge_all(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+async def send_tasks(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
                      options: RunOptions, stats: RunStats,
                      on_progress: Callable[[RunStats], None] | None,
                      secrets: tuple[str, ...], lease: Lease, work: list[Task],
@@ -307,8 +309,12 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
     for item in work:
         queue.put_nowait(item)
     del work
+    endpoint = without_credentials(str(client.base_url))[0]  # never a password on disk
+    served = ServedAs(session, name, stats)
 
     async def store(calls: list[dict[str, object]]) -> None:
+        for one in calls:
+            one["endpoint"] = endpoint
         while True:  # the reply is kept while another command holds the file
             try:
                 record(calls)
@@ -335,6 +341,7 @@ async def _judge_all(session: Session, name: str, settings: JudgeSettings, clien
             stats.requests += result.requests
             if result.verdict is not None:
                 stats.failures.succeeded()
+                served.check(result)
                 return result
             if result.unsupported and _drop_refused(session, name, settings, result, stats):
                 # A refused response format or logprobs is a step down the formats, said in the
@@ -447,7 +454,7 @@ async def run_probes(session: Session, name: str, settings: JudgeSettings, clien
             if mine:
                 session.record_probe_calls(name, mine)
 
-        await _judge_all(session, name, settings, client, options, stats, on_progress, secrets,
+        await send_tasks(session, name, settings, client, options, stats, on_progress, secrets,
                          lease, work, record)
         return stats
     finally:
@@ -519,7 +526,41 @@ def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> di
         "raw_reply": result.raw_reply, "confidence_note": result.confidence_note,
         "tokens_in": result.tokens_in, "tokens_out": result.tokens_out,
         "tokens_cached": result.tokens_cached, "latency_ms": result.latency_ms,
-        "request_sha256": sha, "repetition": repetition, "requests": result.requests}
+        "request_sha256": sha, "repetition": repetition, "requests": result.requests,
+        "served_model": result.served_model, "fingerprint": result.fingerprint}
+
+
+class ServedAs:
+    """Follows the epoch a run's replies say served them, and says at once when it changes
+    (the run goes on: each verdict is stored under its own epoch, kept apart)."""
+
+    def __init__(self, session: Session, judge: str, stats: RunStats) -> None:
+        self.session, self.judge, self.stats = session, judge, stats
+        self.epoch = session.epoch_in_use(judge)
+        known = {e["epoch"]: e for e in session.judge_epochs(judge)} if self.epoch else {}
+        now = known.get(self.epoch or "")
+        self.said = (now["model"], now["fingerprint"]) if now else None
+        self.configured = next((j.model for j in session.judges() if j.name == judge), None)
+
+    def check(self, result: CallResult) -> None:
+        """Note a reply's epoch; a new one (after the first of a judge) is said at once."""
+        epoch = self.session.epoch_for(self.judge, result.served_model, result.fingerprint)
+        if epoch == self.epoch:
+            return
+        model = result.served_model or self.configured
+        if self.epoch is not None and self.said is not None:
+            self.stats.notices.append(
+                f"The provider now serves judge '{self.judge}' as "
+                f"{served_words(model, result.fingerprint)} (until now "
+                f"{served_words(*self.said)}): its verdicts from here on are epoch "
+                f"{epoch}, kept apart from epoch {self.epoch}.")
+        self.epoch, self.said = epoch, (model, result.fingerprint)
+
+
+def served_words(model: str | None, fingerprint: str | None) -> str:
+    """'model M, fingerprint F' as a reply said it ('no fingerprint' where it said none)."""
+    return (f"model {model or 'not named'}, "
+            + (f"fingerprint {fingerprint}" if fingerprint else "no fingerprint"))
 
 
 def _shares(total: int | None, count: int) -> list[int | None]:

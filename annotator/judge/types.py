@@ -164,6 +164,10 @@ class CallResult:
     """What kind of failure an error is (judge/failures.py groups and explains them)."""
     status: int | None = None
     """The HTTP status of an error reply."""
+    served_model: str | None = None
+    fingerprint: str | None = None
+    """The model and ``system_fingerprint`` the reply says served it (None: not said): with
+    the judge's definition, its epoch (store/epochs.py)."""
 
 
 REPLY_TOKENS = 512

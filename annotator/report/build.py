@@ -13,6 +13,7 @@ from typing import Any
 
 from annotator.memory import give_back
 from annotator.models import CHECKS_MIN
+from annotator.report.epochs import epochs_of, recheck_words, span_sentence
 from annotator.report.headline import headline
 from annotator.report.inputs import Options, gather
 from annotator.report.model import Report
@@ -78,6 +79,12 @@ def build_report(
                     convention=CONVENTION_RAGAS, headline=[], target_width=target_width,
                     **fields)
     report.headline.extend(headline(report))
+    epochs = epochs_of(session, judge)
+    if (span := span_sentence(epochs)) is not None:
+        report.headline.append(span)
+    if epochs.last_recheck is not None:
+        report.headline.append(f"Judge '{judge}' is read as epoch {epochs.read}; "
+                               f"{recheck_words(epochs)} ('annotator recheck --history').")
     if scope.golden_ids is not None:
         left = session.count_goldens() - len(scope.golden_ids)
         report.headline.insert(min(1, len(report.headline)), (

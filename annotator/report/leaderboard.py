@@ -25,6 +25,7 @@ from annotator.memory import give_back
 from annotator.models import Judge, Price, Scale
 from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
+from annotator.report.epochs import Epochs, epoch_line, epochs_of, span_sentence
 from annotator.report.model import ReasonCheck
 from annotator.report.sections.chunks import chunk_stat
 from annotator.report.sections.systems import add_columns as system_columns
@@ -119,6 +120,8 @@ class JudgeRow:
     """The alternative annotator test on chunk verdicts: may it replace a person?"""
     alt_test_cp: AltTest | None = None
     """The same on each golden's CP (None on an unranked pool)."""
+    epochs: Epochs | None = None
+    """The epoch its verdicts are read from, the others it has, its last re-check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +280,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
         _add_kappa_per_dollar(calls, stats["cohen_kappa"])
         rows.append(JudgeRow(name, stats, calls, *rows_on[name], best_system=picks,
                              probes=probed.get(name, {}), alt_test=alt_tests[name][0],
-                             alt_test_cp=alt_tests[name][1]))
+                             alt_test_cp=alt_tests[name][1], epochs=epochs_of(session, judge)))
 
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort, set(rows[0].stats) if rows else None))
@@ -290,6 +293,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
                         unranked=unranked, people=people)
     board.headline.extend(_headline(board))  # the headline reads the board it heads
     board.headline.extend(_lineage(session, board))
+    board.headline.extend(_epoch_lines(board))
     if seen.note is not None:
         board.headline.insert(1, seen.note)
     return board
@@ -770,6 +774,14 @@ def _headline(board: Leaderboard) -> list[str]:
     lines.extend(_probe_lines(board))
     lines.extend(_alt_test_lines(board))
     return lines
+
+
+def _epoch_lines(board: Leaderboard) -> list[str]:
+    """Each judge's epoch read and last re-check, and what a judge spanning epochs leaves out."""
+    every = [row.epochs for row in board.judges if row.epochs is not None]
+    spans = [line for e in every if (line := span_sentence(e)) is not None]
+    named = epoch_line(every)
+    return spans + ([named] if named else [])
 
 
 def _alt_test_lines(board: Leaderboard) -> list[str]:

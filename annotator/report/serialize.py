@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from annotator.formats import csv_cell
 from annotator.probes import KINDS
+from annotator.report.epochs import epochs_json
 from annotator.report.jsonparts import probes_dict, stats_dict
 from annotator.report.model import Report
 from annotator.report.sections import ordered
@@ -81,7 +82,8 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
                     "calls": row.calls.calls, "failed_calls": row.calls.failed,
                     **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
                     "unstable_chunks": [{"golden_id": g, "rank": rank, "verdicts": said}
-                                        for g, rank, said in row.calls.unstable]}
+                                        for g, rank, said in row.calls.unstable],
+                    **(epochs_json(row.epochs) if row.epochs is not None else {})}
                    for row in board.judges],
         "judge_agreement": [{"first": a.first, "second": a.second, "chunks": a.chunks,
                              **stats_dict({"cohen_kappa": a.kappa})} for a in board.agreement],

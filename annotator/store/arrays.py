@@ -67,9 +67,11 @@ def judge_columns(session: Session, judge: str, frame: ChunkFrame, whole: bool,
     rows = np.fromiter(session.conn.execute(
         f"""SELECT chunk_id, {_verdict_sql(relevant_from)}, coalesce(p_relevant, 'nan'),
                    coalesce(grade, -1), max(id) FROM verdicts
-           WHERE judge = ? AND error IS NULL AND repetition = 1 {where} GROUP BY chunk_id""",
-        [judge, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float),
-                                  ("grade", np.int8), ("id", np.int64)])
+           WHERE judge = ? AND error IS NULL AND repetition = 1 AND epoch IS ? {where}
+           GROUP BY chunk_id""",
+        [judge, session.epoch_in_use(judge), *params]),
+        dtype=[("chunk", np.int64), ("verdict", np.int8), ("p", float), ("grade", np.int8),
+               ("id", np.int64)])
     at = frame.slots(rows["chunk"])
     return JudgeColumns(frame.aligned(at, rows["verdict"], MISSING, np.int8),
                         frame.aligned(at, rows["p"], np.nan, float),
@@ -152,7 +154,8 @@ def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[
     for judge in judges:
         verdict, reason, p = placed(conn.execute(
             "SELECT chunk_id, verdict, reason, p_relevant, max(id) FROM verdicts WHERE judge = ? "
-            "AND error IS NULL AND repetition = 1 GROUP BY chunk_id", [judge]).fetchall(), 3)
+            "AND error IS NULL AND repetition = 1 AND epoch IS ? GROUP BY chunk_id",
+            [judge, session.epoch_in_use(judge)]).fetchall(), 3)
         out[f"verdict:{judge}"] = verdict.tolist()
         out[f"reason:{judge}"] = reason.tolist()
         out[f"p_relevant:{judge}"] = p.tolist()

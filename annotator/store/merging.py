@@ -23,7 +23,7 @@ MERGED_TABLES = ("goldens", "chunks", "judges", "verdicts", "labels", "gold_labe
 
 _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply", "tokens_in",
                     "tokens_out", "latency_ms", "request_sha256", "repetition", "confidence_note",
-                    "requests", "grade", "tokens_cached", "unstable", "batch_id")
+                    "requests", "grade", "tokens_cached", "unstable", "batch_id", "epoch")
 """A call's columns besides its chunk and its time: two calls alike in all of them are one."""
 _PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
                        "tokens_in", "tokens_out", "latency_ms", "request_sha256")
@@ -56,6 +56,15 @@ def detach(conn: sqlite3.Connection, count: int) -> None:
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
     for i in range(count):
         conn.execute(f"DETACH DATABASE s{i}")
+
+
+def newest_verdicts(conn: sqlite3.Connection) -> None:
+    """Each epoch's newest verdict (what makes an epoch the latest) read again from the
+    verdicts, in one pass over them (after a merge or an import)."""
+    conn.executemany("UPDATE epochs SET last_id = ? WHERE judge = ? AND epoch = ?", [
+        (newest, judge, epoch) for judge, epoch, newest in conn.execute(
+            "SELECT judge, epoch, max(id) FROM verdicts WHERE error IS NULL "
+            "AND epoch IS NOT NULL GROUP BY judge, epoch").fetchall()])
 
 
 def merge_into(conn: sqlite3.Connection, names: Sequence[str]) -> int:
@@ -91,6 +100,7 @@ class _Merge:
         self.judges()
         self.examples()
         self.verdicts()
+        self.epochs()
         self.labels()
         self.gold()
         self.splits()
@@ -201,6 +211,16 @@ class _Merge:
                 FROM ({self.mapped('verdicts', (*_VERDICT_COLUMNS, 'created_at'))})
                 GROUP BY chunk_id, {columns}
                 ORDER BY at, chunk_id, {columns}""")
+
+    def epochs(self) -> None:
+        """Every judge epoch once (what served it is the same in every file: it is part of the
+        epoch's hash), first seen at its earliest time; the newest verdict of each as merged."""
+        self.conn.execute(
+            f"""INSERT INTO epochs(judge, epoch, model, fingerprint, endpoint, first_at)
+                SELECT judge, epoch, model, fingerprint, endpoint, min(first_at) FROM (
+                  {self.every('epochs', 'judge, epoch, model, fingerprint, endpoint, first_at')})
+                GROUP BY judge, epoch ORDER BY judge, epoch""")
+        newest_verdicts(self.conn)
 
     def checks(self) -> None:
         """Every attention check once by (source, golden id), as first kept (a snapshot); each

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+from typing import Any
 
 from annotator.store.versions import MIGRATION_SET
 
@@ -566,3 +567,86 @@ def m014_trust(db: Database) -> None:
             created_at TEXT NOT NULL
         )"""
     )
+
+
+@migrations()
+def m015_epochs(db: Database) -> None:
+    """Judge epochs and re-checks (store/epochs.py, annotator/recheck.py): each verdict's epoch
+    (what served it), one row an epoch (its model and fingerprint as served, the endpoint, the
+    newest verdict it holds), the frozen canary, each re-check and its calls. Verdicts stored
+    before are given the epoch of their judge's configured model with no fingerprint."""
+    from annotator.store.epochs import definition, epoch_of
+
+    db.execute("ALTER TABLE verdicts ADD COLUMN epoch TEXT")
+    db.execute(
+        """
+        CREATE TABLE epochs (
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            epoch TEXT NOT NULL,
+            model TEXT,
+            fingerprint TEXT,
+            endpoint TEXT,
+            first_at TEXT NOT NULL,
+            last_id INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (judge, epoch)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE canary (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE rechecks (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            epoch_before TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            figures TEXT
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE recheck_calls (
+            id INTEGER PRIMARY KEY,
+            recheck_id INTEGER NOT NULL REFERENCES rechecks(id) ON DELETE CASCADE,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            reason TEXT,
+            p_relevant REAL CHECK (p_relevant BETWEEN 0 AND 1),
+            grade INTEGER,
+            error TEXT,
+            raw_reply TEXT,
+            confidence_note TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            tokens_cached INTEGER,
+            latency_ms REAL,
+            requests INTEGER,
+            request_sha256 TEXT,
+            epoch TEXT,
+            created_at TEXT NOT NULL,
+            CHECK ((verdict IS NULL) <> (error IS NULL))
+        )"""
+    )
+    db.execute("CREATE INDEX recheck_calls_recheck ON recheck_calls(recheck_id, chunk_id)")
+    examples: dict[str, list[tuple[Any, ...]]] = {}
+    for row in db.execute("SELECT judge, golden_id, rank, verdict FROM judge_examples "
+                          "ORDER BY judge, position").fetchall():
+        examples.setdefault(row[0], []).append(tuple(row[1:]))
+    judged = db.execute("SELECT j.name, j.model, j.base_url, j.prompt_id, j.prompt_sha256, "
+                        "j.parameters, j.prompt_text, j.created_at FROM judges j "
+                        "WHERE EXISTS (SELECT 1 FROM verdicts v WHERE v.judge = j.name)").fetchall()
+    for name, model, base_url, prompt_id, sha, parameters, text, created in judged:
+        epoch = epoch_of(definition({"prompt_id": prompt_id, "prompt_sha256": sha,
+                                     "parameters": parameters, "prompt_text": text},
+                                    examples.get(name, [])), model, None)
+        db.execute("UPDATE verdicts SET epoch = ? WHERE judge = ?", [epoch, name])
+        db.execute("INSERT INTO epochs(judge, epoch, model, fingerprint, endpoint, first_at, "
+                   "last_id) VALUES (?, ?, ?, NULL, ?, ?, (SELECT coalesce(max(id), 0) FROM "
+                   "verdicts WHERE judge = ? AND error IS NULL))",
+                   [name, epoch, model, base_url, created, name])

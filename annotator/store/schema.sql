@@ -50,7 +50,7 @@ CREATE TABLE verdicts (
             tokens_out INTEGER,
             latency_ms REAL,
             request_sha256 TEXT,
-            created_at TEXT NOT NULL, repetition INTEGER NOT NULL DEFAULT 1 CHECK (repetition >= 1), confidence_note TEXT, requests INTEGER, grade INTEGER, tokens_cached INTEGER, unstable INTEGER CHECK (unstable IN (0, 1)), batch_id TEXT,
+            created_at TEXT NOT NULL, repetition INTEGER NOT NULL DEFAULT 1 CHECK (repetition >= 1), confidence_note TEXT, requests INTEGER, grade INTEGER, tokens_cached INTEGER, unstable INTEGER CHECK (unstable IN (0, 1)), batch_id TEXT, epoch TEXT,
             CHECK ((verdict IS NULL) <> (error IS NULL))
         );
 CREATE INDEX verdicts_judge_chunk ON verdicts(judge, chunk_id);
@@ -274,3 +274,47 @@ CREATE TABLE trust_thresholds (
             test_high REAL,
             created_at TEXT NOT NULL
         );
+CREATE TABLE epochs (
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            epoch TEXT NOT NULL,
+            model TEXT,
+            fingerprint TEXT,
+            endpoint TEXT,
+            first_at TEXT NOT NULL,
+            last_id INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (judge, epoch)
+        );
+CREATE TABLE canary (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL
+        );
+CREATE TABLE rechecks (
+            id INTEGER PRIMARY KEY,
+            judge TEXT NOT NULL REFERENCES judges(name) ON DELETE CASCADE,
+            epoch_before TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            figures TEXT
+        );
+CREATE TABLE recheck_calls (
+            id INTEGER PRIMARY KEY,
+            recheck_id INTEGER NOT NULL REFERENCES rechecks(id) ON DELETE CASCADE,
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            verdict INTEGER CHECK (verdict IN (0, 1)),
+            reason TEXT,
+            p_relevant REAL CHECK (p_relevant BETWEEN 0 AND 1),
+            grade INTEGER,
+            error TEXT,
+            raw_reply TEXT,
+            confidence_note TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            tokens_cached INTEGER,
+            latency_ms REAL,
+            requests INTEGER,
+            request_sha256 TEXT,
+            epoch TEXT,
+            created_at TEXT NOT NULL,
+            CHECK ((verdict IS NULL) <> (error IS NULL))
+        );
+CREATE INDEX recheck_calls_recheck ON recheck_calls(recheck_id, chunk_id);

@@ -48,7 +48,7 @@ from annotator.models import (
     is_candidate,
 )
 from annotator.redact import scrub, scrubbed
-from annotator.store import bulk, merging, schema, versions
+from annotator.store import bulk, epochs, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
 from annotator.untrusted import storable
@@ -188,6 +188,10 @@ class Session:
         self._depth = 0
         self.last_event_id = 0
         """The id of the event this connection wrote last (see ``review_totals``)."""
+        self._definitions: dict[str, tuple[str | None, dict[str, Any]]] = {}
+        """Judge name -> (configured model, its definition as store/epochs.py hashes it)."""
+        self._chosen_epochs: dict[str, str] = {}
+        """Judge name -> the epoch read as its verdicts (``choose_epochs``; others: the latest)."""
         exists = self.path.exists()
         if not create and not exists:
             raise SessionError(
@@ -561,9 +565,10 @@ class Session:
         rows = self.conn.execute(
             f"""SELECT {columns(StoredVerdict, "v")}, max(v.id)
                 FROM {join}
-                WHERE v.judge = ? AND v.error IS NULL AND v.repetition = 1 {where}
+                WHERE v.judge = ? AND v.error IS NULL AND v.repetition = 1 AND v.epoch IS ?
+                      {where}
                 GROUP BY v.chunk_id""",
-            [judge, *params],
+            [judge, self.epoch_in_use(judge), *params],
         )
         return {row[0]: StoredVerdict(*row[:-1]) for row in rows}
 
@@ -638,9 +643,10 @@ class Session:
                     """SELECT l.verdict, v.verdict, count(*) FROM labels l
                        JOIN (SELECT chunk_id, verdict, max(id) FROM verdicts
                              WHERE judge = ? AND error IS NULL AND repetition = 1
+                                   AND epoch IS ?
                              GROUP BY chunk_id) v ON v.chunk_id = l.chunk_id
                        WHERE l.annotator = ? AND l.verdict IS NOT NULL GROUP BY 1, 2""",
-                    [judge, annotator])}
+                    [judge, self.epoch_in_use(judge), annotator])}
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise ReadStopped("The totals were not read: the screen closed first.") from None
@@ -869,10 +875,10 @@ class Session:
 
     def judge_verdict_counts(self) -> dict[str, int]:
         """Judge name -> how many chunks carry its verdict in force (0 for a judge with none)."""
-        return dict(self.conn.execute(
-            """SELECT j.name, (SELECT count(DISTINCT v.chunk_id) FROM verdicts v
-                               WHERE v.judge = j.name AND v.error IS NULL AND v.repetition = 1)
-               FROM judges j ORDER BY j.name"""))
+        return {name: int(self._scalar(
+            "SELECT count(DISTINCT chunk_id) FROM verdicts WHERE judge = ? AND error IS NULL "
+            "AND repetition = 1 AND epoch IS ?", [name, self.epoch_in_use(name)]))
+            for (name,) in self.conn.execute("SELECT name FROM judges ORDER BY name").fetchall()}
 
     def forget_unused_judge(self, judge: str) -> bool:
         """Remove a judge that holds no verdict, with its failed calls and settings (a run that
@@ -916,13 +922,100 @@ class Session:
             self.conn.execute(f"INSERT INTO judges SELECT ?, {_JUDGE_REST} FROM judges "
                               "WHERE name = ?", [new, old])
             for table in ("verdicts", "judge_examples", "batches", "batch_requests",
-                          "probe_calls", "labels", "trust_thresholds"):
+                          "probe_calls", "labels", "trust_thresholds", "epochs", "rechecks"):
                 self.conn.execute(f"UPDATE {table} SET judge = ? WHERE judge = ?", [new, old])
             for prefix in ("transport:", "price:"):
                 self.conn.execute("UPDATE settings SET key = ? WHERE key = ?",
                                   [prefix + new, prefix + old])
             self.conn.execute("DELETE FROM judges WHERE name = ?", [old])
             self._event("rename_judge", payload={"from": old, "to": new})
+        self._definitions.pop(old, None)
+
+    # -- canary and re-checks (annotator.recheck) ----------------------------------------------
+
+    def canary(self) -> tuple[list[int], dict[str, Any] | None]:
+        """The frozen canary's chunk ids in their drawn order, and how it was chosen (None:
+        not chosen yet)."""
+        ids = [row[0] for row in self.conn.execute("SELECT chunk_id FROM canary ORDER BY position")]
+        return ids, self._setting("canary") if ids else None
+
+    def set_canary(self, chunk_ids: Sequence[int], how: dict[str, Any]) -> None:
+        """Freeze the canary: these chunks, in this order, chosen as ``how`` says."""
+        with self._write():
+            if self._scalar("SELECT EXISTS(SELECT 1 FROM canary)"):
+                raise SessionError(f"The canary of {self.path} is already chosen; it stays as "
+                                   "it is, so every re-check asks the same chunks.")
+            self.conn.executemany("INSERT INTO canary(chunk_id, position) VALUES (?, ?)",
+                                  [(c, i) for i, c in enumerate(chunk_ids)])
+            self._set_setting("canary", how)
+            self._event("canary", payload={"chunks": len(chunk_ids), **how})
+
+    def start_recheck(self, judge: str, epoch_before: str | None) -> int:
+        """Open a re-check of a judge against its verdicts of ``epoch_before``; its id."""
+        with self._write():
+            return int(self.conn.execute(
+                "INSERT INTO rechecks(judge, epoch_before, started_at) VALUES (?, ?, ?)",
+                [judge, epoch_before, now()]).lastrowid or 0)
+
+    def recheck_row(self, recheck_id: int) -> dict[str, Any]:
+        """One re-check as stored (figures as the JSON text they are stored as)."""
+        rows = self._rows("SELECT * FROM rechecks WHERE id = ?", [recheck_id])
+        if not rows:
+            raise SessionError(f"There is no re-check {recheck_id} in {self.path}.")
+        return dict(rows[0])
+
+    def open_recheck(self, judge: str) -> dict[str, Any] | None:
+        """The judge's re-check that was started and never finished (an interrupted run), with
+        how many canary chunks it has a verdict on."""
+        rows = self._rows(
+            "SELECT r.*, (SELECT count(DISTINCT chunk_id) FROM recheck_calls c WHERE "
+            "c.recheck_id = r.id AND c.error IS NULL) AS answered FROM rechecks r "
+            "WHERE r.judge = ? AND r.finished_at IS NULL ORDER BY r.id DESC LIMIT 1", [judge])
+        return dict(rows[0]) if rows else None
+
+    def finish_recheck(self, recheck_id: int, figures: dict[str, Any]) -> None:
+        """Close a re-check with its figures (JSON)."""
+        with self._write():
+            self.conn.execute("UPDATE rechecks SET finished_at = ?, figures = ? WHERE id = ?",
+                              [now(), json.dumps(figures, sort_keys=True), recheck_id])
+
+    def rechecks(self, judge: str) -> list[dict[str, Any]]:
+        """A judge's finished re-checks, oldest first, their figures read back."""
+        return [dict(row) | {"figures": json.loads(row["figures"])} for row in self._rows(
+            "SELECT * FROM rechecks WHERE judge = ? AND finished_at IS NOT NULL ORDER BY id",
+            [judge])]
+
+    def record_recheck_calls(self, recheck_id: int, judge: str,
+                             calls: Sequence[dict[str, Any]]) -> None:
+        """Store a re-check's calls in one transaction (as ``record_calls`` stores a run's),
+        apart from the judge's verdicts: a re-check measures a judge, it never changes one."""
+        at = now()
+        with self._write():
+            rows = self._with_epochs(judge, [_scrubbed_call(c) for c in calls])
+            self.conn.executemany(
+                f"INSERT INTO recheck_calls(recheck_id, {', '.join(_RECHECK_COLUMNS)}, "
+                f"created_at) VALUES ({', '.join('?' * (len(_RECHECK_COLUMNS) + 2))})",
+                [(recheck_id, *(c.get(k) for k in _RECHECK_COLUMNS), at) for c in rows])
+
+    def recheck_verdicts(self, recheck_id: int) -> dict[int, int]:
+        """Chunk id -> the re-check's verdict (its latest that is not an error)."""
+        return {chunk: verdict for chunk, verdict, _ in self.conn.execute(
+            "SELECT chunk_id, verdict, max(id) FROM recheck_calls WHERE recheck_id = ? "
+            "AND error IS NULL GROUP BY chunk_id", [recheck_id])}
+
+    def recheck_epochs(self, recheck_id: int) -> list[str]:
+        """The epochs that served a re-check's verdicts, in the order they first did."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT epoch FROM recheck_calls WHERE recheck_id = ? AND error IS NULL AND epoch "
+            "IS NOT NULL GROUP BY epoch ORDER BY min(id)", [recheck_id])]
+
+    def recheck_costs(self, recheck_id: int) -> tuple[int, int, int, int]:
+        """A re-check's calls, failed calls, tokens in and tokens out."""
+        row = self.conn.execute(
+            "SELECT count(*), count(error), coalesce(sum(tokens_in), 0), "
+            "coalesce(sum(tokens_out), 0) FROM recheck_calls WHERE recheck_id = ?",
+            [recheck_id]).fetchone()
+        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     # -- trust thresholds (annotator.trust) ---------------------------------------------------
 
@@ -1014,8 +1107,13 @@ class Session:
         return out
 
     def _delete_judge(self, judge: str) -> None:
+        self._definitions.pop(judge, None)
         self.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
         self.conn.execute("DELETE FROM trust_thresholds WHERE judge = ?", [judge])
+        self.conn.execute("DELETE FROM epochs WHERE judge = ?", [judge])
+        self.conn.execute("DELETE FROM recheck_calls WHERE recheck_id IN "
+                          "(SELECT id FROM rechecks WHERE judge = ?)", [judge])
+        self.conn.execute("DELETE FROM rechecks WHERE judge = ?", [judge])
         self.conn.execute("DELETE FROM judges WHERE name = ?", [judge])
         self.conn.execute("DELETE FROM settings WHERE key IN (?, ?)",
                              [f"transport:{judge}", f"price:{judge}"])
@@ -1102,10 +1200,110 @@ class Session:
             except KeyError:
                 return (judge, *(call.get(c, defaults.get(c)) for c in _CALL_COLUMNS), at)
 
-        calls = [_scrubbed_call(c) for c in calls]
+        calls = self._with_epochs(judge, [_scrubbed_call(c) for c in calls])
         self.conn.executemany(
             f"INSERT INTO verdicts(judge, {', '.join(_CALL_COLUMNS)}, created_at) "
             f"VALUES ({', '.join('?' * (len(_CALL_COLUMNS) + 2))})", [row(c) for c in calls])
+        newest = next((c["epoch"] for c in reversed(calls) if c.get("error") is None), None)
+        if newest is not None:
+            self.conn.execute("UPDATE epochs SET last_id = last_insert_rowid() "
+                              "WHERE judge = ? AND epoch = ?", [judge, newest])
+
+    def _with_epochs(self, judge: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The calls, each with its epoch (from what its reply said served it; a verdict whose
+        reply said nothing: the configured model's; a failure without a reply: none), every
+        epoch among them stored."""
+        out, seen = [], set()
+        for call in calls:
+            said = call.get("served_model"), call.get("fingerprint")
+            if call.get("error") is None or said != (None, None):
+                epoch = self.epoch_for(judge, *said)
+                if epoch not in seen:
+                    seen.add(epoch)
+                    configured = self._definitions[judge][0]
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO epochs(judge, epoch, model, fingerprint, endpoint, "
+                        "first_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        [judge, epoch, said[0] or configured, said[1], call.get("endpoint"),
+                         now()])
+                out.append({**call, "epoch": epoch})
+            else:
+                out.append({**call, "epoch": None})
+        return out
+
+    # -- judge epochs (store/epochs.py): a judge's verdicts are read from one epoch ------------
+
+    def epoch_for(self, judge: str, model: str | None, fingerprint: str | None) -> str:
+        """The epoch of a reply to this judge saying ``model`` served it with ``fingerprint``
+        (a reply naming no model: the judge's configured one)."""
+        known = self._definitions.get(judge)
+        if known is None:
+            rows = self._rows("SELECT * FROM judges WHERE name = ?", [judge])
+            if not rows:
+                raise SessionError(f"There is no judge named '{judge}' in {self.path}.")
+            examples = self.conn.execute("SELECT golden_id, rank, verdict FROM judge_examples "
+                                         "WHERE judge = ? ORDER BY position", [judge]).fetchall()
+            known = self._definitions[judge] = (rows[0]["model"],
+                                                epochs.definition(dict(rows[0]), examples))
+        configured, definition = known
+        return epochs.epoch_of(definition, model or configured, fingerprint)
+
+    def _settle_epochs(self) -> None:
+        """Give verdicts stored without an epoch (imported ones: nothing says what served
+        them) their judge's configured epoch, then read each epoch's newest verdict again."""
+        judges = [j for (j,) in self.conn.execute(
+            "SELECT DISTINCT judge FROM verdicts WHERE epoch IS NULL AND error IS NULL")]
+        for judge in judges:
+            epoch = self.epoch_for(judge, None, None)
+            self.conn.execute("INSERT OR IGNORE INTO epochs(judge, epoch, model, endpoint, "
+                              "first_at) SELECT name, ?, model, base_url, ? FROM judges "
+                              "WHERE name = ?", [epoch, now(), judge])
+            self.conn.execute("UPDATE verdicts SET epoch = ? WHERE judge = ? AND epoch IS NULL "
+                              "AND error IS NULL", [epoch, judge])
+        if judges:
+            merging.newest_verdicts(self.conn)
+
+    def epoch_in_use(self, judge: str) -> str | None:
+        """The epoch whose verdicts are the judge's verdicts in force: the chosen one
+        (``choose_epochs``), else the one holding its newest verdict (None: it has none)."""
+        chosen = self._chosen_epochs.get(judge)
+        if chosen is not None:
+            return chosen
+        latest: str | None = self._scalar("SELECT epoch FROM epochs WHERE judge = ? "
+                                          "ORDER BY last_id DESC, first_at DESC LIMIT 1", [judge])
+        return latest
+
+    def choose_epochs(self, chosen: dict[str, str]) -> None:
+        """Read these judges' verdicts from these epochs (judge -> epoch) instead of their
+        latest, for as long as this session is open."""
+        self._chosen_epochs = dict(chosen)
+
+    @contextmanager
+    def epochs_read(self, chosen: dict[str, str | None]) -> Iterator[None]:
+        """Read these judges' verdicts from these epochs (judge -> epoch; None: as before)
+        while inside, then as before."""
+        before = dict(self._chosen_epochs)
+        self._chosen_epochs.update({j: e for j, e in chosen.items() if e is not None})
+        try:
+            yield
+        finally:
+            self._chosen_epochs = before
+
+    def judge_epochs(self, judge: str | None = None) -> list[dict[str, Any]]:
+        """Every epoch (of one judge, or of all), oldest first a judge: judge, epoch, model and
+        fingerprint as served, endpoint, first_at, last_at (its newest verdict's time) and
+        chunks (how many hold a verdict of it)."""
+        counts = {(j, e): n for j, e, n in self.conn.execute(
+            "SELECT judge, epoch, count(DISTINCT chunk_id) FROM verdicts WHERE error IS NULL "
+            "AND repetition = 1 AND epoch IS NOT NULL" + (" AND judge = ?" if judge else "")
+            + " GROUP BY judge, epoch", [judge] if judge else [])}
+        rows = self._rows(
+            "SELECT e.judge, e.epoch, e.model, e.fingerprint, e.endpoint, e.first_at, "
+            "(SELECT created_at FROM verdicts WHERE id = e.last_id) AS last_at FROM epochs e"
+            + (" WHERE e.judge = ?" if judge else "") + " ORDER BY e.judge, e.last_id, e.first_at",
+            [judge] if judge else [])
+        return [dict(row) | {"chunks": counts.get((row["judge"], row["epoch"]), 0)}
+                for row in rows]
 
     # -- gullibility probes (annotator.probes): apart from chunks, so nothing else reads them --
 
@@ -1283,8 +1481,10 @@ class Session:
         return dict(self.conn.execute(
             """SELECT note, count(*) FROM (
                  SELECT confidence_note AS note, max(id) FROM verdicts
-                 WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id)
-               WHERE note IS NOT NULL GROUP BY note ORDER BY count(*) DESC""", [judge]))
+                 WHERE judge = ? AND error IS NULL AND repetition = 1 AND epoch IS ?
+                 GROUP BY chunk_id)
+               WHERE note IS NOT NULL GROUP BY note ORDER BY count(*) DESC""",
+            [judge, self.epoch_in_use(judge)]))
 
     def latest_verdict_id(self) -> int:
         """The id of the newest stored call of any judge (0 when none): cheap change detection."""
@@ -1294,33 +1494,39 @@ class Session:
         """Over a judge's verdicts in force: how many, how many useful, its most common reason
         and how often that reason was given (to notice a judge that says the same thing)."""
         in_force = ("SELECT verdict, reason, max(id) FROM verdicts WHERE judge = ? AND error IS "
-                    "NULL AND repetition = 1 GROUP BY chunk_id")
+                    "NULL AND repetition = 1 AND epoch IS ? GROUP BY chunk_id")
+        epoch = self.epoch_in_use(judge)
         total, useful = self.conn.execute(
-            f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force})", [judge]).fetchone()
+            f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force})",
+            [judge, epoch]).fetchone()
         top = self.conn.execute(
             f"SELECT reason, count(*) FROM ({in_force}) WHERE reason IS NOT NULL AND reason != '' "
-            "GROUP BY reason ORDER BY count(*) DESC LIMIT 1", [judge]).fetchone()
+            "GROUP BY reason ORDER BY count(*) DESC LIMIT 1", [judge, epoch]).fetchone()
         return int(total), int(useful), top[0] if top else None, int(top[1]) if top else 0
 
     def judged_requests(self, judge: str) -> dict[tuple[int, int], set[str]]:
-        """(chunk id, repetition) -> the request hashes that already gave this judge a verdict."""
+        """(chunk id, repetition) -> the request hashes that already gave this judge a verdict
+        in its latest epoch (a chunk judged only in an earlier one is judged again: a run
+        brings the judge's verdicts into one epoch)."""
         out: dict[tuple[int, int], set[str]] = {}
         rows = self.conn.execute(
             "SELECT chunk_id, repetition, request_sha256 FROM verdicts WHERE judge = ? "
-            "AND error IS NULL AND request_sha256 IS NOT NULL", [judge])
+            "AND error IS NULL AND request_sha256 IS NOT NULL AND epoch IS ?",
+            [judge, self.epoch_in_use(judge)])
         for chunk_id, repetition, sha in rows:
             out.setdefault((chunk_id, repetition), set()).add(sha)
         return out
 
     def repetitions(self, judge: str) -> dict[int, dict[int, int]]:
         """Chunk id -> repetition -> the judge's latest verdict in that repetition, for the
-        chunks the judge was asked about more than once."""
+        chunks the judge was asked about more than once (in the epoch in use)."""
         out: dict[int, dict[int, int]] = {}
+        epoch = self.epoch_in_use(judge)
         rows = self.conn.execute(
             "SELECT chunk_id, repetition, verdict, max(id) FROM verdicts "
-            "WHERE judge = ? AND error IS NULL AND chunk_id IN (SELECT chunk_id FROM verdicts "
-            "WHERE judge = ? AND repetition > 1 AND error IS NULL) GROUP BY chunk_id, repetition",
-            [judge, judge])
+            "WHERE judge = ? AND error IS NULL AND epoch IS ? AND chunk_id IN (SELECT chunk_id "
+            "FROM verdicts WHERE judge = ? AND repetition > 1 AND error IS NULL AND epoch IS ?) "
+            "GROUP BY chunk_id, repetition", [judge, epoch, judge, epoch])
         for chunk_id, repetition, verdict, _ in rows:
             out.setdefault(chunk_id, {})[repetition] = verdict
         return out
@@ -1686,6 +1892,8 @@ class Session:
             for key, value in (settings or {}).items():
                 self._set_setting(key, value)
             summary = importer.summary()
+            if summary.verdicts_added:
+                self._settle_epochs()
             if not summary.changed_nothing:
                 self._event("import", payload=asdict(summary))
         if progress is not None:
@@ -1801,9 +2009,15 @@ class Session:
 
 _CALL_COLUMNS = ("chunk_id", "verdict", "reason", "p_relevant", "error", "raw_reply",
                  "tokens_in", "tokens_out", "latency_ms", "request_sha256", "repetition",
-                 "confidence_note", "requests", "grade", "tokens_cached", "unstable", "batch_id")
-"""A stored call's columns besides its judge and its time (Session.record_calls)."""
+                 "confidence_note", "requests", "grade", "tokens_cached", "unstable", "batch_id",
+                 "epoch")
+"""A stored call's columns besides its judge and its time (Session.record_calls); a call
+may also say ``served_model``, ``fingerprint`` and ``endpoint`` (its epoch is made of them)."""
 _CALL_VALUES = operator.itemgetter(*_CALL_COLUMNS)
+_RECHECK_COLUMNS = ("chunk_id", "verdict", "reason", "p_relevant", "grade", "error", "raw_reply",
+                    "confidence_note", "tokens_in", "tokens_out", "tokens_cached", "latency_ms",
+                    "requests", "request_sha256", "epoch")
+"""A re-check call's columns besides its re-check and its time."""
 
 
 def _storage_failure(error: sqlite3.OperationalError) -> bool:
