@@ -245,3 +245,24 @@ def test_the_plan_sizes_a_canary_from_the_sessions_figures(tmp_path: Path) -> No
     assert larger["chunks"] > plan["chunks"]  # a smaller drop needs more chunks
     said = invoke(["recheck", str(db), "--plan", "--drop", "0.1"]).output
     assert f"A canary of {plan['chunks']:,} chunks finds a drop of 0.1" in said
+
+
+def test_a_merge_keeps_each_judges_epochs_and_reads_the_same_epoch(tmp_path: Path) -> None:
+    db = imported(tmp_path)
+    with FakeOpenAI() as server:
+        server.serving = lambda seen: ("gpt-x-0613", "fp_one" if seen <= SWITCH_AFTER
+                                       else "fp_two")
+        assert invoke(["judge", str(db), "--model", "gpt-x", "--name", "j", "--concurrency",
+                       "1"], server).exit_code == 0
+    other = tmp_path / "bob.db"
+    assert invoke(["copy", str(db), str(other)]).exit_code == 0
+    team = tmp_path / "team.db"
+    assert invoke(["merge", str(db), str(other), "-o", str(team)]).exit_code == 0
+    with Session(db) as one, Session(team) as merged:
+        keys = ("epoch", "model", "fingerprint", "chunks")
+        assert ([{k: e[k] for k in keys} for e in merged.judge_epochs("j")]
+                == [{k: e[k] for k in keys} for e in one.judge_epochs("j")])
+        assert merged.epoch_in_use("j") == one.epoch_in_use("j")
+        assert ({(v.verdict, v.reason) for v in merged.verdicts("j").values()}
+                == {(v.verdict, v.reason) for v in one.verdicts("j").values()})
+        assert len(merged.verdicts("j")) == 80 - SWITCH_AFTER

@@ -190,6 +190,7 @@ class Session:
         """The id of the event this connection wrote last (see ``review_totals``)."""
         self._definitions: dict[str, tuple[str | None, dict[str, Any]]] = {}
         """Judge name -> (configured model, its definition as store/epochs.py hashes it)."""
+        self._epochs_known: dict[tuple[str, str | None, str | None], str] = {}
         self._chosen_epochs: dict[str, str] = {}
         """Judge name -> the epoch read as its verdicts (``choose_epochs``; others: the latest)."""
         exists = self.path.exists()
@@ -929,7 +930,7 @@ class Session:
                                   [prefix + new, prefix + old])
             self.conn.execute("DELETE FROM judges WHERE name = ?", [old])
             self._event("rename_judge", payload={"from": old, "to": new})
-        self._definitions.pop(old, None)
+        self._forget_definition(old)
 
     # -- canary and re-checks (annotator.recheck) ----------------------------------------------
 
@@ -1107,7 +1108,7 @@ class Session:
         return out
 
     def _delete_judge(self, judge: str) -> None:
-        self._definitions.pop(judge, None)
+        self._forget_definition(judge)
         self.conn.execute("DELETE FROM verdicts WHERE judge = ?", [judge])
         self.conn.execute("DELETE FROM trust_thresholds WHERE judge = ?", [judge])
         self.conn.execute("DELETE FROM epochs WHERE judge = ?", [judge])
@@ -1210,32 +1211,34 @@ class Session:
                               "WHERE judge = ? AND epoch = ?", [judge, newest])
 
     def _with_epochs(self, judge: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The calls, each with its epoch (from what its reply said served it; a verdict whose
+        """The calls, each given its epoch (from what its reply said served it; a verdict whose
         reply said nothing: the configured model's; a failure without a reply: none), every
         epoch among them stored."""
-        out, seen = [], set()
+        seen: set[str] = set()
         for call in calls:
             said = call.get("served_model"), call.get("fingerprint")
-            if call.get("error") is None or said != (None, None):
-                epoch = self.epoch_for(judge, *said)
-                if epoch not in seen:
-                    seen.add(epoch)
-                    configured = self._definitions[judge][0]
-                    self.conn.execute(
-                        "INSERT OR IGNORE INTO epochs(judge, epoch, model, fingerprint, endpoint, "
-                        "first_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        [judge, epoch, said[0] or configured, said[1], call.get("endpoint"),
-                         now()])
-                out.append({**call, "epoch": epoch})
-            else:
-                out.append({**call, "epoch": None})
-        return out
+            if call.get("error") is not None and said == (None, None):
+                call["epoch"] = None
+                continue
+            epoch = call["epoch"] = self.epoch_for(judge, *said)
+            if epoch not in seen:
+                seen.add(epoch)
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO epochs(judge, epoch, model, fingerprint, endpoint, "
+                    "first_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    [judge, epoch, said[0] or self._definitions[judge][0], said[1],
+                     call.get("endpoint"), now()])
+        return calls
 
     # -- judge epochs (store/epochs.py): a judge's verdicts are read from one epoch ------------
 
     def epoch_for(self, judge: str, model: str | None, fingerprint: str | None) -> str:
         """The epoch of a reply to this judge saying ``model`` served it with ``fingerprint``
         (a reply naming no model: the judge's configured one)."""
+        # Hashed once a (judge, model, fingerprint): a million batch results are three epochs.
+        cached = self._epochs_known.get((judge, model, fingerprint))
+        if cached is not None:
+            return cached
         known = self._definitions.get(judge)
         if known is None:
             rows = self._rows("SELECT * FROM judges WHERE name = ?", [judge])
@@ -1246,7 +1249,9 @@ class Session:
             known = self._definitions[judge] = (rows[0]["model"],
                                                 epochs.definition(dict(rows[0]), examples))
         configured, definition = known
-        return epochs.epoch_of(definition, model or configured, fingerprint)
+        epoch = epochs.epoch_of(definition, model or configured, fingerprint)
+        self._epochs_known[(judge, model, fingerprint)] = epoch
+        return epoch
 
     def _settle_epochs(self) -> None:
         """Give verdicts stored without an epoch (imported ones: nothing says what served
@@ -1262,6 +1267,11 @@ class Session:
                               "AND error IS NULL", [epoch, judge])
         if judges:
             merging.newest_verdicts(self.conn)
+
+    def _forget_definition(self, judge: str) -> None:
+        """Drop what was hashed of a judge that is removed or renamed."""
+        self._definitions.pop(judge, None)
+        self._epochs_known = {k: v for k, v in self._epochs_known.items() if k[0] != judge}
 
     def epoch_in_use(self, judge: str) -> str | None:
         """The epoch whose verdicts are the judge's verdicts in force: the chosen one
