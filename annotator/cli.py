@@ -535,6 +535,11 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
             else:
                 count = _write_output(output, lambda out: write_jsonl(
                     session.export_records(), out, session.export_checks()))
+        from annotator.report.epochs import epochs_of, span_sentence
+
+        for name in session.judges_judged():
+            if (span := span_sentence(epochs_of(session, name))) is not None:
+                _say(f"Note: {span}", err=True)
     if output is not None:
         what = ("chunk sample" if fmt == "ragas-annotation" else "line" if fmt in ("qrels", "run")
                 else "disagreement" if fmt == "feedback"

@@ -103,9 +103,10 @@ def test_a_fingerprint_changed_mid_run_is_said_at_once_and_its_verdicts_kept_apa
         assert any(line.startswith("Epochs read: 'j' " + second) for line in board["headline"])
         # The export reads one epoch too.
         exported = invoke(["export", str(db), "--format", "jsonl", "--epoch", f"j={first}"])
-        verdicts = [v for line in exported.output.splitlines()
+        verdicts = [v for line in exported.stdout.splitlines()
                     for v in json.loads(line).get("judge_verdicts") or [] if v is not None]
         assert len(verdicts) == SWITCH_AFTER
+        assert f"this reads the one chosen with --epoch, {first}" in exported.stderr
         # Judging again brings the judge into one epoch: the earlier epoch's chunks are asked
         # again as the judge is served now.
         again = invoke(["judge", str(db), "--model", "gpt-x", "--name", "j"], server)
