@@ -267,3 +267,25 @@ def test_a_merge_keeps_each_judges_epochs_and_reads_the_same_epoch(tmp_path: Pat
         assert ({(v.verdict, v.reason) for v in merged.verdicts("j").values()}
                 == {(v.verdict, v.reason) for v in one.verdicts("j").values()})
         assert len(merged.verdicts("j")) == 80 - SWITCH_AFTER
+
+
+def test_in_a_terminal_the_change_is_said_above_the_bar_while_the_run_waits(
+        tmp_path: Path) -> None:
+    """Said at once: the note is on the screen while the run is held half-way, before any
+    summary; then the run goes on and finishes."""
+    from tests.terminal import Terminal
+    from tests.waiting import PATIENCE
+
+    db = imported(tmp_path)
+    with FakeOpenAI() as server:
+        server.serving = lambda seen: ("gpt-x-0613", "fp_one" if seen <= 5 else "fp_two")
+        server.hold_after = 10  # requests past the tenth wait until let go
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+        with Terminal(["judge", str(db), "--model", "gpt-x", "--name", "j", "--concurrency",
+                       "1"], env=env) as term:
+            term.wait_for(rb"now serves judge 'j' as model gpt-x-0613, fingerprint fp_two",
+                          timeout=PATIENCE)
+            assert b"chunks judged" not in term.seen  # the run is still waiting
+            server.let_go()
+            assert term.finish(timeout=PATIENCE) == 0
+        assert b"80 chunks judged" in term.seen and b"Traceback" not in term.seen

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
-from tests.conftest import BANKING, ROOT
+from tests.conftest import BANKING, ROOT, banking_file
 from tests.llama_server import llama_server
 
 
@@ -61,6 +61,25 @@ def test_the_judge_at_its_defaults_judges_every_chunk_on_a_real_llama_cpp_server
     # said as such; what the defaults decide is that no reply was cut off or timed out.
     assert "failed calls: the reply judges rank" in done.output
     assert "Judge 'tiny' is not kept: it has no verdict yet." in done.output
+
+
+def test_a_recheck_against_the_real_server_reads_its_model_and_build_as_the_epoch(
+        server: str, tmp_path: Path) -> None:
+    """llama-server names the model file it serves and its build (system_fingerprint): the
+    epoch. At temperature 0 the same server answers alike, so a re-check finds nothing."""
+    db = banking_file(tmp_path / "b.db")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    done = CliRunner().invoke(cli, ["judge", str(db), "--model", "tiny", "--base-url", server,
+                                    "--name", "tiny"], env=env)
+    assert done.exit_code == 0, done.output
+    with sqlite3.connect(db) as conn:
+        (model, fingerprint), = conn.execute(
+            "SELECT model, fingerprint FROM epochs WHERE judge = 'tiny'").fetchall()
+    assert model.endswith("tiny.gguf") and fingerprint  # what the server said, not 'tiny'
+    again = CliRunner().invoke(cli, ["recheck", str(db), "--judge", "tiny", "--canary", "10"],
+                               env=env)
+    assert again.exit_code == 0, again.output
+    assert "the same epoch" in again.output and "0 right -> wrong" in again.output
 
 
 def test_a_listwise_replys_limit_grows_with_its_window() -> None:
