@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from annotator.judge.runner import RunOptions, RunStats, Task
     from annotator.judge.types import JudgePrompt, JudgeSettings
     from annotator.models import CheckRecord, Price
+    from annotator.recheck import Recheck
     from annotator.report.output import Document
     from annotator.store.session import Session
 
@@ -1467,7 +1468,7 @@ def _served(epoch: str | None, epochs: dict[str, dict[str, Any]]) -> str:
                                if known else "")
 
 
-def _print_recheck(done: Any, canary: str, epochs: dict[str, dict[str, Any]],
+def _print_recheck(done: Recheck, canary: str, epochs: dict[str, dict[str, Any]],
                    stats: RunStats) -> None:
     """A finished re-check for a person: what was compared, what moved, the decision."""
     from annotator.stats.stat import number
@@ -2797,13 +2798,17 @@ def info_command(session_path: str) -> None:
                                     f": {counted(len(chunk_counts), 'golden')}"
                                     f", {counted(sum(chunk_counts.values()), 'chunk')}"))
         # Names and paths are data: Text cells, so brackets in them are never read as markup.
-        judges = Table("judge", "model", "prompt", "chunks judged", "trusted from",
+        judges = Table("judge", "model", "prompt", "chunks judged", "epoch", "trusted from",
                        title="Judges", title_justify="left")
         judged = session.judge_verdict_counts()
+        every = session.judge_epochs()
         for judge in session.judges():
+            theirs = [e for e in every if e["judge"] == judge.name and e["chunks"]]
+            epoch = session.epoch_in_use(judge.name) or "-"
             judges.add_row(Text(visible(judge.name)), Text(visible(judge.model or "-")),
-                           Text(visible(judge.prompt_id)),
-                           f"{judged.get(judge.name, 0):,}", _trusted_from(session, judge.name))
+                           Text(visible(judge.prompt_id)), f"{judged.get(judge.name, 0):,}",
+                           epoch + (f" (of {len(theirs)})" if len(theirs) > 1 else ""),
+                           _trusted_from(session, judge.name))
         if judges.rows:
             console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",

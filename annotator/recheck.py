@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from annotator.stats.drift import (
 from annotator.stats.stat import Stat
 from annotator.store.session import Session, now
 from annotator.truth import truth as find_truth
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 TOLERANCE = 0.05
 """The kappa drop a team accepts before a re-check calls the judge worse."""
@@ -79,7 +82,8 @@ def choose_canary(session: Session, size: int | None = None, seed: int = 0, *,
     splits = session.splits()
     if splits:
         test = np.asarray([splits.get(g) == "test" for g in frame.golden_ids], dtype=bool)
-        eligible &= test[frame.cluster] if len(frame) else eligible
+        if len(frame):
+            eligible &= test[frame.cluster]
         source = "every labelled chunk of the test split"
     else:
         source = "every labelled chunk (the session has no split)"
@@ -122,11 +126,11 @@ def recheck_tasks(session: Session, settings: JudgeSettings, canary: Canary,
     tasks = [t for t in iter_tasks(session, settings, options, stats)
              if any(c in pending for c in t.chunk_ids)]
     stats.total = sum(len(t.chunk_ids) for t in tasks)
-    stats.skipped = 0
     return tasks
 
 
-async def run_recheck(session: Session, judge: str, settings: JudgeSettings, client: Any,
+async def run_recheck(session: Session, judge: str, settings: JudgeSettings,
+                      client: AsyncOpenAI,
                       options: RunOptions, stats: RunStats, canary: Canary, *,
                       on_progress: Callable[[RunStats], None] | None = None,
                       secrets: tuple[str, ...] = ()) -> int:
@@ -167,7 +171,6 @@ class Recheck:
     figures: RecheckFigures
     left_out: dict[str, int]
     """Canary chunks left out, by why (no label now, no verdict before, none now)."""
-    at: str = ""
 
 
 @dataclass(frozen=True, slots=True)
