@@ -1545,8 +1545,10 @@ def _print_recheck_history(session: Session, name: str, tolerance: float, alpha:
                              "alarm": look.bound.alarm}} for look in looks]}, sys.stdout)
     else:
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=f"Re-checks of judge '{name}'", title_justify="left")
+        # A judge's name is data: a Text title, so brackets in it are never read as markup.
+        table = Table(title=Text(f"Re-checks of judge '{visible(name)}'"), title_justify="left")
         for column in ("re-check", "finished", "chunks", "kappa then", "kappa now", "drop",
                        "p", "worse", "agreement drop", "lower bound", "alarm"):
             table.add_column(column, justify="left" if column in ("finished", "worse", "alarm")
