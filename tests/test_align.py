@@ -8,6 +8,7 @@ every chunk that names a branch useful.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -407,6 +408,23 @@ def test_aligning_an_imported_judge_says_to_run_one_first(tmp_path: Path) -> Non
     said = " ".join(result.output.split())
     assert "Judge 'imported' has no stored prompt" in said and "its verdicts were imported" in said
     assert f"judge {db} --model MODEL --name NAME" in said and "Traceback" not in said
+
+
+def test_the_optimizer_is_asked_again_as_a_judge_is_then_given_up_with_its_last_error(
+        team: Path) -> None:
+    """One retry policy for every request: the server's Retry-After honoured, --max-retries
+    retries, then the candidate is rejected with the last error (not the run stopped)."""
+    with FakeOpenAI() as server:
+        server.decide = decide
+        judge_base(team, server)
+        server.default, server.retry_after = "429", "0.3"
+        before = len(server.requests)
+        result = align(team, server, "--candidates", "1", "--max-retries", "2")
+        asked = [t for t, body, _ in server.requests[before:]]
+    assert len(asked) == 3  # the request and 2 retries
+    assert all(b - a >= 0.28 for a, b in itertools.pairwise(asked))
+    assert "the optimizer never answered (HTTP 429" in result.output
+    assert "nothing was registered" in result.output and "Traceback" not in result.output
 
 
 def test_an_optimizer_url_with_credentials_that_refuses_stores_and_shows_no_secret(

@@ -44,17 +44,19 @@ from annotator.judge.client import (
     next_format,
     status_error,
 )
+from annotator.judge.failures import kind
 from annotator.judge.plan import dry_run
 from annotator.judge.runner import (
     RunOptions,
     RunStats,
     resume_transport,
+    retry_wait,
     run_judge,
     stored_settings,
     system_as_user,
 )
 from annotator.judge.template import TemplatePrompt
-from annotator.judge.types import JudgeSettings
+from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import CANDIDATE_MARK, Price
 from annotator.presence import is_open, one_screen
 from annotator.splits import assign_splits
@@ -319,7 +321,7 @@ class _Run:
         if options.optimizer_system_as_user:
             messages = system_as_user(messages)
         spent = Spend()
-        last, attempt = "no reply", 0
+        attempt = 0
         # A whole prompt is a long reply: no fitted timeout here, the generous cold one.
         timeout = options.run.timeout if options.run.timeout is not None else COLD_TIMEOUT_S
         try:
@@ -330,32 +332,32 @@ class _Run:
                                               options.optimizer_temperature, OPTIMIZER_MAX_TOKENS,
                                               mode)
                 spent.calls += 1
+                # The judge's error ladder (client.py reads each failure into a CallResult,
+                # failures.kind says whether asking again can help) and its retry policy.
                 try:
                     text = await self.optimizer_client.post(
                         "/chat/completions", body=body, cast_to=str,
                         options={"timeout": timeout})
                 except openai.APITimeoutError:
-                    last = f"timed out after {timeout:g} s"
-                    wait = None
+                    failed = CallResult(error=f"timed out after {timeout:g} s", cause="timeout")
                 except openai.APIConnectionError as error:
-                    found = connection_error(self.optimizer_client, error, 0.0)
+                    failed = connection_error(self.optimizer_client, error, 0.0)
                     raise AlignStopped(
-                        f"The optimizer could not be reached: {found.error}.") from None
+                        f"The optimizer could not be reached: {failed.error}.") from None
                 except openai.APIStatusError as error:
                     sent = replace(self.prepared.settings, response_format=mode, logprobs=False)
-                    result = status_error(error, sent, 0.0)
-                    if "response_format" in result.unsupported and (
+                    failed = status_error(error, sent, 0.0)
+                    if "response_format" in failed.unsupported and (
                             following := next_format(mode)) is not None:
                         self.say(f"The optimizer's endpoint refused {mode}; now asking with "
                                  f"{following}.")
                         self.optimizer_format = following
                         continue
-                    if not result.retryable or error.status_code in (401, 403, 404):
+                    if kind(failed)[2]:  # hopeless: a wrong key, model or path
                         raise AlignStopped(
                             f"The optimizer at {self.optimizer_client.base_url} refused the "
-                            f"request ({result.error}); check --optimizer-model, --base-url and "
+                            f"request ({failed.error}); check --optimizer-model, --base-url and "
                             "OPENAI_API_KEY.") from None
-                    last, wait = str(result.error), result.retry_after
                 else:
                     completion = completion_of(_json(text))
                     if isinstance(completion, str):
@@ -371,11 +373,10 @@ class _Run:
                             f"the optimizer's reply was cut off at {OPTIMIZER_MAX_TOKENS} tokens")
                     return completion.content
                 if attempt == options.run.max_retries:
-                    raise optimizer.CandidateError(f"the optimizer never answered ({last})")
-                pause = min(options.run.backoff_cap, options.run.backoff_base * 2 ** attempt)
+                    raise optimizer.CandidateError(
+                        f"the optimizer never answered ({failed.error})")
+                await asyncio.sleep(retry_wait(failed, attempt, options.run))
                 attempt += 1
-                await asyncio.sleep(min(options.run.max_wait, wait) if wait is not None
-                                    else pause)
         finally:
             self.charge(spent, candidate)
 

@@ -362,13 +362,11 @@ async def send_tasks(session: Session, name: str, settings: JudgeSettings, clien
                 stopped.append(hopeless)
             if stopped or not result.retryable or attempt == options.max_retries:
                 return result
+            wait = retry_wait(result, attempt, options)
             if result.retry_after is not None:
-                wait = min(result.retry_after, options.max_wait)
                 stats.waiting = wait
                 if on_progress is not None:
                     on_progress(stats)
-            else:
-                wait = _backoff(attempt, options)
             await asyncio.sleep(wait)
             stats.waiting = None
             attempt += 1
@@ -849,8 +847,12 @@ def _drop_refused(session: Session, name: str, settings: JudgeSettings, result: 
     return changed
 
 
-def _backoff(attempt: int, options: RunOptions) -> float:
-    """Exponential backoff with full jitter."""
+def retry_wait(result: CallResult, attempt: int, options: RunOptions) -> float:
+    """Seconds to wait before asking again after a failed call, for every request this tool
+    sends (a judge's, a probe's, align's optimizer's): the server's Retry-After, at most
+    ``max_wait``; else exponential backoff with full jitter."""
+    if result.retry_after is not None:
+        return min(result.retry_after, options.max_wait)
     return random.uniform(0, min(options.backoff_cap, options.backoff_base * 2**attempt))
 
 
