@@ -2800,17 +2800,13 @@ def info_command(session_path: str) -> None:
                                     f": {counted(len(chunk_counts), 'golden')}"
                                     f", {counted(sum(chunk_counts.values()), 'chunk')}"))
         # Names and paths are data: Text cells, so brackets in them are never read as markup.
-        judges = Table("judge", "model", "prompt", "chunks judged", "epoch", "trusted from",
+        judges = Table("judge", "model", "prompt", "chunks judged", "trusted from",
                        title="Judges", title_justify="left")
         judged = session.judge_verdict_counts()
-        every = session.judge_epochs()
         for judge in session.judges():
-            theirs = [e for e in every if e["judge"] == judge.name and e["chunks"]]
-            epoch = session.epoch_in_use(judge.name) or "-"
             judges.add_row(Text(visible(judge.name)), Text(visible(judge.model or "-")),
-                           Text(visible(judge.prompt_id)), f"{judged.get(judge.name, 0):,}",
-                           epoch + (f" (of {len(theirs)})" if len(theirs) > 1 else ""),
-                           _trusted_from(session, judge.name))
+                           Text(visible(judge.prompt_id)),
+                           f"{judged.get(judge.name, 0):,}", _trusted_from(session, judge.name))
         if judges.rows:
             console.print(judges)
         people = Table("annotator", "chunks decided", "goldens complete", title="Annotators",
@@ -2829,6 +2825,10 @@ def info_command(session_path: str) -> None:
         if not judges.rows:
             notes.insert(0, f"Judges: none yet ('annotator judge {_hint_word(session_path)} "
                             "--model M' judges every chunk).")
+        from annotator.report.epochs import epochs_of, span_sentence
+
+        notes.extend(span for judge in session.judges_judged()
+                     if (span := span_sentence(epochs_of(session, judge))) is not None)
         if splits := session.splits():
             dev = sum(v == "dev" for v in splits.values())
             notes.append(f"Split: {dev:,} dev and {len(splits) - dev:,} test goldens"
