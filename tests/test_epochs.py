@@ -291,3 +291,21 @@ def test_in_a_terminal_the_change_is_said_above_the_bar_while_the_run_waits(
             server.let_go()
             assert term.finish(timeout=PATIENCE) == 0
         assert b"80 chunks judged" in term.seen and b"Traceback" not in term.seen
+
+
+def test_a_listwise_judge_is_rechecked_a_request_a_golden_on_the_test_split(
+        tmp_path: Path) -> None:
+    db = imported(tmp_path)
+    with FakeOpenAI() as server:
+        assert invoke(["judge", str(db), "--model", "m", "--prompt", "listwise", "--name", "lw"],
+                      server).exit_code == 0
+        assert invoke(["split", str(db), "--dev", "0.5", "--seed", "1"]).exit_code == 0
+        sent = len(server.requests)
+        result = invoke(["recheck", str(db), "--judge", "lw", "--format", "json"], server)
+        assert result.exit_code == 0, result.output
+        figures = json.loads(result.stdout)
+        with Session(db) as session:
+            test = [g for g, split in session.splits().items() if split == "test"]
+        assert len(server.requests) - sent == len(test)  # one request a test golden
+        assert figures["canary"]["from"] == "every labelled chunk of the test split"
+        assert figures["chunks"] == 5 * len(test) and figures["kappa_drop"]["value"] == 0.0
