@@ -115,6 +115,24 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
     return summaries
 
 
+def import_trec(session_path: str | Path, queries: str | Path, *,
+                run: str | Path | None = None, pool: str | Path | None = None,
+                corpus: str | Path | None = None, labels: Mapping[str, str | Path] | None = None,
+                judges: Mapping[str, str | Path] | None = None, scale: str | None = None,
+                relevant_from: int | None = None, replace: bool = False) -> ImportSummary:
+    """Import an IR collection into a session file, made if missing, as `annotator
+    import-trec` does: ``labels`` and ``judges`` map a name to its graded qrels file;
+    ``scale`` is '0-N'. A file with an error raises, naming its line and value, and changes
+    nothing (a session file this call made and nothing went into is removed)."""
+    from annotator.trec import import_collection
+
+    return import_collection(
+        session_path, queries, run=run, pool=pool, corpus=corpus,
+        labels=[f"{name}={path}" for name, path in (labels or {}).items()],
+        judges=[f"{name}={path}" for name, path in (judges or {}).items()], scale=scale,
+        relevant_from=relevant_from, replace=replace).summary
+
+
 def report(session: SessionLike, *, judge: str | None = None,
            annotators: Sequence[str] | str | None = None, gold: bool = False,
            pass_mark: float = 0.7, bootstrap: int = 2000, seed: int | None = 0,

@@ -374,70 +374,34 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
         --labels nist=qrels.txt --judge gpt-4o=gpt4o.qrels --judge llama=llama.qrels
       annotator import-trec bm25.db --queries topics.tsv --run bm25.run --corpus corpus.jsonl
     """
-    from annotator.collection import named_file, read_collection, scale_of
-    from annotator.files import new_session_file
-    from annotator.models import Scale, default_threshold
+    from annotator.models import default_threshold
     from annotator.progress import counter
+    from annotator.store.session import Session
+    from annotator.trec import read_collection_files, store_collection
 
-    given: Scale | None = None
-    try:
-        if scale_text is not None:
-            given = Scale.parse(scale_text, relevant_from)
-        named = {option: [named_file(v, option) for v in values]
-                 for option, values in (("--labels", labels), ("--judge", judges))}
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
-    stored = None  # a session that has a scale holds each file's grades to it, line by line
-    if given is None and Path(session_path).exists():
-        with _open(session_path) as session:
-            stored = session.scale()
-    top = given.top if given is not None else stored.top if stored is not None else None
-    try:
-        with counter(f"Reading {corpus or queries}", unit="lines") as lines_read:
-            found = read_collection(
-                Path(queries), run=None if run is None else Path(run),
-                pool=None if pool is None else Path(pool),
-                corpus=None if corpus is None else Path(corpus), labels=named["--labels"],
-                judges=named["--judge"], top=top, progress=lines_read)
-        from_files = scale_of(found, given or stored)
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
-    imported: list[str] = []
-    with new_session_file(session_path, keep=lambda: bool(imported)), \
-            _open(session_path, create=True) as session:
-        # No qrels and no --scale: the session's own scale, else binary.
-        scale = from_files or session.scale() or Scale(1, 1)
-        try:
-            if relevant_from is not None and given is None:
-                scale = Scale(scale.top, relevant_from)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--relevant-from") from None
-        graded = scale.top > 1 or given is not None
-        settings: dict[str, object] = (
-            {"grade_scale": [scale.top, scale.relevant_from]} if graded else {})
-        if not found.ranked:
-            settings["unranked"] = True
-        session.refuse_collection(scale, not found.ranked)
-        with counter(f"Importing {queries}", unit="queries") as advance:
-            summary = session.import_goldens(found.goldens(scale), path=queries,
-                                             replace=replace, progress=advance,
-                                             settings=settings)
-        imported.append(queries)
-        for sentence in found.unplaced():
-            _say(f"Note: {sentence}", err=True)
-        texts = "" if corpus is not None else " (no --corpus: each chunk shows its document id)"
-        _say(f"{queries}: {counted(summary.goldens_added, 'query', 'queries')} with "
-             f"{'ranked' if found.ranked else 'unranked'} documents{texts}, "
-             f"{counted(summary.verdicts_added, 'judge verdict')}, "
-             f"{counted(summary.labels_added, 'human label')} -> {session_path}")
-        if graded:
-            default = " (the default)" if scale.relevant_from == default_threshold(
-                scale.top) else ""
-            _say(f"Grades 0 to {scale.top}; relevant from {scale.relevant_from}{default} for CP "
-                 "and every binary statistic ('report --relevant-from N' reads another).")
-        if not found.ranked:
-            _say("An unranked pool: the report and the leaderboard leave out CP and every "
-                 "statistic that needs an order.")
+    _OPENED.append(session_path)  # a refusal's hint may name it
+    Session.upgrading = _upgrading
+    with counter(f"Reading {corpus or queries}", unit="lines") as lines_read:
+        read = read_collection_files(session_path, queries, run=run, pool=pool, corpus=corpus,
+                                     labels=labels, judges=judges, scale=scale_text,
+                                     relevant_from=relevant_from, reading=lines_read)
+    with counter(f"Importing {queries}", unit="queries") as advance:
+        done = store_collection(session_path, read, replace=replace, importing=advance)
+    for sentence in done.notes:
+        _say(f"Note: {sentence}", err=True)
+    summary, scale = done.summary, done.scale
+    texts = "" if corpus is not None else " (no --corpus: each chunk shows its document id)"
+    _say(f"{queries}: {counted(summary.goldens_added, 'query', 'queries')} with "
+         f"{'ranked' if done.ranked else 'unranked'} documents{texts}, "
+         f"{counted(summary.verdicts_added, 'judge verdict')}, "
+         f"{counted(summary.labels_added, 'human label')} -> {session_path}")
+    if done.graded:
+        default = " (the default)" if scale.relevant_from == default_threshold(scale.top) else ""
+        _say(f"Grades 0 to {scale.top}; relevant from {scale.relevant_from}{default} for CP "
+             "and every binary statistic ('report --relevant-from N' reads another).")
+    if not done.ranked:
+        _say("An unranked pool: the report and the leaderboard leave out CP and every "
+             "statistic that needs an order.")
 
 
 @cli.command("export")

@@ -5,6 +5,7 @@ order statistics in every format, and bad files refused with file, line and valu
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -340,3 +341,29 @@ def test_a_missing_file_is_a_sentence_that_says_to_check_the_path(tmp_path: Path
     assert result.exit_code != 0
     assert f"{tmp_path / 'nope.qrels'}: there is no such file. Check the path" in result.output
     assert not (tmp_path / "n.db").exists()
+
+
+def test_the_python_api_imports_a_collection_as_the_command_does(tmp_path: Path) -> None:
+    from annotator import api
+    from annotator.errors import AnnotatorError
+
+    c = collection(tmp_path)
+    by_command = imported(tmp_path, c, "--relevant-from", "3")
+    by_api = tmp_path / "api.db"
+    summary = api.import_trec(by_api, c["topics"], pool=c["files"]["nist"], corpus=c["corpus"],
+                              labels={"nist": c["files"]["nist"]},
+                              judges={name: c["files"][name] for name in JUDGES},
+                              relevant_from=3)
+    assert (summary.goldens_added, summary.labels_added) == (30, 240)
+    assert summary.verdicts_added == 240 * len(JUDGES)
+    stamps = re.compile(r'"(created_at|updated_at)": "[^"]*"')
+    exported = [stamps.sub("", ok("export", str(db), "--format", "jsonl"))
+                for db in (by_command, by_api)]
+    assert exported[0] == exported[1]  # the same goldens, grades and verdicts, but their time
+    with Session(by_api) as session:
+        assert session.scale() is not None and session.scale().relevant_from == 3  # type: ignore[union-attr]
+        assert session.unranked()
+    # A bad option is a sentence, and a session the call made is not left behind.
+    with pytest.raises(AnnotatorError, match="0-N"):
+        api.import_trec(tmp_path / "none.db", c["topics"], pool=c["files"]["nist"], scale="3")
+    assert not (tmp_path / "none.db").exists()
