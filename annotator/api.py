@@ -62,7 +62,7 @@ def _epochs(session: Session, epochs: Sequence[str]) -> AbstractContextManager[N
     """Read the judges' verdicts of these --epoch values while inside."""
     from annotator.resolve import epochs_named
 
-    return session.epochs_read(dict(epochs_named(session.judge_epochs(), epochs)))
+    return session.epochs_read(dict(epochs_named(session.judge_epochs(counted=False), epochs)))
 
 
 def _names(given: Sequence[str] | str | None, what: str) -> list[str] | None:

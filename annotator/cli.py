@@ -192,7 +192,7 @@ def _use_epochs(session: Session, epochs: Sequence[str]) -> None:
     if epochs:
         from annotator.resolve import epochs_named
 
-        session.choose_epochs(epochs_named(session.judge_epochs(), epochs))
+        session.choose_epochs(epochs_named(session.judge_epochs(counted=False), epochs))
 
 
 def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Session:
@@ -1399,7 +1399,7 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
             raise stopped from None
         done = finish_recheck(session, name, recheck_id, canary, tolerance=tolerance,
                               alpha=alpha, resamples=resamples, seed=seed)
-        epochs = {e["epoch"]: e for e in session.judge_epochs(name)}
+        epochs = {e["epoch"]: e for e in session.judge_epochs(name, counted=False)}
         from annotator.recheck import history
 
         looks, in_agreement = history(session, name, canary, tolerance=tolerance, alpha=alpha)

@@ -535,7 +535,8 @@ class ServedAs:
     def __init__(self, session: Session, judge: str, stats: RunStats) -> None:
         self.session, self.judge, self.stats = session, judge, stats
         self.epoch = session.epoch_in_use(judge)
-        known = {e["epoch"]: e for e in session.judge_epochs(judge)} if self.epoch else {}
+        known = ({e["epoch"]: e for e in session.judge_epochs(judge, counted=False)}
+                 if self.epoch else {})
         now = known.get(self.epoch or "")
         self.said = (now["model"], now["fingerprint"]) if now else None
         self.configured = next((j.model for j in session.judges() if j.name == judge), None)

@@ -19,7 +19,8 @@ class Epochs:
     chosen: bool
     """Read because --epoch chose it (else: the latest)."""
     every: list[dict[str, Any]]
-    """Each epoch holding verdicts, oldest first (Session.judge_epochs)."""
+    """Each epoch holding verdicts, oldest first (Session.judge_epochs; counted when there
+    are several, or one was chosen)."""
     last_recheck: dict[str, Any] | None
 
     @property
@@ -29,12 +30,15 @@ class Epochs:
 
 
 def epochs_of(session: Session, judge: str) -> Epochs:
-    """A judge's epochs as this session reads them."""
-    every = [e for e in session.judge_epochs(judge) if e["chunks"]]
+    """A judge's epochs as this session reads them (their chunks counted only where it has
+    several, or one was chosen: counting passes over every verdict of the judge)."""
+    every = [e for e in session.judge_epochs(judge, counted=False) if e["last_id"]]
     read = session.epoch_in_use(judge)
-    latest = every[-1]["epoch"] if every else None
+    chosen = read != (every[-1]["epoch"] if every else None)
+    if len(every) > 1 or chosen:
+        every = [e for e in session.judge_epochs(judge) if e["chunks"]]
     done = session.rechecks(judge)
-    return Epochs(judge, read, read != latest, every, done[-1] if done else None)
+    return Epochs(judge, read, chosen, every, done[-1] if done else None)
 
 
 def served(epoch: dict[str, Any] | None) -> str:

@@ -1299,21 +1299,26 @@ class Session:
         finally:
             self._chosen_epochs = before
 
-    def judge_epochs(self, judge: str | None = None) -> list[dict[str, Any]]:
+    def judge_epochs(self, judge: str | None = None, *,
+                     counted: bool = True) -> list[dict[str, Any]]:
         """Every epoch (of one judge, or of all), oldest first a judge: judge, epoch, model and
-        fingerprint as served, endpoint, first_at, last_at (its newest verdict's time) and
-        chunks (how many hold a verdict of it)."""
-        counts = {(j, e): n for j, e, n in self.conn.execute(
-            "SELECT judge, epoch, count(DISTINCT chunk_id) FROM verdicts WHERE error IS NULL "
-            "AND repetition = 1 AND epoch IS NOT NULL" + (" AND judge = ?" if judge else "")
-            + " GROUP BY judge, epoch", [judge] if judge else [])}
-        rows = self._rows(
-            "SELECT e.judge, e.epoch, e.model, e.fingerprint, e.endpoint, e.first_at, "
+        fingerprint as served, endpoint, first_at, last_id and last_at (its newest verdict's
+        id and time; 0 and None for an epoch that served only re-checks) and, when
+        ``counted``, chunks (how many hold a verdict of it: a pass over the judge's verdicts,
+        about a second at a million)."""
+        where, params = (" WHERE e.judge = ?", [judge]) if judge else ("", [])
+        rows = [dict(row) for row in self._rows(
+            "SELECT e.judge, e.epoch, e.model, e.fingerprint, e.endpoint, e.first_at, e.last_id, "
             "(SELECT created_at FROM verdicts WHERE id = e.last_id) AS last_at FROM epochs e"
-            + (" WHERE e.judge = ?" if judge else "") + " ORDER BY e.judge, e.last_id, e.first_at",
-            [judge] if judge else [])
-        return [dict(row) | {"chunks": counts.get((row["judge"], row["epoch"]), 0)}
-                for row in rows]
+            + where + " ORDER BY e.judge, e.last_id, e.first_at", params)]
+        if counted:
+            counts = {(j, e): n for j, e, n in self.conn.execute(
+                "SELECT judge, epoch, count(DISTINCT chunk_id) FROM verdicts WHERE error IS NULL "
+                "AND repetition = 1 AND epoch IS NOT NULL" + (" AND judge = ?" if judge else "")
+                + " GROUP BY judge, epoch", params)}
+            for row in rows:
+                row["chunks"] = counts.get((row["judge"], row["epoch"]), 0)
+        return rows
 
     # -- gullibility probes (annotator.probes): apart from chunks, so nothing else reads them --
 
