@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,13 +56,6 @@ def _session(where: SessionLike) -> Iterator[Session]:
                            f"{type(where).__name__}.")
     with open_session(where) as session:
         yield session
-
-
-def _epochs(session: Session, epochs: Sequence[str]) -> AbstractContextManager[None]:
-    """Read the judges' verdicts of these --epoch values while inside."""
-    from annotator.resolve import epochs_named
-
-    return session.epochs_read(dict(epochs_named(session.judge_epochs(counted=False), epochs)))
 
 
 def _names(given: Sequence[str] | str | None, what: str) -> list[str] | None:
@@ -142,12 +135,13 @@ def report(session: SessionLike, *, judge: str | None = None,
     context_precision, systems, ...); the options are `annotator report`'s (``epochs``:
     its --epoch values)."""
     from annotator.report.build import build_report
+    from annotator.report.epochs import epochs_given
     from annotator.report.serialize import report_dict
     from annotator.resolve import annotator_named
 
     _check_options(bootstrap, pass_mark)
     annotators = _names(annotators, "annotators")
-    with _session(session) as opened, _epochs(opened, epochs):
+    with _session(session) as opened, epochs_given(opened, epochs):
         for person in annotators or ():
             annotator_named(opened.annotators(), person)
         built = build_report(opened, judge=judge, annotators=annotators, gold=gold,
@@ -164,12 +158,13 @@ def leaderboard(session: SessionLike, *, annotator: str | None = None,
                 alt_alpha: float = ALT_ALPHA, epochs: Sequence[str] = ()) -> dict[str, Any]:
     """The judge leaderboard as the dict its JSON holds (one row a judge, the pairs, the best
     judge); the options are `annotator judges`' (``epochs``: its --epoch values)."""
+    from annotator.report.epochs import epochs_given
     from annotator.report.leaderboard import build_leaderboard
     from annotator.report.serialize import leaderboard_dict
 
     _check_options(bootstrap)
     judges = _names(judges, "judges")
-    with _session(session) as opened, _epochs(opened, epochs):
+    with _session(session) as opened, epochs_given(opened, epochs):
         board = build_leaderboard(opened, annotator=annotator, judges=judges, split=split,
                                   resamples=bootstrap, seed=seed, sort=sort, group_by=group_by,
                                   epsilon=epsilon, alt_alpha=alt_alpha)

@@ -187,14 +187,6 @@ def _epoch_option(command: Callable[..., None]) -> Callable[..., None]:
              "Verdicts of two epochs are never pooled.")(command)
 
 
-def _use_epochs(session: Session, epochs: Sequence[str]) -> None:
-    """Read the judges' verdicts of the epochs given with --epoch."""
-    if epochs:
-        from annotator.resolve import epochs_named
-
-        session.choose_epochs(epochs_named(session.judge_epochs(counted=False), epochs))
-
-
 def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Session:
     from annotator.store.session import Session
 
@@ -458,9 +450,9 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
       annotator export team.db --format feedback --judge gpt-4o-mini-builtin -o dev.jsonl
     """
     from annotator.formats import write_csv, write_jsonl
+    from annotator.report.epochs import epochs_given
 
-    with _open(session_path, reads_only=True) as session:
-        _use_epochs(session, epochs)
+    with _open(session_path, reads_only=True) as session, epochs_given(session, epochs):
         if fmt in ("qrels", "run"):
             count = _write_trec(session, fmt, output, truth, annotator, group_by, system)
         elif fmt == "calibration":
@@ -1637,8 +1629,9 @@ def report_command(session_path: str, judge: str | None, annotator: str | None,
 
     if sum(map(bool, (annotator, all_annotators, gold))) > 1:
         raise click.UsageError("Give one of --annotator NAME, --all-annotators and --gold.")
-    with _open(session_path, reads_only=True) as session:
-        _use_epochs(session, epochs)
+    from annotator.report.epochs import epochs_given
+
+    with _open(session_path, reads_only=True) as session, epochs_given(session, epochs):
         people = session.annotators()
         if annotator:
             from annotator.resolve import annotator_named
@@ -1996,12 +1989,12 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
       annotator judges review.db --format html --output judges.html
     """
     from annotator.progress import counter
+    from annotator.report.epochs import epochs_given
     from annotator.report.leaderboard import build_leaderboard
 
-    with _open(session_path, reads_only=True) as session, counter(
-            "Scoring judges (bootstrap over goldens)", unit="resamples", total=resamples
-    ) as advance:
-        _use_epochs(session, epochs)
+    with _open(session_path, reads_only=True) as session, epochs_given(session, epochs), \
+            counter("Scoring judges (bootstrap over goldens)", unit="resamples",
+                    total=resamples) as advance:
         board = build_leaderboard(session, annotator=annotator, judges=judges or None,
                                   split=split, prices=_prices(prices), resamples=resamples,
                                   seed=seed, sort=sort, group_by=group_by, epsilon=epsilon,

@@ -3,9 +3,12 @@ verdicts of two epochs are never pooled, and never dropped without a word."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from annotator.resolve import epochs_named
 from annotator.store.session import Session
 
 
@@ -27,6 +30,12 @@ class Epochs:
     def others(self) -> list[dict[str, Any]]:
         """The epochs with verdicts that are not read."""
         return [e for e in self.every if e["epoch"] != self.read]
+
+
+def epochs_given(session: Session, given: Sequence[str]) -> AbstractContextManager[None]:
+    """While inside, read each judge's verdicts of the epoch given for it (--epoch's values:
+    EPOCH or JUDGE=EPOCH, shortened to 4 characters or more), every other judge's latest."""
+    return session.epochs_read(dict(epochs_named(session.judge_epochs(counted=False), given)))
 
 
 def epochs_of(session: Session, judge: str) -> Epochs:

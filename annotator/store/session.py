@@ -192,7 +192,7 @@ class Session:
         """Judge name -> (configured model, its definition as store/epochs.py hashes it)."""
         self._epochs_known: dict[tuple[str, str | None, str | None], str] = {}
         self._chosen_epochs: dict[str, str] = {}
-        """Judge name -> the epoch read as its verdicts (``choose_epochs``; others: the latest)."""
+        """Judge name -> the epoch read as its verdicts (``epochs_read``; others: the latest)."""
         exists = self.path.exists()
         if not create and not exists:
             raise SessionError(
@@ -1275,18 +1275,13 @@ class Session:
 
     def epoch_in_use(self, judge: str) -> str | None:
         """The epoch whose verdicts are the judge's verdicts in force: the chosen one
-        (``choose_epochs``), else the one holding its newest verdict (None: it has none)."""
+        (``epochs_read``), else the one holding its newest verdict (None: it has none)."""
         chosen = self._chosen_epochs.get(judge)
         if chosen is not None:
             return chosen
         latest: str | None = self._scalar("SELECT epoch FROM epochs WHERE judge = ? "
                                           "ORDER BY last_id DESC, first_at DESC LIMIT 1", [judge])
         return latest
-
-    def choose_epochs(self, chosen: dict[str, str]) -> None:
-        """Read these judges' verdicts from these epochs (judge -> epoch) instead of their
-        latest, for as long as this session is open."""
-        self._chosen_epochs = dict(chosen)
 
     @contextmanager
     def epochs_read(self, chosen: dict[str, str | None]) -> Iterator[None]:
