@@ -5,8 +5,6 @@ an unchanged judge re-checked 50 times where the fixed-sample test repeated does
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -157,8 +155,13 @@ def test_the_agreement_tolerance_is_the_kappa_tolerance_through_chance_agreement
     verdicts = np.array([1, 0, 0, 0, 0, 0, 1, 0, 1, 0])
     chance = 0.3 * 0.3 + 0.7 * 0.7
     assert agreement_tolerance(0.05, truth, verdicts) == pytest.approx(0.05 * (1 - chance))
-    # kappa = (a - chance) / (1 - chance): a drop in agreement of that much is 0.05 in kappa.
-    assert math.isclose(0.05 * (1 - chance) / (1 - chance), 0.05)
+    # kappa = (a - chance) / (1 - chance): with the marginals kept, a drop in agreement is that
+    # drop / (1 - chance) in kappa, as scikit-learn computes it.
+    worse = verdicts.copy()
+    worse[[0, 2]] = 1 - worse[[0, 2]]  # one useful -> noise, one noise -> useful: same marginals
+    drop = cohen_kappa_score(truth, verdicts) - cohen_kappa_score(truth, worse)
+    in_agreement = float(np.mean(verdicts == truth) - np.mean(worse == truth))
+    assert drop == pytest.approx(in_agreement / (1 - chance))
 
 
 def test_the_plan_says_none_when_the_drop_is_inside_the_judges_own_noise() -> None:

@@ -50,11 +50,6 @@ class Flips:
     right_to_wrong: int
     wrong_to_right: int
 
-    @property
-    def changed(self) -> int:
-        """Chunks whose verdict changed either way."""
-        return self.useful_to_noise + self.noise_to_useful
-
 
 @dataclass(frozen=True, slots=True)
 class RecheckFigures:

@@ -1010,14 +1010,6 @@ class Session:
             "SELECT epoch FROM recheck_calls WHERE recheck_id = ? AND error IS NULL AND epoch "
             "IS NOT NULL GROUP BY epoch ORDER BY min(id)", [recheck_id])]
 
-    def recheck_costs(self, recheck_id: int) -> tuple[int, int, int, int]:
-        """A re-check's calls, failed calls, tokens in and tokens out."""
-        row = self.conn.execute(
-            "SELECT count(*), count(error), coalesce(sum(tokens_in), 0), "
-            "coalesce(sum(tokens_out), 0) FROM recheck_calls WHERE recheck_id = ?",
-            [recheck_id]).fetchone()
-        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
-
     # -- trust thresholds (annotator.trust) ---------------------------------------------------
 
     def record_trust(self, judge: str, **fields: Any) -> int:
