@@ -1392,14 +1392,16 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
         done = finish_recheck(session, name, recheck_id, canary, tolerance=tolerance,
                               alpha=alpha, resamples=resamples, seed=seed)
         epochs = {e["epoch"]: e for e in session.judge_epochs(name, counted=False)}
-        from annotator.recheck import history
+        if fmt == "json":  # the table leaves the running bound to --history
+            from annotator.recheck import history
 
-        looks, in_agreement = history(session, name, canary, tolerance=tolerance, alpha=alpha)
-    bound = looks[-1].bound if looks else None
+            looks, in_agreement = history(session, name, canary, tolerance=tolerance,
+                                          alpha=alpha)
     if fmt == "json":
         from annotator.jsonout import write_json
         from annotator.recheck import figures_json
 
+        bound = looks[-1].bound if looks else None
         write_json({"recheck": done.recheck_id, "judge": name,
                     "epoch_before": done.epoch_before, "epochs_now": done.epochs_now,
                     "canary": {"chunks": len(canary.chunk_ids), **canary.how},
