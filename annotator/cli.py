@@ -860,7 +860,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.client import make_client
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
     from annotator.judge.types import JudgeSettings
     from annotator.models import Price
@@ -928,14 +928,14 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                           export_requests, shards=shard_size is not None,
                           shard_format=shard_format)
         return
-    key = _api_key(base_url)
+    _, key, secrets = _endpoint(base_url)
     stats = RunStats()
 
     async def judge(session: Session, show: Callable[[RunStats], None]) -> None:
         async with make_client(base_url, key, concurrency=concurrency, rpm=rpm,
                                tpm=tpm) as client:
             await run_judge(session, name, settings, client, options, stats, on_progress=show,
-                            secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
+                            secrets=secrets)
 
     interrupted = False
     stopped: JudgeStopped | None = None
@@ -1172,6 +1172,19 @@ def _api_key(base_url: str | None) -> str:
     return LOCAL_KEY
 
 
+def _endpoint(given: str | None, stored: str | None = None
+              ) -> tuple[str | None, str, tuple[str, ...]]:
+    """Where to send (the --base-url given, else the judge's stored one), the API key, and the
+    secrets no reply may show (a password in the given URL, the key itself)."""
+    from annotator.judge.client import LOCAL_KEY
+    from annotator.redact import without_credentials
+
+    url = given or stored
+    _, url_secrets = without_credentials(given)
+    key = _api_key(url)
+    return url, key, (*url_secrets, *(() if key == LOCAL_KEY else (key,)))
+
+
 @cli.command("probe")
 @click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
 @click.option("--judge", "-j", help="Whose gullibility to test (default: the only judge); its "
@@ -1207,7 +1220,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
     """
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.client import make_client
     from annotator.judge.runner import (
         JudgeStopped,
         RunOptions,
@@ -1217,7 +1230,6 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
     )
     from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
     from annotator.progress import judging, working
-    from annotator.redact import without_credentials
     from annotator.report.build import choose_judge
 
     chosen = parse_kinds(kinds)
@@ -1225,9 +1237,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         name = choose_judge(session, judge)
         stored = {j.name: j for j in session.judges()}[name]
         settings = stored_settings(stored)
-        url = base_url or stored.base_url
-        _, url_secrets = without_credentials(base_url)
-        key = _api_key(url)
+        url, key, secrets = _endpoint(base_url, stored.base_url)
         with working("Making noise chunks from other goldens"):
             made = add_probes(session, goldens=golden_count, per_golden=per_golden,
                               kinds=chosen, seed=seed)
@@ -1240,8 +1250,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
             async with make_client(url, key, concurrency=concurrency, rpm=rpm,
                                    tpm=tpm) as client:
                 await run_probes(session, name, settings, client, options, stats,
-                                 on_progress=show,
-                                 secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
+                                 on_progress=show, secrets=secrets)
 
         try:
             with judging(name, session.price(name)) as show:
@@ -1338,12 +1347,11 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
         return
     import asyncio
 
-    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.client import make_client
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, stored_settings
     from annotator.models import Price
     from annotator.progress import judging
     from annotator.recheck import choose_canary, finish_recheck, recheck_tasks, run_recheck
-    from annotator.redact import without_credentials
 
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                          max_wait=max_wait)
@@ -1364,9 +1372,7 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
              + ("" if frozen else " (not chosen yet: the first re-check freezes it)") + ".")
         _print_dry_run(session_path, name, settings, options, price, rpm, tpm, tasks=tasks)
         return
-    url = base_url or stored.base_url
-    _, url_secrets = without_credentials(base_url)
-    key = _api_key(url)
+    url, key, secrets = _endpoint(base_url, stored.base_url)
     stats = RunStats()
     with _open(session_path) as session:
         canary, chosen_now = choose_canary(session, canary_size, seed)
@@ -1376,9 +1382,8 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
         async def recheck(show: Callable[[RunStats], None]) -> int:
             async with make_client(url, key, concurrency=concurrency, rpm=rpm,
                                    tpm=tpm) as client:
-                return await run_recheck(
-                    session, name, settings, client, options, stats, canary, on_progress=show,
-                    secrets=(*url_secrets, *(() if key == LOCAL_KEY else (key,))))
+                return await run_recheck(session, name, settings, client, options, stats,
+                                         canary, on_progress=show, secrets=secrets)
 
         try:
             with judging(f"{name} (re-check)", price) as show:
