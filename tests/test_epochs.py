@@ -309,3 +309,17 @@ def test_a_listwise_judge_is_rechecked_a_request_a_golden_on_the_test_split(
         assert len(server.requests) - sent == len(test)  # one request a test golden
         assert figures["canary"]["from"] == "every labelled chunk of the test split"
         assert figures["chunks"] == 5 * len(test) and figures["kappa_drop"]["value"] == 0.0
+
+
+def test_imported_verdicts_are_stored_under_their_judges_configured_epoch(
+        tmp_path: Path) -> None:
+    from tests.conftest import BANKING
+
+    db = tmp_path / "b.db"
+    assert invoke(["import", str(BANKING), "--session", str(db)]).exit_code == 0
+    with Session(db) as session:
+        (epoch,) = session.judge_epochs("sample-judge")
+        newest = session.conn.execute("SELECT max(id) FROM verdicts").fetchone()[0]
+        assert epoch["last_id"] == newest and epoch["fingerprint"] is None
+        assert epoch["epoch"] == session.epoch_for("sample-judge", None, None)
+        assert epoch["chunks"] == len(session.verdicts("sample-judge")) == session.count_chunks()

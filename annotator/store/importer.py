@@ -43,6 +43,10 @@ class Importer:
         # safe because this transaction holds the write lock.
         self.next_chunk_id = int(session._scalar("SELECT coalesce(max(id), 0) + 1 FROM chunks"))
         self.known_judges = {row[0] for row in self.conn.execute("SELECT name FROM judges")}
+        self.epochs: dict[str, str] = {}
+        """Judge -> the epoch its imported verdicts are stored under (its configured model's,
+        no fingerprint: nothing says what served them)."""
+        self.touched: set[tuple[str, str]] = set()
         # Into a session without goldens no golden needs looking up, and the secondary indexes
         # are built once after the bulk load rather than kept up row by row (the transaction
         # puts them back if the import fails).
@@ -110,12 +114,15 @@ class Importer:
         stamp = self.stamp
         for judge, verdicts in record.judge_verdicts.items():
             self._ensure_judge(judge)
+            epoch = self._epoch(judge)
             queued = len(self.verdicts)
             self.verdicts.extend([
                 (judge, chunk_id, verdict.verdict, verdict.reason, verdict.p_relevant,
-                 verdict.grade, stamp)
+                 verdict.grade, stamp, epoch)
                 for chunk_id, verdict in zip(chunk_ids, verdicts, strict=True)
                 if verdict is not None])
+            if len(self.verdicts) > queued:
+                self.touched.add((judge, epoch))
             self.verdicts_added += len(self.verdicts) - queued
         nothing = [None] * count
         for annotator, labels in record.human_labels.items():
@@ -251,9 +258,21 @@ class Importer:
             self.session._define_judge(Judge(name, None, None, "imported", None, {}))
             self.known_judges.add(name)
 
+    def _epoch(self, judge: str) -> str:
+        """The epoch of the judge's imported verdicts, its row stored the first time."""
+        epoch = self.epochs.get(judge)
+        if epoch is None:
+            epoch = self.epochs[judge] = self.session.epoch_for(judge, None, None)
+            self.conn.execute("INSERT OR IGNORE INTO epochs(judge, epoch, model, endpoint, "
+                              "first_at) SELECT name, ?, model, base_url, ? FROM judges "
+                              "WHERE name = ?", [epoch, self.stamp, judge])
+        return epoch
+
     def _queue_verdict(self, judge: str, chunk_id: int, verdict: JudgeVerdict) -> None:
+        epoch = self._epoch(judge)
         self.verdicts.append((judge, chunk_id, verdict.verdict, verdict.reason,
-                              verdict.p_relevant, verdict.grade, self.stamp))
+                              verdict.p_relevant, verdict.grade, self.stamp, epoch))
+        self.touched.add((judge, epoch))
         self.verdicts_added += 1
 
     def _queue_label(self, annotator: str, chunk_id: int, label: Answer | None,
@@ -285,7 +304,13 @@ class Importer:
                     "VALUES (?, ?, ?, ?, ?, ?)", self.chunks)
         if self.verdicts:
             execute("INSERT INTO verdicts(judge, chunk_id, verdict, reason, p_relevant, grade, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", self.verdicts)
+                    "created_at, epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.verdicts)
+            # The newest verdict of each epoch written to: the last row, whose id is above
+            # every one before (what makes an epoch the latest is only its order).
+            newest = self.conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+            execute("UPDATE epochs SET last_id = ? WHERE judge = ? AND epoch = ?",
+                    [(newest, judge, epoch) for judge, epoch in self.touched])
+            self.touched = set()
         if self.labels:
             execute("INSERT INTO labels(annotator, chunk_id, answer, action, note, "
                     "created_at, updated_at, judge, shown_verdict, blind_verdict, reason_wrong, "

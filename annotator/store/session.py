@@ -1245,21 +1245,6 @@ class Session:
         self._epochs_known[(judge, model, fingerprint)] = epoch
         return epoch
 
-    def _settle_epochs(self) -> None:
-        """Give verdicts stored without an epoch (imported ones: nothing says what served
-        them) their judge's configured epoch, then read each epoch's newest verdict again."""
-        judges = [j for (j,) in self.conn.execute(
-            "SELECT DISTINCT judge FROM verdicts WHERE epoch IS NULL AND error IS NULL")]
-        for judge in judges:
-            epoch = self.epoch_for(judge, None, None)
-            self.conn.execute("INSERT OR IGNORE INTO epochs(judge, epoch, model, endpoint, "
-                              "first_at) SELECT name, ?, model, base_url, ? FROM judges "
-                              "WHERE name = ?", [epoch, now(), judge])
-            self.conn.execute("UPDATE verdicts SET epoch = ? WHERE judge = ? AND epoch IS NULL "
-                              "AND error IS NULL", [epoch, judge])
-        if judges:
-            merging.newest_verdicts(self.conn)
-
     def _forget_definition(self, judge: str) -> None:
         """Drop what was hashed of a judge that is removed or renamed."""
         self._definitions.pop(judge, None)
@@ -1894,8 +1879,6 @@ class Session:
             for key, value in (settings or {}).items():
                 self._set_setting(key, value)
             summary = importer.summary()
-            if summary.verdicts_added:
-                self._settle_epochs()
             if not summary.changed_nothing:
                 self._event("import", payload=asdict(summary))
         if progress is not None:
