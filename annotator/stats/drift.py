@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -39,6 +40,7 @@ ALPHA = 0.05
 """The error rate of the re-check's test and of the running bound."""
 TRUNCATION = 0.5
 """The largest bet of the empirical-Bernstein sequence (the authors' default)."""
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +231,12 @@ def canary_size(*, prevalence: float, sensitivity: float, specificity: float,
             sims, n // per_golden, per_golden).sum(2)
         with np.errstate(divide="ignore", invalid="ignore"):
             z = d.sum(1) / np.sqrt((d * d).sum(1))
-        significant = np.nan_to_num(z, nan=0.0) > _z(1 - alpha)
+        significant = np.nan_to_num(z, nan=0.0) > _NORMAL.inv_cdf(1 - alpha)
         kappa_drop = _kappas(truth, before) - _kappas(truth, after)
         share = float(np.mean(significant & (kappa_drop > tolerance)))
         # The simulated power's one-sided 95% lower bound: a size that only seems to reach the
         # power by the luck of the simulation is not enough.
-        return share - _z(0.95) * math.sqrt(share * (1 - share) / sims)
+        return share - _NORMAL.inv_cdf(0.95) * math.sqrt(share * (1 - share) / sims)
 
     low, high = per_golden, 16 * per_golden
     while detected(high) < power:
@@ -257,9 +259,3 @@ def _kappas(truth: np.ndarray, verdict: np.ndarray) -> np.ndarray:
     fp = (~truth & verdict).sum(1)
     fn = (truth & ~verdict).sum(1)
     return np.asarray(kappa_values(tp, fp, fn, n - tp - fp - fn), dtype=float)
-
-
-def _z(level: float) -> float:
-    from statistics import NormalDist
-
-    return NormalDist().inv_cdf(level)
