@@ -78,8 +78,9 @@ def main() -> None:
     assert planned is not None
     found = found_share(planned, args.runs, np.random.default_rng(11))
     print(f"drift benchmark: the planned canary is {planned} chunks (goldens of 5); a judge "
-          f"{DROP * 100:.0f} points worse in agreement is called worse in {found:.1%} of {args.runs:,} re-checks "
-          f"(budget >= {BUDGET_FOUND:.0%})  {'OK' if found >= BUDGET_FOUND else 'UNDER'}")
+          f"{DROP * 100:.0f} points worse in agreement is called worse in {found:.1%} of "
+          f"{args.runs:,} re-checks (budget >= {BUDGET_FOUND:.0%})  "
+          f"{'OK' if found >= BUDGET_FOUND else 'UNDER'}")
     bound, repeated = alarm_shares(args.looks_runs, np.random.default_rng(5))
     print(f"  an unchanged judge re-checked 50 times, {args.looks_runs} runs: the running bound "
           f"alarms in {bound:.1%} (budget <= {BUDGET_FALSE_ALARMS:.0%})  "
