@@ -1507,20 +1507,23 @@ def _print_recheck_history(session: Session, name: str, tolerance: float, alpha:
                              "drop": look.bound.drop, "lower": look.bound.lower,
                              "alarm": look.bound.alarm}} for look in looks]}, sys.stdout)
     else:
+        from rich import box
         from rich.table import Table
         from rich.text import Text
 
-        # A judge's name is data: a Text title, so brackets in it are never read as markup.
-        table = Table(title=Text(f"Re-checks of judge '{visible(name)}'"), title_justify="left")
-        for column in ("re-check", "finished", "chunks", "kappa then", "kappa now", "drop",
-                       "p", "worse", "agreement drop", "lower bound", "alarm"):
+        # A judge's name is data: a Text title, so brackets in it are never read as markup. The
+        # table fits 80 columns: kappa before and now in one cell, no side borders.
+        table = Table(title=Text(f"Re-checks of judge '{visible(name)}'"), title_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("#", "finished", "kappa", "drop", "p", "worse", "agr. drop", "bound",
+                       "alarm"):
             table.add_column(column, justify="left" if column in ("finished", "worse", "alarm")
-                             else "right", no_wrap=column == "finished")
+                             else "right", no_wrap=True)
         for look in looks:
             f, b = look.recheck["figures"], look.bound
             at = str(look.recheck["finished_at"])
-            table.add_row(str(look.recheck["id"]), f"{at[:10]} {at[11:16]}",
-                          f"{f['chunks']:,}", _cell(f["kappa_before"]), _cell(f["kappa_after"]),
+            table.add_row(str(look.recheck["id"]), f"{at[5:10]} {at[11:16]}",
+                          f"{_cell(f['kappa_before'], 2)}->{_cell(f['kappa_after'], 2)}",
                           _cell(f["kappa_drop"]), _cell(f["worse_p"]),
                           "yes" if f["worse"] else "no",
                           number(b.drop, 3) if b else "", number(b.lower, 3) if b else "",
@@ -1528,20 +1531,24 @@ def _print_recheck_history(session: Session, name: str, tolerance: float, alpha:
         from rich.console import Console
 
         Console(highlight=False).print(table)
-        _say(f"The running bound is a lower bound on the drop in agreement (baseline minus the "
-             f"re-checks so far) that holds at every re-check at once with probability "
-             f"{1 - alpha:g}; the alarm sounds when it passes the tolerance, {tolerance:g} in "
-             f"kappa, {number(in_agreement or 0, 3)} in agreement. "
+        chunks = sorted({look.recheck["figures"]["chunks"] for look in looks})
+        compared = f"{chunks[0]:,}" + (f" to {chunks[-1]:,}" if len(chunks) > 1 else "")
+        _say(f"Each re-check compared {compared} canary chunks. kappa: before -> now; p: "
+             "one-sided McNemar, '-' where no chunk moved between right and wrong. The bound is "
+             "a lower bound on the drop in agreement (agr. drop: baseline minus the re-checks so "
+             f"far) that holds at every re-check at once with probability {1 - alpha:g}; the "
+             f"alarm sounds when it passes the tolerance, {tolerance:g} in kappa, "
+             f"{number(in_agreement or 0, 3)} in agreement. "
              + ("Alarm: the judge has drifted." if alarm else "No alarm."))
     if alarm:
         sys.exit(1)
 
 
-def _cell(stat: dict[str, Any]) -> str:
-    """A stored statistic as a cell: its value to 3 places, or 'undefined'."""
+def _cell(stat: dict[str, Any], digits: int = 3) -> str:
+    """A stored statistic as a cell: its value to ``digits`` places, or '-' where undefined."""
     from annotator.stats.stat import number
 
-    return "undefined" if stat["value"] is None else number(stat["value"], 3)
+    return "-" if stat["value"] is None else number(stat["value"], digits)
 
 
 def _print_recheck_plan(session: Session, name: str, drop: float, tolerance: float,
