@@ -766,8 +766,12 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @cli.command("judge")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
-@click.option("--base-url", envvar="OPENAI_BASE_URL",
-              help="An OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI).")
+@click.option("--provider", type=click.Choice(["openai", "anthropic"]), default="openai",
+              show_default=True, help="Whose API the endpoint speaks: OpenAI's Chat "
+              "Completions (OpenAI and every compatible server), or Anthropic's Messages API "
+              "(needs the anthropic extra; key in ANTHROPIC_API_KEY). Stored with the judge.")
+@click.option("--base-url", help="The endpoint (default: $OPENAI_BASE_URL, or "
+              "$ANTHROPIC_BASE_URL with --provider anthropic, else the provider's own API).")
 @click.option("--name", help="The judge's name (default: model and prompt).")
 @click.option("--prompt", "prompt_id", type=click.Choice(list(PROMPTS)), default="builtin",
               show_default=True, help="builtin: this project's wording, a request a chunk; "
@@ -805,10 +809,12 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
               "tables, such as Spark; needs the parquet extra). --format is its older name.")
 @click.option("--batch-discount", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="The share of the live price a batch costs.")
-@click.option("--batch-max-requests", type=click.IntRange(1), default=50_000, show_default=True,
-              help="Requests per batch (the provider's limit).")
-@click.option("--batch-max-mb", type=click.FloatRange(min=0, min_open=True), default=200,
-              show_default=True, help="Megabytes per batch file (the provider's limit).")
+@click.option("--batch-max-requests", type=click.IntRange(1),
+              help="Requests per batch (default: the provider's limit, 50,000 at OpenAI and "
+              "100,000 at Anthropic).")
+@click.option("--batch-max-mb", type=click.FloatRange(min=0, min_open=True),
+              help="Megabytes per batch (default: the provider's limit, 200 at OpenAI and 256 "
+              "at Anthropic).")
 @_sending_options
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="Ask for the verdict token's logprobs to estimate P(relevant).")
@@ -833,12 +839,13 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
               "and 64 more; a judge run before keeps its own; the ragas prompt uses RAGAS's "
               "own 1024).")
 @_stops_on_signals
-def judge_command(session_path: str, model: str, base_url: str | None, name: str | None,
-                  prompt_id: str, prompt_file: str | None, against: str | None,
-                  example_count: int | None, annotator: str | None, seed: int, window: int,
-                  dry_run: bool, batch: bool, export_requests: str | None,
-                  shard_size: int | None, shard_format: str, batch_discount: float,
-                  batch_max_requests: int, batch_max_mb: float,
+def judge_command(session_path: str, model: str, provider: str, base_url: str | None,
+                  name: str | None, prompt_id: str, prompt_file: str | None,
+                  against: str | None, example_count: int | None, annotator: str | None,
+                  seed: int, window: int, dry_run: bool, batch: bool,
+                  export_requests: str | None, shard_size: int | None, shard_format: str,
+                  batch_discount: float, batch_max_requests: int | None,
+                  batch_max_mb: float | None,
                   concurrency: int, rpm: float | None,
                   tpm: float | None, timeout: float | None, max_retries: int, max_wait: float,
                   logprobs: bool, system_as_user: bool, price_in: float | None,
@@ -847,30 +854,41 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                   trusted: bool) -> None:
     """Pre-fill every chunk's verdict and reason with an LLM judge.
 
-    Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp). The
-    API key is read from OPENAI_API_KEY and never stored; a local server needs none. Each
-    call is stored the moment it ends; run the same command again to resume after a stop
-    (Ctrl-C keeps everything finished) or to retry the chunks that failed.
+    Works with any OpenAI-compatible endpoint (OpenAI, Groq, Ollama, vLLM, llama.cpp), and
+    with Anthropic's own API (--provider anthropic). The API key is read from OPENAI_API_KEY
+    (ANTHROPIC_API_KEY) and never stored; a local server needs none. Each call is stored the
+    moment it ends; run the same command again to resume after a stop (Ctrl-C keeps
+    everything finished) or to retry the chunks that failed.
 
     \b
     Example:
       annotator judge review.db --model gpt-4o-mini --price-in 0.15 --price-out 0.6
       annotator judge review.db --model llama3.1 --base-url http://localhost:11434/v1
       annotator judge review.db --model gpt-4o-mini --prompt-file mine.toml --examples 8
+      annotator judge review.db --provider anthropic --model claude-haiku-4-5 --batch
     """
     import asyncio
+    import os
 
-    from annotator.judge.client import make_client
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
+    from annotator.judge.template import TemplatePrompt
+    from annotator.judge.transport import connect, provider_of
     from annotator.judge.types import JudgeSettings
     from annotator.models import Price
     from annotator.progress import judging
     from annotator.redact import without_credentials
 
+    transport = provider_of(provider)
+    base_url = base_url or os.environ.get(transport.url_env) or None
     name = name or _judge_name(model, prompt_id, prompt_file, example_count)
     with _open(session_path, create=False) as session:  # read only, before anything is sent
         prompt = _judge_prompt(session, name, prompt_id, prompt_file, against, example_count,
                                annotator, seed)
+        if provider != "openai" and not isinstance(prompt, TemplatePrompt):
+            raise click.UsageError(f"The {prompt.id} prompt is sent by its own library, which "
+                                   "speaks OpenAI's protocol only; judge through "
+                                   f"--provider {provider} with a template prompt (builtin, "
+                                   "listwise or --prompt-file).")
         existing = session.judges()
         if trusted and session.trust_threshold(name) is None:
             raise click.UsageError(
@@ -898,7 +916,7 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     settings = JudgeSettings(model=model, prompt=prompt, base_url=stored_url,
                              temperature=temperature, max_tokens=max_tokens, logprobs=logprobs,
                              window=window if prompt.listwise else None,
-                             system_as_user=system_as_user)
+                             system_as_user=system_as_user, provider=provider)
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                          limit=limit, repeat=repeat, max_wait=max_wait)
     price = Price(price_in, price_out, price_cached) if (
@@ -911,8 +929,14 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
     if shard_format != "jsonl" and shard_size is None:
         raise click.UsageError("--shard-format parquet writes shards: give --export-requests FOLDER "
                                "--shard-size N with it.")
-    limits = (Limits(batch_max_requests, int(batch_max_mb * 1_000_000)) if shard_size is None
-              else Limits(shard_size, 2**62))
+    if export_requests is not None and provider != "openai":
+        raise click.UsageError("--export-requests writes OpenAI's Batch API lines for an "
+                               "offline engine; a judge on --provider anthropic is batched by "
+                               "Anthropic itself: give --batch.")
+    own = Limits.of(provider)
+    limits = (Limits(batch_max_requests or own.max_requests,
+                     int(batch_max_mb * 1_000_000) if batch_max_mb else own.max_bytes)
+              if shard_size is None else Limits(shard_size, 2**62))
     offline = batch or export_requests is not None
     if batch and export_requests is not None:
         raise click.UsageError("Give --batch (the provider runs it) or --export-requests (you "
@@ -928,12 +952,12 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
                           export_requests, shards=shard_size is not None,
                           shard_format=shard_format)
         return
-    _, key, secrets = _endpoint(base_url)
+    _, key, secrets = _endpoint(base_url, provider=provider)
     stats = RunStats()
 
     async def judge(session: Session, show: Callable[[RunStats], None]) -> None:
-        async with make_client(base_url, key, concurrency=concurrency, rpm=rpm,
-                               tpm=tpm) as client:
+        async with connect(provider, base_url, key, concurrency=concurrency, rpm=rpm,
+                           tpm=tpm) as client:
             await run_judge(session, name, settings, client, options, stats, on_progress=show,
                             secrets=secrets)
 
@@ -979,8 +1003,9 @@ def judge_command(session_path: str, model: str, base_url: str | None, name: str
              "causes" + ("; every error is stored with its call." if stats.kept else "."))
     for refusal in stats.refused:
         _say(f"Note: {refusal}.")
-    if prompt.schema is not None and (stats.refused or stats.response_format != "json_schema"
-                                 or not stats.logprobs):
+    if prompt.schema is not None and (stats.refused
+                                      or stats.response_format != transport.formats[0]
+                                      or stats.logprobs != (logprobs and transport.logprobs)):
         from annotator.judge.client import FORMAT_WORDS
 
         _say(f"Replies are asked for with {FORMAT_WORDS[stats.response_format]}, "
@@ -1071,12 +1096,12 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
     import asyncio
 
     from annotator.judge.batch import Started, start_round
-    from annotator.judge.client import make_client
     from annotator.judge.runner import RunStats
+    from annotator.judge.transport import connect
     from annotator.progress import counter
 
     stats = RunStats()
-    key = None if export else _api_key(base_url)
+    key = None if export else _api_key(base_url, settings.provider)
     with _open(session_path, create=False) as session, \
             counter("Writing requests", unit="chunks") as advance:
 
@@ -1086,7 +1111,7 @@ def _judge_in_batches(session_path: str, name: str, settings: JudgeSettings,
                                          price=price, export=Path(export), shards=shards,
                                          shard_format=shard_format, on_progress=advance)
             assert key is not None
-            async with make_client(base_url, key) as client:
+            async with connect(settings.provider, base_url, key) as client:
                 try:
                     return await start_round(session, name, settings, options, stats, limits,
                                              price=price, client=client, on_progress=advance)
@@ -1152,27 +1177,31 @@ def _print_dry_run(session_path: str, name: str, settings: JudgeSettings, option
     _say("Nothing was sent (--dry-run).")
 
 
-def _api_key(base_url: str | None) -> str:
-    """OPENAI_API_KEY, or the placeholder a local server accepts; an error for OpenAI itself."""
+def _api_key(base_url: str | None, provider: str = "openai") -> str:
+    """The provider's key from its environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY),
+    or the placeholder a local server accepts; an error for the provider's own API."""
     import os
+    from urllib.parse import urlsplit
 
     from annotator.errors import AnnotatorError
     from annotator.judge.client import LOCAL_KEY
+    from annotator.judge.transport import provider_of
 
-    key = os.environ.get("OPENAI_API_KEY")
+    transport = provider_of(provider)
+    key = os.environ.get(transport.key_env)
     if key:
         from annotator.redact import remember
 
         remember(key)  # never stored, printed or logged, whatever a server echoes
         return key
-    if base_url is None or "api.openai.com" in base_url:
-        raise AnnotatorError("OPENAI_API_KEY is not set. Export your key (it is read from the "
-                             "environment and never stored), or point --base-url at a local "
-                             "server that needs none.")
+    if base_url is None or urlsplit(base_url).hostname == urlsplit(transport.default_url).hostname:
+        raise AnnotatorError(f"{transport.key_env} is not set. Export your key (it is read "
+                             "from the environment and never stored), or point --base-url at a "
+                             "local server that needs none.")
     return LOCAL_KEY
 
 
-def _endpoint(given: str | None, stored: str | None = None
+def _endpoint(given: str | None, stored: str | None = None, provider: str = "openai"
               ) -> tuple[str | None, str, tuple[str, ...]]:
     """Where to send (the --base-url given, else the judge's stored one), the API key, and the
     secrets no reply may show (a password in the given URL, the key itself)."""
@@ -1181,7 +1210,7 @@ def _endpoint(given: str | None, stored: str | None = None
 
     url = given or stored
     _, url_secrets = without_credentials(given)
-    key = _api_key(url)
+    key = _api_key(url, provider)
     return url, key, (*url_secrets, *(() if key == LOCAL_KEY else (key,)))
 
 
@@ -1220,7 +1249,6 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
     """
     import asyncio
 
-    from annotator.judge.client import make_client
     from annotator.judge.runner import (
         JudgeStopped,
         RunOptions,
@@ -1228,6 +1256,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         run_probes,
         stored_settings,
     )
+    from annotator.judge.transport import connect
     from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
     from annotator.progress import judging, working
     from annotator.report.build import choose_judge
@@ -1237,7 +1266,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         name = choose_judge(session, judge)
         stored = {j.name: j for j in session.judges()}[name]
         settings = stored_settings(stored)
-        url, key, secrets = _endpoint(base_url, stored.base_url)
+        url, key, secrets = _endpoint(base_url, stored.base_url, settings.provider)
         with working("Making noise chunks from other goldens"):
             made = add_probes(session, goldens=golden_count, per_golden=per_golden,
                               kinds=chosen, seed=seed)
@@ -1247,8 +1276,8 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         stats = RunStats()
 
         async def probe(show: Callable[[RunStats], None]) -> None:
-            async with make_client(url, key, concurrency=concurrency, rpm=rpm,
-                                   tpm=tpm) as client:
+            async with connect(settings.provider, url, key, concurrency=concurrency, rpm=rpm,
+                               tpm=tpm) as client:
                 await run_probes(session, name, settings, client, options, stats,
                                  on_progress=show, secrets=secrets)
 
@@ -1347,8 +1376,8 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
         return
     import asyncio
 
-    from annotator.judge.client import make_client
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, stored_settings
+    from annotator.judge.transport import connect
     from annotator.models import Price
     from annotator.progress import judging
     from annotator.recheck import choose_canary, finish_recheck, recheck_tasks, run_recheck
@@ -1372,7 +1401,7 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
              + ("" if frozen else " (not chosen yet: the first re-check freezes it)") + ".")
         _print_dry_run(session_path, name, settings, options, price, rpm, tpm, tasks=tasks)
         return
-    url, key, secrets = _endpoint(base_url, stored.base_url)
+    url, key, secrets = _endpoint(base_url, stored.base_url, settings.provider)
     stats = RunStats()
     with _open(session_path) as session:
         canary, chosen_now = choose_canary(session, canary_size, seed)
@@ -1380,8 +1409,8 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
             _say(f"The canary is chosen and frozen: {canary.sentence()}.", err=True)
 
         async def recheck(show: Callable[[RunStats], None]) -> int:
-            async with make_client(url, key, concurrency=concurrency, rpm=rpm,
-                                   tpm=tpm) as client:
+            async with connect(settings.provider, url, key, concurrency=concurrency, rpm=rpm,
+                               tpm=tpm) as client:
                 return await run_recheck(session, name, settings, client, options, stats,
                                          canary, on_progress=show, secrets=secrets)
 
@@ -2026,8 +2055,10 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
 @click.option("--judge", "-j", required=True, help="The judge whose prompt to improve (its "
               "model and endpoint judge the candidates).")
 @click.option("--optimizer-model", required=True, help="The model that proposes revised prompts.")
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="The optimizer's OpenAI-compatible "
-              "endpoint (default: $OPENAI_BASE_URL, else the judge's own).")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="The optimizer's endpoint (default: "
+              "$OPENAI_BASE_URL, else the judge's own).")
+@click.option("--optimizer-provider", type=click.Choice(["openai", "anthropic"]),
+              help="Whose API the optimizer's endpoint speaks (default: the judge's provider).")
 @click.option("--rounds", type=click.IntRange(1, 20), default=1, show_default=True,
               help="Rounds of revision, each from the best prompt so far.")
 @click.option("--candidates", type=click.IntRange(1, 50), default=3, show_default=True,
@@ -2064,8 +2095,8 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
 @_sending_options
 @_stops_on_signals
 def align_command(session_path: str, judge: str, optimizer_model: str, base_url: str | None,
-                  rounds: int, candidates: int, sample: int, validation: float,
-                  annotator: str | None, instructions: str | None, budget: float | None,
+                  optimizer_provider: str | None, rounds: int, candidates: int, sample: int,
+                  validation: float, annotator: str | None, instructions: str | None, budget: float | None,
                   max_calls: int | None, price_in: float | None, price_out: float | None,
                   judge_price: str | None, out_dir: str | None, resamples: int, seed: int,
                   dry_run: bool, system_as_user: bool | None, concurrency: int,
@@ -2090,8 +2121,9 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
     import asyncio
 
     from annotator.align import loop, optimizer
-    from annotator.judge.client import LOCAL_KEY, make_client
+    from annotator.judge.client import LOCAL_KEY
     from annotator.judge.runner import JudgeStopped, RunOptions
+    from annotator.judge.transport import connect
     from annotator.models import Price
     from annotator.progress import judging
     from annotator.redact import without_credentials
@@ -2124,19 +2156,23 @@ def align_command(session_path: str, judge: str, optimizer_model: str, base_url:
     options.optimizer_system_as_user = (system_as_user if system_as_user is not None else
                                         prepared.settings.system_as_user
                                         and optimizer_url == judge_url)
-    judge_key, optimizer_key = _api_key(judge_url), _api_key(optimizer_url)
+    judge_provider = prepared.settings.provider
+    optimizer_provider = optimizer_provider or judge_provider
+    judge_key = _api_key(judge_url, judge_provider)
+    optimizer_key = _api_key(optimizer_url, optimizer_provider)
     secrets = tuple(k for k in (judge_key, optimizer_key) if k != LOCAL_KEY)
 
     async def run(session: Session, show: Callable[[Any], None]) -> loop.AlignResult:
-        async with make_client(judge_url, judge_key, concurrency=concurrency, rpm=rpm,
-                               tpm=tpm) as judge_client:
-            if optimizer_url == judge_url and optimizer_key == judge_key:
+        async with connect(judge_provider, judge_url, judge_key, concurrency=concurrency,
+                           rpm=rpm, tpm=tpm) as judge_client:
+            if (optimizer_url, optimizer_key, optimizer_provider) == (
+                    judge_url, judge_key, judge_provider):
                 optimizer_client = judge_client  # one endpoint: one client, one limiter
                 return await loop.align(session, options, prepared, judge_client,
                                         optimizer_client, say=lambda t: _say(t, err=True),
                                         show=show)
-            async with make_client(optimizer_url, optimizer_key, concurrency=concurrency,
-                                   rpm=rpm, tpm=tpm) as optimizer_client:
+            async with connect(optimizer_provider, optimizer_url, optimizer_key,
+                               concurrency=concurrency, rpm=rpm, tpm=tpm) as optimizer_client:
                 return await loop.align(session, options, prepared, judge_client,
                                         optimizer_client, say=lambda t: _say(t, err=True),
                                         show=show)
@@ -2296,7 +2332,7 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
 
     from annotator.judge.batch import Followed, describe, follow
     from annotator.judge.batch import cancel as cancel_batches
-    from annotator.judge.client import make_client
+    from annotator.judge.transport import connect, provider_of
     from annotator.progress import batches_progress
     from annotator.redact import without_credentials
 
@@ -2309,12 +2345,16 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
                               and not b["id"].startswith("export:")}
                              | {j for j, _, _ in session.unsubmitted_parts(judge)})
         stored_urls = {j.name: j.base_url for j in session.judges()}
+        providers = {j.name: str(j.parameters.get("provider", "openai"))
+                     for j in session.judges()}
         # The endpoint a judge's batches live at: the one it was run with, unless told otherwise.
-        endpoints = {name: base_url or stored_urls.get(name) or os.environ.get("OPENAI_BASE_URL")
+        endpoints = {name: base_url or stored_urls.get(name)
+                     or os.environ.get(provider_of(providers[name]).url_env)
                      for name in open_judges}
-        keys = {name: _api_key(url) for name, url in endpoints.items()}
+        keys = {name: _api_key(url, providers[name]) for name, url in endpoints.items()}
         for name in open_judges:
-            shown = without_credentials(endpoints[name] or "https://api.openai.com/v1")[0]
+            shown = without_credentials(endpoints[name]
+                                        or provider_of(providers[name]).default_url)[0]
             _say(f"Following judge '{name}' at {shown}"
                  + (" (given by --base-url)." if base_url else " (where it was run)."
                     if stored_urls.get(name) else "."), err=True)
@@ -2322,7 +2362,7 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
         async def go(show: Callable[[Followed], None]) -> Followed:
             stored = repeated = 0
             for name in open_judges:
-                async with make_client(endpoints[name], keys[name]) as client:
+                async with connect(providers[name], endpoints[name], keys[name]) as client:
                     try:
                         if cancel:
                             cancelled = await cancel_batches(client, session, name)
@@ -2362,31 +2402,34 @@ def _endpoint_error(error: Exception, judge: str, url: str | None, *,
                     following: bool = True) -> Exception:
     """A sentence for a failure talking to a batch endpoint (which URL, what it said), or the
     error itself when it is none of the client's. Not ``following``: while creating batches."""
-    import openai
-
     from annotator.errors import AnnotatorError
+    from annotator.judge.transport import sdk_errors
     from annotator.redact import without_credentials
 
-    shown = without_credentials(url or "https://api.openai.com/v1")[0]
+    shown = without_credentials(url or "the provider's API")[0]
     doing = (f"to follow the batches of judge '{judge}'" if following
              else f"to create the batches of judge '{judge}'")
-    if isinstance(error, openai.APIConnectionError):
+    connection, status = sdk_errors()
+    if isinstance(error, connection):
         return AnnotatorError(
             f"Could not reach {shown} {doing} ({error.__class__.__name__}). Check that the "
             "server is running and the URL is right" + (
                 ", or give the endpoint the batches were created at with --base-url."
                 if following else "."))
-    if not following and isinstance(error, openai.NotFoundError | openai.APIStatusError) and (
-            error.status_code in (404, 405, 501)):
+    code = getattr(error, "status_code", None)
+    request = getattr(error, "request", None)  # both SDKs' errors carry the request they sent
+    if not following and isinstance(error, status) and code in (404, 405, 501):
         return AnnotatorError(
-            f"{shown} has no Batch API (HTTP {error.status_code} on {error.request.url.path}): "
+            f"{shown} has no Batch API (HTTP {code} on "
+            f"{request.url.path if request is not None else 'its batch path'}): "
             "most local servers (llama.cpp, Ollama, vLLM's server) offer none. Nothing was "
             "sent. Judge live (without --batch), or write the requests for an offline engine "
             "with --export-requests FILE.")
-    if isinstance(error, openai.APIStatusError):
+    if isinstance(error, status):
         return AnnotatorError(
-            f"{shown} answered HTTP {error.status_code} {doing}: "
-            f"{visible(str(error.message))[:300]}. Check the key and the URL (--base-url)"
+            f"{shown} answered HTTP {code} {doing}: "
+            f"{visible(str(getattr(error, 'message', error)))[:300]}. Check the key and the "
+            "URL (--base-url)"
             + (" the batches were created with." if following else "."))
     return error
 

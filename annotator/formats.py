@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from types import ModuleType, NoneType
+from types import NoneType
 from typing import IO, Any
 
 from annotator.errors import InputError, install_hint
-from annotator.importers import IMPORTERS, SOURCES, langfuse
+from annotator.importers import IMPORTERS, SOURCES, Importer, langfuse
 from annotator.models import (
     GOLD_FIELDS,
     GOLDENS_SUFFIXES,
@@ -262,7 +262,7 @@ class _Notices:
         self.companions: list[Any] = []
         """Documents of other files a tracer's export is read with (dataset items)."""
 
-    def importer(self, document: Any, line: int | None) -> ModuleType | None:
+    def importer(self, document: Any, line: int | None) -> Importer | None:
         """The importer whose export ``document`` (a file's first) is: the one --from named,
         which must fit (else an InputError), or the one that recognises it (None: RAGAS)."""
         asked = SOURCES[self.source]
@@ -347,7 +347,7 @@ def companion_files(paths: Sequence[str], source: str) -> tuple[list[str], list[
     return kept, companions
 
 
-def _imported(importer: ModuleType, documents: Sequence[tuple[int | None, Any]],
+def _imported(importer: Importer, documents: Sequence[tuple[int | None, Any]],
               notes: _Notices) -> list[Any]:
     """The goldens an importer finds in a source's export, with what it said on the way."""
     said: list[str] = []

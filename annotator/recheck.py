@@ -42,7 +42,7 @@ from annotator.store.session import Session, now
 from annotator.truth import truth as find_truth
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from annotator.judge.transport import Transport
 
 TOLERANCE = 0.05
 """The kappa drop a team accepts before a re-check calls the judge worse."""
@@ -130,7 +130,7 @@ def recheck_tasks(session: Session, settings: JudgeSettings, canary: Canary,
 
 
 async def run_recheck(session: Session, judge: str, settings: JudgeSettings,
-                      client: AsyncOpenAI,
+                      client: Transport,
                       options: RunOptions, stats: RunStats, canary: Canary, *,
                       on_progress: Callable[[RunStats], None] | None = None,
                       secrets: tuple[str, ...] = ()) -> int:

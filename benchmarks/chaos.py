@@ -20,9 +20,9 @@ from pathlib import Path
 
 from generate import generated_session
 
-from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.transport import connect
 from annotator.judge.types import JudgeSettings
 from annotator.store.session import Session
 
@@ -41,7 +41,7 @@ def run_until_done(db: Path, server: FakeOpenAI, limit_runs: int = 10) -> tuple[
     left = -1
     for run in range(1, limit_runs + 1):
         async def go() -> None:
-            async with make_client(server.base_url, "sk-chaos", concurrency=32) as client:
+            async with connect("openai", server.base_url, "sk-chaos", concurrency=32) as client:
                 with Session(db) as session:
                     await run_judge(session, "chaos", settings, client,
                                     RunOptions(concurrency=32, timeout=0.5, max_retries=4,

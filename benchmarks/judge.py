@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 from generate import generate
 
 from annotator.formats import read_goldens
-from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin, listwise
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.transport import connect
 from annotator.judge.types import JudgePrompt, JudgeSettings
 from annotator.store.session import Session
 
@@ -60,7 +60,7 @@ async def ours(session: Session, base_url: str, name: str, concurrency: int,
     prompt = prompt or builtin()
     settings = JudgeSettings(model="bench", prompt=prompt, logprobs=True,
                              window=20 if prompt.listwise else None)
-    async with make_client(base_url, "sk-bench", concurrency=concurrency) as client:
+    async with connect("openai", base_url, "sk-bench", concurrency=concurrency) as client:
         return await run_judge(session, name, settings, client,
                                RunOptions(concurrency=concurrency, max_retries=0), RunStats())
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from generate import generated_session
 from judge import test_server
 
-from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.transport import connect
 from annotator.judge.types import JudgeSettings
 from annotator.recheck import choose_canary, finish_recheck, history, run_recheck
 from annotator.store.session import Session
@@ -46,7 +46,7 @@ def main() -> None:
         db = generated_session(Path(tmp), args.goldens, args.chunks, annotator="alice")
         with Session(db) as session:
             async def judge() -> RunStats:
-                async with make_client(base_url, "sk-bench",
+                async with connect("openai", base_url, "sk-bench",
                                        concurrency=args.concurrency) as client:
                     return await run_judge(session, "live", settings, client, options,
                                            RunStats())
@@ -59,7 +59,7 @@ def main() -> None:
             assert len(canary.chunk_ids) == total
 
             async def recheck() -> int:
-                async with make_client(base_url, "sk-bench",
+                async with connect("openai", base_url, "sk-bench",
                                        concurrency=args.concurrency) as client:
                     return await run_recheck(session, "live", settings, client, options,
                                              RunStats(), canary)

@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
-from annotator.judge.client import make_client
 from annotator.judge.failures import Failures
 from annotator.judge.prompts import builtin, parse_reply
 from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, run_judge
+from annotator.judge.transport import connect
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
@@ -61,7 +61,7 @@ def run(session: Session, server: FakeOpenAI, name: str = "test-judge",
             sent.append(time.monotonic())
 
     async def judge() -> RunStats:
-        async with make_client(server.base_url, "sk-test", concurrency=16, rpm=rpm, tpm=tpm,
+        async with connect("openai", server.base_url, "sk-test", concurrency=16, rpm=rpm, tpm=tpm,
                                period=period, extra_hooks=[record]) as client:
             return await run_judge(session, name, settings, client, opts, RunStats())
 
@@ -162,7 +162,7 @@ def test_the_rate_limiter_never_exceeds_its_rate(tmp_path: Path) -> None:
 
 
 def test_the_token_limiter_spaces_requests_by_their_estimated_tokens(tmp_path: Path) -> None:
-    from annotator.judge.client import estimate_tokens
+    from annotator.judge.transport import estimate_tokens
 
     session = make_session(tmp_path, chunks=12)
     sent: list[float] = []
@@ -690,7 +690,7 @@ def test_a_huge_or_malformed_retry_after_waits_only_the_cap(tmp_path: Path, head
             stats = RunStats()
 
             async def go() -> None:
-                async with make_client(server.base_url, "sk-test") as client:
+                async with connect("openai", server.base_url, "sk-test") as client:
                     await run_judge(session.another(), "j", JudgeSettings(
                         model="m", prompt=builtin("reference"), base_url=server.base_url),
                         client, RunOptions(max_wait=0.3, max_retries=2), stats,
@@ -817,7 +817,7 @@ def test_a_run_keeps_every_reply_while_another_command_holds_the_file(tmp_path: 
             stats = RunStats()
 
             async def go() -> None:
-                async with make_client(server.base_url, "sk-test") as client:
+                async with connect("openai", server.base_url, "sk-test") as client:
                     await run_judge(session, "j", settings, client, RunOptions(), stats)
 
             asyncio.run(go())

@@ -21,10 +21,10 @@ from annotator.columns import MISSING
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
 from annotator.judge import prompt_file, tokens
-from annotator.judge.client import make_client
 from annotator.judge.prompts import builtin, listwise
 from annotator.judge.runner import RunOptions, RunStats, run_judge, windows
 from annotator.judge.template import TemplatePrompt
+from annotator.judge.transport import connect
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
 from annotator.report.build import build_report
@@ -56,7 +56,7 @@ def judge(session: Session, server: FakeOpenAI, prompt: Any, name: str = "j",
     opts = RunOptions(**{"backoff_base": 0.01, "timeout": 5.0, **options})
 
     async def go() -> RunStats:
-        async with make_client(server.base_url, "sk-test", concurrency=8) as client:
+        async with connect("openai", server.base_url, "sk-test", concurrency=8) as client:
             return await run_judge(session, name, settings, client, opts, RunStats())
 
     return asyncio.run(go())

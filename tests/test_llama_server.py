@@ -82,6 +82,25 @@ def test_a_recheck_against_the_real_server_reads_its_model_and_build_as_the_epoc
     assert "the same epoch" in again.output and "0 right -> wrong" in again.output
 
 
+def test_anthropics_protocol_is_spoken_with_llama_cpps_own_messages_endpoint(
+        server: str, tmp_path: Path) -> None:
+    """llama-server also serves Anthropic's Messages API (/v1/messages): the anthropic client
+    reaches it and every reply is read as a Message. The random model calls no tool and runs to
+    the token limit, and that is what the judge reads from the reply's stop_reason: a cut-off,
+    not an HTTP error or a body that is no message."""
+    db = banking_file(tmp_path / "b.db")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+                        "ANTHROPIC_BASE_URL")}
+    done = CliRunner().invoke(cli, ["judge", str(db), "--provider", "anthropic", "--model",
+                                    "tiny", "--base-url", server.removesuffix("/v1"),
+                                    "--name", "tiny", "--limit", "3", "--max-tokens", "40"],
+                              env=env)
+    assert "calls failed the same way, before any verdict: the reply was cut off at the " \
+        "token limit" in done.output, done.output
+    assert "HTTP" not in done.output and "not a message" not in done.output
+
+
 def test_a_listwise_replys_limit_grows_with_its_window() -> None:
     from annotator.judge.types import default_max_tokens
 

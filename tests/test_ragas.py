@@ -20,9 +20,9 @@ from ragas.llms import llm_factory
 from ragas.metrics.collections import ContextPrecision, ContextPrecisionWithoutReference
 
 from annotator.formats import read_goldens
-from annotator.judge.client import make_client
 from annotator.judge.ragas_prompt import RAGAS_MAX_TOKENS, RAGAS_TEMPERATURE, RagasPrompt
 from annotator.judge.runner import RunOptions, RunStats, run_judge
+from annotator.judge.transport import connect
 from annotator.judge.types import JudgeSettings
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
@@ -60,7 +60,7 @@ def ours(session: Session, server: FakeOpenAI, against: str) -> RunStats:
                              temperature=RAGAS_TEMPERATURE, max_tokens=RAGAS_MAX_TOKENS)
 
     async def go() -> RunStats:
-        async with make_client(server.base_url, "sk-test") as client:
+        async with connect("openai", server.base_url, "sk-test") as client:
             return await run_judge(session, f"ragas-{against}", settings, client,
                                    RunOptions(concurrency=4, max_retries=1, backoff_base=0.01),
                                    RunStats())

@@ -30,20 +30,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import openai
-from openai import AsyncOpenAI
-
 from annotator.align import optimizer
 from annotator.errors import AnnotatorError, SessionError
 from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
 from annotator.judge import tokens
-from annotator.judge.client import (
-    RESPONSE_FORMATS,
-    completion_of,
-    connection_error,
-    next_format,
-    status_error,
-)
+from annotator.judge.client import next_format
 from annotator.judge.failures import kind
 from annotator.judge.plan import dry_run
 from annotator.judge.runner import (
@@ -56,6 +47,7 @@ from annotator.judge.runner import (
     system_as_user,
 )
 from annotator.judge.template import TemplatePrompt
+from annotator.judge.transport import Transport
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import CANDIDATE_MARK, Price
 from annotator.presence import is_open, one_screen
@@ -277,7 +269,7 @@ class _Run:
     """One align run's state: what was spent, the candidates' judges still in the session."""
 
     def __init__(self, session: Session, options: AlignOptions, prepared: Prepared,
-                 judge_client: AsyncOpenAI, optimizer_client: AsyncOpenAI,
+                 judge_client: Transport, optimizer_client: Transport,
                  say: Callable[[str], None], show: Callable[[RunStats], None] | None) -> None:
         self.session, self.options, self.prepared = session, options, prepared
         self.judge_client, self.optimizer_client = judge_client, optimizer_client
@@ -288,7 +280,7 @@ class _Run:
         self.by_candidate: dict[int, Spend] = {}
         self.shown: set[int] = set()
         """Chunks already shown to the optimizer (later requests show others first)."""
-        self.optimizer_format = RESPONSE_FORMATS[0]
+        self.optimizer_format = optimizer_client.formats[0]
         """The response format the optimizer's endpoint takes, as far as the run has seen."""
 
     # -- the budget -------------------------------------------------------------------------
@@ -327,39 +319,33 @@ class _Run:
         try:
             while True:
                 mode = self.optimizer_format
-                body = optimizer.request_body(options.optimizer_model, messages,
+                client = self.optimizer_client
+                body = optimizer.request_body(type(client), options.optimizer_model, messages,
                                               options.instructions is not None,
                                               options.optimizer_temperature, OPTIMIZER_MAX_TOKENS,
                                               mode)
                 spent.calls += 1
-                # The judge's error ladder (client.py reads each failure into a CallResult,
-                # failures.kind says whether asking again can help) and its retry policy.
-                try:
-                    text = await self.optimizer_client.post(
-                        "/chat/completions", body=body, cast_to=str,
-                        options={"timeout": timeout})
-                except openai.APITimeoutError:
-                    failed = CallResult(error=f"timed out after {timeout:g} s", cause="timeout")
-                except openai.APIConnectionError as error:
-                    failed = connection_error(self.optimizer_client, error, 0.0)
-                    raise AlignStopped(
-                        f"The optimizer could not be reached: {failed.error}.") from None
-                except openai.APIStatusError as error:
-                    sent = replace(self.prepared.settings, response_format=mode, logprobs=False)
-                    failed = status_error(error, sent, 0.0)
+                # The judge's transport, error ladder (failures.kind says whether asking again
+                # can help) and retry policy.
+                reply = await client.send(body, timeout)
+                if isinstance(reply, CallResult):
+                    failed = reply
+                    if failed.cause == "connection":
+                        raise AlignStopped(
+                            f"The optimizer could not be reached: {failed.error}.")
                     if "response_format" in failed.unsupported and (
-                            following := next_format(mode)) is not None:
+                            following := next_format(mode, client.formats)) is not None:
                         self.say(f"The optimizer's endpoint refused {mode}; now asking with "
                                  f"{following}.")
                         self.optimizer_format = following
                         continue
-                    if kind(failed)[2]:  # hopeless: a wrong key, model or path
+                    if failed.cause == "http" and kind(failed)[2]:  # a wrong key, model, path
                         raise AlignStopped(
-                            f"The optimizer at {self.optimizer_client.base_url} refused the "
-                            f"request ({failed.error}); check --optimizer-model, --base-url and "
-                            "OPENAI_API_KEY.") from None
+                            f"The optimizer at {client.shown_url()} refused the request "
+                            f"({failed.error}); check --optimizer-model, --base-url and "
+                            f"{client.key_env}.")
                 else:
-                    completion = completion_of(_json(text))
+                    completion = client.completion(_json(reply))
                     if isinstance(completion, str):
                         raise optimizer.CandidateError(f"the optimizer's reply was unreadable "
                                                        f"({completion})")
@@ -474,7 +460,7 @@ def _json(text: Any) -> Any:
 
 
 async def align(session: Session, options: AlignOptions, prepared: Prepared,
-                judge_client: AsyncOpenAI, optimizer_client: AsyncOpenAI, *,
+                judge_client: Transport, optimizer_client: Transport, *,
                 say: Callable[[str], None] = lambda _: None,
                 show: Callable[[RunStats], None] | None = None) -> AlignResult:
     """Run the loop (see the module's docstring); the result says what was kept, if anything."""

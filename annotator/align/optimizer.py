@@ -23,8 +23,8 @@ from typing import Any
 from annotator.errors import AnnotatorError
 from annotator.feedback import Disagreement
 from annotator.judge import prompt_file
-from annotator.judge.client import response_format
 from annotator.judge.template import TemplatePrompt
+from annotator.judge.transport import Transport
 from annotator.untrusted import UnsafeJson, parse_json, storable
 
 REVISION = "prompt_revision"
@@ -146,17 +146,14 @@ def request_messages(prompt: TemplatePrompt, sample: Sequence[Disagreement],
             {"role": "user", "content": json.dumps(data, ensure_ascii=False, indent=1)}]
 
 
-def request_body(model: str, messages: list[dict[str, str]], guarded: bool,
-                 temperature: float, max_tokens: int, mode: str = "json_schema"
+def request_body(transport: type[Transport], model: str, messages: list[dict[str, str]],
+                 guarded: bool, temperature: float, max_tokens: int, mode: str = "json_schema"
                  ) -> dict[str, Any]:
-    """The optimizer's chat completion request, its reply held to a strict schema in the
-    response format ``mode`` (one of the judge's RESPONSE_FORMATS: the one the endpoint takes)."""
+    """The optimizer's request in its transport's protocol, its reply held to a strict schema
+    in the response format ``mode`` (one of the transport's formats: the one the endpoint
+    takes)."""
     name, schema = (EDIT, EDIT_SCHEMA) if guarded else (REVISION, REVISION_SCHEMA)
-    body = {"model": model, "messages": messages, "temperature": temperature,
-            "max_tokens": max_tokens}
-    if (fmt := response_format(mode, schema, name)) is not None:
-        body["response_format"] = fmt
-    return body
+    return transport.body(model, messages, temperature, max_tokens, schema, mode, False, name)
 
 
 def _reply_object(content: str | None, keys: Sequence[str]) -> dict[str, Any]:

@@ -11,14 +11,36 @@ from the file's first document.
 
 from __future__ import annotations
 
-from types import ModuleType
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from annotator.importers import langfuse, mlflow, openinference
 
-IMPORTERS: tuple[ModuleType, ...] = (openinference, mlflow, langfuse)
-"""Every importer, in the order detection tries them."""
 
-SOURCES: dict[str, ModuleType | None] = {
+class Importer(Protocol):
+    """What an importer module holds (mypy checks each registered module against it)."""
+
+    NAME: str
+    """The name --from gives it."""
+    KIND_OF_FILE: str
+    """How a sentence names its source's files."""
+
+    def detect(self, document: Any, /) -> bool:
+        """Whether a parsed JSON document, or a table's rows, is its source's."""
+        ...
+
+    def rows(self, documents: Iterable[tuple[int | None, Any]], name: str, notices: list[str],
+             /, *, retriever: str | None = None) -> list[dict[str, Any]]:
+        """The goldens (RAGAS-shaped objects) of ``(line, document)`` pairs of file ``name``,
+        a notice for each thing left out; ``retriever`` is ``--retriever NAME``."""
+        ...
+
+
+IMPORTERS: tuple[Importer, ...] = (openinference, mlflow, langfuse)
+"""Every importer, in the order detection tries them (a new one: a module here, and a line in
+this tuple and in SOURCES)."""
+
+SOURCES: dict[str, Importer | None] = {
     "ragas": None, "hf": None, "openinference": openinference, "phoenix": openinference,
     "mlflow": mlflow, "langfuse": langfuse}
 """Every --from choice: RAGAS-shaped goldens (the default, read by formats itself, as are a

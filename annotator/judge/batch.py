@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
-from openai import AsyncOpenAI
-
 from annotator.errors import InputError, SessionError, install_hint
 from annotator.files import folder_made_whole, made_whole
 from annotator.judge.client import read_result, request_body
@@ -42,18 +40,17 @@ from annotator.judge.runner import (
     windows,
 )
 from annotator.judge.template import TemplatePrompt
+from annotator.judge.transport import BatchState, Transport, provider_of
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
 from annotator.text import counted
 from annotator.untrusted import UnsafeJson, parse_json
 
-ENDPOINT = "/v1/chat/completions"
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 """The states after which a batch changes no more."""
-MAX_REQUESTS = 50_000
-MAX_MB = 200
+MAX_REQUESTS, MAX_MB = provider_of("openai").batch_limits
 """OpenAI's limits on one batch: requests, and megabytes of its input file."""
 STORE_EVERY = 2_000
 """Results stored a transaction at a time (a kill loses at most the one in flight)."""
@@ -65,6 +62,12 @@ class Limits:
 
     max_requests: int = MAX_REQUESTS
     max_bytes: int = MAX_MB * 1_000_000
+
+    @classmethod
+    def of(cls, provider: str) -> Limits:
+        """A provider's own limits on one batch."""
+        requests, megabytes = provider_of(provider).batch_limits
+        return cls(requests, megabytes * 1_000_000)
 
     def full(self, requests: int, size: int, line: int) -> bool:
         """Whether a request line of ``line`` bytes must start a new file after one holding
@@ -168,7 +171,7 @@ class Started:
 
 async def start_round(session: Session, name: str, settings: JudgeSettings,
                       options: RunOptions, stats: RunStats, limits: Limits, *,
-                      price: Price | None = None, client: AsyncOpenAI | None = None,
+                      price: Price | None = None, client: Transport | None = None,
                       export: Path | None = None, shards: bool = False,
                       shard_format: str = "jsonl",
                       on_progress: Callable[[int], None] | None = None) -> Started:
@@ -331,6 +334,9 @@ class RequestLines:
     def _line(self, custom_id: str, messages: list[dict[str, str]], ranks: list[int] | None
               ) -> bytes:
         """One request line: the live request's body (request_body) with its custom_id."""
+        if self.settings.provider != "openai":
+            return provider_of(self.settings.provider).batch_line(
+                custom_id, request_body(self.settings, messages, ranks))
         key = tuple(ranks) if ranks is not None else None
         tail = self._tails.get(key)
         if tail is None:
@@ -338,8 +344,8 @@ class RequestLines:
             del body["messages"]
             tail = self._tails[key] = _encode(body)[1:] + "}\n"
         return ('{"custom_id": ' + _encode(custom_id) + ', "method": "POST", "url": "'
-                + ENDPOINT + '", "body": {"messages": ' + _encode(messages) + ", "
-                + tail).encode()
+                + provider_of("openai").batch_endpoint + '", "body": {"messages": '
+                + _encode(messages) + ", " + tail).encode()
 
 
 def _ints(values: Iterable[int]) -> str:
@@ -353,31 +359,27 @@ def metadata(session: Session, name: str, round_: int, part: int) -> dict[str, s
             "cp_annotator_round": str(round_), "cp_annotator_part": str(part)}
 
 
-async def submit(client: AsyncOpenAI, session: Session, name: str, current: Round) -> list[str]:
-    """Upload each file of a round and create its batch; store each as it is created."""
+async def submit(client: Transport, session: Session, name: str, current: Round) -> list[str]:
+    """Create a batch of each file of a round; store each as it is created."""
     ids = []
     for part in current.parts:
-        with part.path.open("rb") as handle:
-            uploaded = await client.files.create(file=(part.path.name, handle), purpose="batch")
-        batch = await client.batches.create(
-            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h",
-            metadata=metadata(session, name, current.number, part.number))
+        batch = await client.batch_create(part.path, metadata(session, name, current.number,
+                                                              part.number))
         session.record_batch(_row(batch, name, current.number, part.number, part.requests))
         ids.append(batch.id)
     return ids
 
 
-def _row(batch: Any, judge: str, round_: int, part: int, requests: int) -> dict[str, Any]:
-    counts = batch.request_counts
+def _row(batch: BatchState, judge: str, round_: int, part: int, requests: int
+         ) -> dict[str, Any]:
     return {"id": batch.id, "judge": judge, "round": round_, "part": part,
             "input_file_id": batch.input_file_id, "output_file_id": batch.output_file_id,
-            "error_file_id": batch.error_file_id, "state": batch.status,
-            "requests": counts.total if counts and counts.total else requests,
-            "completed": counts.completed if counts else 0,
-            "failed": counts.failed if counts else 0}
+            "error_file_id": batch.error_file_id, "state": batch.state,
+            "requests": batch.requests or requests, "completed": batch.completed,
+            "failed": batch.failed}
 
 
-async def recover(client: AsyncOpenAI, session: Session) -> int:
+async def recover(client: Transport, session: Session) -> int:
     """Find the batch of every request file stored but never recorded as one (the process died
     between creating it and storing its id); a file that never became a batch is forgotten, so
     its chunks are judged by the next round. Returns how many batches were found."""
@@ -386,8 +388,8 @@ async def recover(client: AsyncOpenAI, session: Session) -> int:
         return 0
     wanted = {(judge, r, p) for judge, r, p in missing}
     found = 0
-    async for batch in client.batches.list(limit=100):
-        meta = batch.metadata or {}
+    async for batch in client.batch_list():
+        meta = batch.metadata
         if meta.get("cp_annotator_session") != session.session_id:
             continue
         key = (meta.get("cp_annotator_judge"), int(meta.get("cp_annotator_round", 0)),
@@ -431,7 +433,7 @@ class Followed:
         return [b for b in self.batches if not b["collected"]]
 
 
-async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None, *,
+async def follow(client: Transport, session: Session, judge: str | None = None, *,
                  wait: bool = False, poll: float = 10.0, poll_cap: float = 60.0,
                  on_progress: Callable[[Followed], None] | None = None) -> Followed:
     """Check every batch not yet collected; collect (store the results of) each that ended.
@@ -443,16 +445,20 @@ async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None
         for row in session.batches(judge):
             if row["collected"] or row["id"].startswith("export:"):
                 continue
-            batch = await client.batches.retrieve(row["id"])
+            batch = await client.batch_retrieve(row["id"])
             session.record_batch(_row(batch, row["judge"], row["round"], row["part"],
                                       row["requests"]))
-            if batch.status in ENDED:
-                for file_id in (batch.output_file_id, batch.error_file_id):
-                    if file_id:
-                        with _downloaded(await _download(client, file_id)) as lines:
+            if batch.state in ENDED:
+                paths = await client.batch_results(batch)
+                try:
+                    for path in paths:
+                        with _downloaded(path) as lines:
                             done = store_results(session, lines)
                         stored += done.calls
                         repeated += done.repeated
+                finally:
+                    for path in paths:
+                        path.unlink(missing_ok=True)
                 session.set_batch_collected(row["id"])
         followed = Followed([b for b in session.batches(judge)
                              if not b["id"].startswith("export:")], stored, repeated)
@@ -464,20 +470,6 @@ async def follow(client: AsyncOpenAI, session: Session, judge: str | None = None
         interval = min(poll_cap, interval * 1.5)
 
 
-async def _download(client: AsyncOpenAI, file_id: str) -> Path:
-    """A file's content streamed to a temporary file (an output file may be hundreds of MB)."""
-    fd, name = tempfile.mkstemp(prefix="cp-annotator-batch-", suffix=".jsonl")
-    try:
-        with open(fd, "wb") as handle:
-            async with client.files.with_streaming_response.content(file_id) as response:
-                async for block in response.iter_bytes():
-                    handle.write(block)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
-    return Path(name)
-
-
 @contextmanager
 def _downloaded(path: Path) -> Iterator[Iterator[tuple[int, bytes]]]:
     try:
@@ -487,12 +479,12 @@ def _downloaded(path: Path) -> Iterator[Iterator[tuple[int, bytes]]]:
         path.unlink(missing_ok=True)
 
 
-async def cancel(client: AsyncOpenAI, session: Session, judge: str | None = None) -> list[str]:
+async def cancel(client: Transport, session: Session, judge: str | None = None) -> list[str]:
     """Cancel every batch still running; the ids cancelled."""
     out = []
     for row in session.batches(judge):
         if row["state"] not in ENDED and not row["id"].startswith("export:"):
-            batch = await client.batches.cancel(row["id"])
+            batch = await client.batch_cancel(row["id"])
             session.record_batch(_row(batch, row["judge"], row["round"], row["part"],
                                       row["requests"]))
             out.append(row["id"])

@@ -1,4 +1,5 @@
-"""Every judge call: build the request, send it with the openai client, read and check the reply.
+"""Every judge call: build the request, send it through the judge's transport, read and check
+the reply.
 
 The prompt (judge/types.py) says what to send and how to read the reply; this module sends it,
 times it, counts its tokens and turns every failure into a CallResult with its cause. A reply
@@ -18,7 +19,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -26,21 +27,16 @@ from typing import Any, cast
 
 import httpx2
 import openai
-from openai import AsyncOpenAI
 
-from annotator.judge.limiter import RateLimiter
 from annotator.judge.template import BINARY, Reply, TemplatePrompt
+from annotator.judge.transport import StatusError, Transport, provider_of
 from annotator.judge.types import CallResult, JudgeSettings, LibraryPrompt, UnreadableReplies
 from annotator.models import canonical_json
-from annotator.redact import without_credentials
 from annotator.text import counted
 from annotator.verdict import is_verdict
 
 LOCAL_KEY = "not-needed"
 """The key sent to an endpoint that needs none (a local server); never stored anywhere."""
-
-
-Hook = Callable[[httpx2.Request], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -58,12 +54,14 @@ METER: ContextVar[Meter | None] = ContextVar("cp_annotator_meter", default=None)
 """The meter of the call running in this task, if it wants one (see Meter)."""
 
 
-async def _meter_request(request: httpx2.Request) -> None:
+async def meter_request(request: httpx2.Request) -> None:
+    """Count a request on the meter of the call sending it."""
     if (meter := METER.get()) is not None:
         meter.requests += 1
 
 
-async def _meter_response(response: httpx2.Response) -> None:
+async def meter_response(response: httpx2.Response) -> None:
+    """Count a reply's tokens on the meter of the call that asked for it."""
     if (meter := METER.get()) is None:
         return
     await response.aread()  # the client reads it next anyway: aread caches the body
@@ -73,46 +71,6 @@ async def _meter_response(response: httpx2.Response) -> None:
         meter.tokens_out += int(usage.get("completion_tokens") or 0)
     except (ValueError, TypeError, AttributeError, RecursionError):
         return  # no usage in this reply (or a body too deep to read): nothing to count
-
-
-def make_client(base_url: str | None, api_key: str, *, concurrency: int = 8,
-                rpm: float | None = None, tpm: float | None = None, period: float = 60.0,
-                extra_hooks: Sequence[Hook] = ()) -> AsyncOpenAI:
-    """An AsyncOpenAI client whose HTTP layer enforces the rate limits.
-
-    The limiters wait in a request hook, right before each request goes on the wire: a
-    limiter granted earlier (before the client prepares the request) would let bursts through.
-    Retries are ours (the runner's), so the client makes none of its own.
-    """
-    hooks: list[Hook] = []
-    if rpm:
-        requests = RateLimiter(rpm, period)
-
-        async def per_request(request: httpx2.Request) -> None:
-            await requests.acquire()
-
-        hooks.append(per_request)
-    if tpm:
-        tokens = RateLimiter(tpm, period)
-
-        async def per_token(request: httpx2.Request) -> None:
-            await tokens.acquire(estimate_tokens(request.content))
-
-        hooks.append(per_token)
-    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    http = openai.DefaultAsyncHttpx2Client(limits=limits, event_hooks={
-        "request": [*hooks, *extra_hooks, _meter_request], "response": [_meter_response]})
-    return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=http)
-
-
-def estimate_tokens(body: bytes) -> float:
-    """Tokens a request may use: its text at ~4 characters a token, plus max_tokens."""
-    try:
-        request = json.loads(body)
-    except ValueError:
-        return len(body) / 4
-    text = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
-    return text / 4 + int(request.get("max_tokens") or request.get("max_completion_tokens") or 0)
 
 
 RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
@@ -125,6 +83,7 @@ FORMAT_WORDS = {
     "json_object_schema": "JSON mode with a schema (json_object + schema)",
     "json_object": "plain JSON mode (json_object)",
     "none": "no response format (the prompt alone asks for JSON)",
+    "tool": "a forced tool whose input is the reply (Anthropic's tool_choice)",
 }
 
 
@@ -142,10 +101,11 @@ def response_format(mode: str, schema: dict[str, Any] | None,
     return {"type": "json_object"}
 
 
-def next_format(mode: str) -> str | None:
-    """The response format to try once a server refused ``mode`` (None: nothing left)."""
-    index = RESPONSE_FORMATS.index(mode)
-    return RESPONSE_FORMATS[index + 1] if index + 1 < len(RESPONSE_FORMATS) else None
+def next_format(mode: str, formats: Sequence[str] = RESPONSE_FORMATS) -> str | None:
+    """The response format to try once a server refused ``mode`` (None: nothing left), in a
+    provider's ``formats``."""
+    index = formats.index(mode)
+    return formats[index + 1] if index + 1 < len(formats) else None
 
 
 def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> str:
@@ -155,14 +115,14 @@ def request_sha256(settings: JudgeSettings, messages: list[dict[str, str]]) -> s
     }).encode()).hexdigest()
 
 
-async def ask(client: AsyncOpenAI, settings: JudgeSettings, messages: list[dict[str, str]],
+async def ask(transport: Transport, settings: JudgeSettings, messages: list[dict[str, str]],
               timeout: float, ranks: Sequence[int] | None = None) -> CallResult:
     """Ask the judge about one chunk (or, listwise, the chunks at ``ranks``), whatever the
     prompt; never raises for what the endpoint or the model does."""
     if _sends_itself(type(settings.prompt)):
         prompt = cast(LibraryPrompt, settings.prompt)
-        return await _library_call(client, settings, prompt, messages, timeout)
-    return await judge_chunk(client, settings, messages, timeout, ranks)
+        return await _library_call(transport, settings, prompt, messages, timeout)
+    return await judge_chunk(transport, settings, messages, timeout, ranks)
 
 
 @functools.cache
@@ -174,32 +134,30 @@ def _sends_itself(prompt_type: type) -> bool:
 
 def request_body(settings: JudgeSettings, messages: list[dict[str, str]],
                  ranks: Sequence[int] | None = None) -> dict[str, Any]:
-    """The chat completion request exactly as sent (and as a batch or a dry run writes it)."""
-    body: dict[str, Any] = {"model": settings.model, "messages": messages,
-                            "temperature": settings.temperature,
-                            "max_tokens": settings.max_tokens}
+    """The request exactly as sent to the judge's provider (and as a batch or a dry run writes
+    it)."""
     schema = (settings.prompt.schema if ranks is None
               else cast(TemplatePrompt, settings.prompt).schema_for(ranks))
-    if (fmt := response_format(settings.response_format, schema)) is not None:
-        body["response_format"] = fmt
-    if settings.logprobs:
-        body["logprobs"] = True
-        body["top_logprobs"] = 5
-    return body
+    return provider_of(settings.provider).body(
+        settings.model, messages, settings.temperature, settings.max_tokens, schema,
+        settings.response_format, settings.logprobs)
 
 
-async def judge_chunk(client: AsyncOpenAI, settings: JudgeSettings,
+async def judge_chunk(transport: Transport, settings: JudgeSettings,
                       messages: list[dict[str, str]], timeout: float,
                       ranks: Sequence[int] | None = None) -> CallResult:
-    """One chat completion with the prompt's messages and response format."""
+    """One request with the prompt's messages and response format, its reply read."""
     mode, logprobs = settings.response_format, settings.logprobs
     body = request_body(settings, messages, ranks)
-    result = await _send(client, settings, body, timeout, ranks)
+    start = time.perf_counter()
+    reply = await transport.send(body, timeout)
+    result = (reply if isinstance(reply, CallResult)
+              else read_result(settings, reply, ranks, logprobs, elapsed_ms(start)))
     result.sent_format, result.sent_logprobs = mode, logprobs
     return result
 
 
-async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: LibraryPrompt,
+async def _library_call(transport: Transport, settings: JudgeSettings, prompt: LibraryPrompt,
                         messages: list[dict[str, str]], timeout: float) -> CallResult:
     """One chunk sent by the prompt's own library through our client: its verdict checked, its
     reason kept, its HTTP requests and tokens counted on the wire (the library reports neither)."""
@@ -208,14 +166,15 @@ async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: Li
     start = time.perf_counter()
     try:
         verdict, reason, raw = await asyncio.wait_for(
-            prompt.generate(client, settings.model, messages), timeout)
+            prompt.generate(transport.client, settings.model, messages), timeout)
     except TimeoutError:
         result = CallResult(error=f"timed out after {timeout:g} s", cause="timeout")
     except openai.APIStatusError as error:
-        result = status_error(error, settings, elapsed_ms(start))
-        result.unsupported.discard("response_format")  # the library chooses its own format
+        # The library chooses its own format: no refusal of one is ours to step down from.
+        result = status_error(error, elapsed_ms(start), False, settings.logprobs,
+                              transport.key_env)
     except openai.APIConnectionError as error:
-        result = connection_error(client, error, elapsed_ms(start))
+        result = transport.connection_error(error, elapsed_ms(start))
     except UnreadableReplies as error:
         # The library has retried already: asking again repeats its attempts to no end.
         result = CallResult(error=f"{error.why}, in {counted(error.attempts, 'attempt')}",
@@ -237,34 +196,12 @@ async def _library_call(client: AsyncOpenAI, settings: JudgeSettings, prompt: Li
     return result
 
 
-async def _send(client: AsyncOpenAI, settings: JudgeSettings, body: dict[str, Any],
-                timeout: float, ranks: Sequence[int] | None = None) -> CallResult:
-    """POST one request and read its reply into a CallResult."""
-    start = time.perf_counter()
-    try:
-        # The client's own POST with the body as built: chat.completions.create would walk
-        # the messages and the schema through its TypedDict transforms on every call, which
-        # was most of the client's CPU per call (benchmarks/judge.py).
-        # The body as text, read here: a server may answer 200 with anything (an HTML page, an
-        # empty body, JSON of another shape), and the client's model would let that through
-        # as an object that fails later, far from the reply that caused it.
-        text = await client.post("/chat/completions", body=body, cast_to=str,
-                                 options={"timeout": timeout})
-    except openai.APITimeoutError:
-        return CallResult(error=f"timed out after {timeout:g} s", latency_ms=elapsed_ms(start),
-                          cause="timeout")
-    except openai.APIConnectionError as error:
-        return connection_error(client, error, elapsed_ms(start))
-    except openai.APIStatusError as error:
-        return status_error(error, settings, elapsed_ms(start))
-    return read_result(settings, text, ranks, bool(body.get("logprobs")), elapsed_ms(start))
-
-
 def read_result(settings: JudgeSettings, text: str | Any, ranks: Sequence[int] | None,
                 logprobs: bool, latency: float | None = None) -> CallResult:
     """A chat completion body (a live reply's text, or a line of a batch's output already
     parsed) read into a CallResult; nothing in it makes this raise."""
-    completion = read_completion(text) if isinstance(text, str) else completion_of(text)
+    read = provider_of(settings.provider).completion
+    completion = read(_json_or_why(text)) if isinstance(text, str) else read(text)
     if isinstance(completion, str):
         raw = text if isinstance(text, str) else json.dumps(text)
         return CallResult(error=completion, raw_reply=raw[:RAW_REPLY_CHARS], latency_ms=latency,
@@ -355,18 +292,28 @@ class Completion:
 def read_completion(text: str) -> Completion | str:
     """A chat completion body read field by field, or a sentence saying why it is not one
     (nothing a server sends with a 200 makes this raise)."""
+    return completion_of(_json_or_why(text))
+
+
+class NotJson(str):
+    """Why a reply's body is no JSON at all (a reply reader passes it on as its sentence)."""
+
+
+def _json_or_why(text: str) -> Any:
+    """A reply's body parsed, or a NotJson sentence saying what it is instead."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except (ValueError, RecursionError):
         if not text.strip():
-            return "the server answered with an empty body, not a chat completion"
+            return NotJson("the server answered with an empty body, not a reply")
         kind = "an HTML page" if text.lstrip()[:1] == "<" else "text that is not JSON"
-        return f"the server answered with {kind}, not a chat completion"
-    return completion_of(data)
+        return NotJson(f"the server answered with {kind}, not a reply")
 
 
 def completion_of(data: Any) -> Completion | str:
     """A parsed chat completion read field by field (see read_completion)."""
+    if isinstance(data, NotJson):
+        return data.replace("not a reply", "not a chat completion")
     if not isinstance(data, dict):
         return f"the server answered with JSON that is not a chat completion ({_json_kind(data)})"
     choices = data.get("choices")
@@ -387,10 +334,10 @@ def completion_of(data: Any) -> Completion | str:
                       _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
                       _tokens(logprobs.get("content") if isinstance(logprobs, dict) else None),
                       _count(details.get("cached_tokens")) if isinstance(details, dict) else None,
-                      _said(data.get("model")), _said(data.get("system_fingerprint")))
+                      said(data.get("model")), said(data.get("system_fingerprint")))
 
 
-def _said(value: Any) -> str | None:
+def said(value: Any) -> str | None:
     """A short string a server says about itself, or None (an empty or odd value, or a
     long one cut: it is an identity, not a message)."""
     return value[:200] if isinstance(value, str) and value.strip() else None
@@ -480,9 +427,10 @@ def p_relevant_each(tokens: list[Any], verdicts: Sequence[int], reply: Reply = B
     return out
 
 
-def status_error(error: openai.APIStatusError, settings: JudgeSettings,
-                 latency: float) -> CallResult:
-    """A CallResult for an HTTP error status: retryable or not, Retry-After, refused features.
+def status_error(error: StatusError, latency: float, formatted: bool, logprobs: bool,
+                 key_env: str = "OPENAI_API_KEY") -> CallResult:
+    """A CallResult for an HTTP error status: retryable or not, Retry-After, refused features
+    (``formatted``, ``logprobs``: whether the request asked for a response format, logprobs).
 
     A refusal of the response format or of logprobs is read from the whole error body at any
     status: llama-cpp-python answers an unknown response format with HTTP 500 and refuses
@@ -491,19 +439,23 @@ def status_error(error: openai.APIStatusError, settings: JudgeSettings,
     status = error.status_code
     message = _short(error)
     result = CallResult(error=f"HTTP {status}: {message}", latency_ms=latency, cause="http",
-                        status=status)
+                        status=status, key_env=key_env)
     retry_after = error.response.headers.get("retry-after")
     if retry_after is not None:
         result.retry_after = retry_after_seconds(retry_after)
     said = (message + " " + _body_text(error)).lower()
-    if (status in (400, 422, 500) and settings.response_format != "none"
-            and any(word in said for word in ("response_format", "json_schema", "json_object"))):
+    if (status in (400, 422, 500) and formatted
+            and any(word in said for word in REFUSAL_WORDS)):
         result.unsupported.add("response_format")
-    elif settings.logprobs and "logprob" in said:
+    elif logprobs and "logprob" in said:
         result.unsupported.add("logprobs")
     elif status in (400, 401, 403, 404, 422):
         result.retryable = False  # retrying the same request cannot help
     return result
+
+
+REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "tool_choice")
+"""Words an error names a refused response format by (OpenAI's, and a tool choice's)."""
 
 
 def retry_after_seconds(value: str) -> float:
@@ -522,16 +474,7 @@ def retry_after_seconds(value: str) -> float:
     return max(0.0, seconds) if not math.isnan(seconds) else math.inf
 
 
-def connection_error(client: AsyncOpenAI, error: openai.APIConnectionError,
-                     latency: float) -> CallResult:
-    """A CallResult for a request that never got a reply: which URL, and what to check."""
-    url = without_credentials(str(client.base_url))[0]  # never echo credentials in a URL
-    return CallResult(error=f"connection failed to {url} ({error.__class__.__name__}): check that "
-                            "the server is running and that --base-url is right",
-                      latency_ms=latency, cause="connection")
-
-
-def _body_text(error: openai.APIStatusError) -> str:
+def _body_text(error: StatusError) -> str:
     """The error's body as text (a validation error names the refused field only there)."""
     try:
         return json.dumps(error.body) if error.body is not None else ""
@@ -539,7 +482,7 @@ def _body_text(error: openai.APIStatusError) -> str:
         return str(error.body)
 
 
-def _short(error: openai.APIStatusError) -> str:
+def _short(error: StatusError) -> str:
     body = error.body
     if isinstance(body, dict):
         inner = body.get("error", body)

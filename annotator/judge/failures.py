@@ -50,10 +50,12 @@ def kind(result: CallResult) -> tuple[str, str, bool]:
     if result.cause == "http":
         status = result.status
         if status in (401, 403):
-            return (f"http {status}", "check OPENAI_API_KEY: this server refused it", True)
+            return (f"http {status}", f"check {result.key_env or 'OPENAI_API_KEY'}: this server "
+                    "refused it", True)
         if status == 404:
-            return ("http 404", "check --model against the server's model names, and that "
-                    "--base-url ends in /v1 (e.g. http://localhost:8000/v1)", True)
+            where = ("" if result.key_env not in (None, "OPENAI_API_KEY")
+                     else ", and that --base-url ends in /v1 (e.g. http://localhost:8000/v1)")
+            return ("http 404", f"check --model against the server's model names{where}", True)
         if status == 429:
             return ("http 429", "the server is limiting the rate: lower --concurrency or pass "
                     "--rpm", False)

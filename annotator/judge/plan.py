@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from annotator.judge import tokens
 from annotator.judge.batch import Limits, RequestLines
 from annotator.judge.runner import RunOptions, RunStats, Task, collect_tasks, task_messages
+from annotator.judge.transport import provider_of
 from annotator.judge.types import JudgeSettings
 from annotator.models import Price
 from annotator.store.session import Session
@@ -59,6 +60,8 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
     else:
         stats.total = sum(len(task.chunk_ids) for task in tasks)
     busy = session.batch_busy(name) if batch is not None else set()
+    # Another provider's tokenizer is not OpenAI's: its count is the rule of thumb, said so.
+    approximate = not provider_of(settings.provider).exact_tokens
     lines = RequestLines(settings, session.next_batch_round())
     calls = prompt = size = files = in_file = file_size = 0
     for task in tasks:
@@ -68,7 +71,7 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
         every = task_messages(settings, task)
         for messages in every:
             calls += 1
-            prompt += tokens.prompt_tokens(messages)
+            prompt += tokens.prompt_tokens(messages, approximate=approximate)
         if batch is None:
             continue
         for line, _ in lines.of(task, every):
@@ -98,6 +101,6 @@ def dry_run(session: Session, name: str, settings: JudgeSettings, options: RunOp
         limits.append((seconds, f"this judge's median call, {options.concurrency} at a time"))
     slowest = max(limits, default=None)
     return DryRun(calls, stats.total, stats.skipped, stats.no_answer, prompt, completion, basis,
-                  calls * settings.max_tokens, tokens.method(), size, files, cost,
+                  calls * settings.max_tokens, tokens.method(approximate=approximate), size, files, cost,
                   slowest[0] if slowest else None,
                   slowest[1] if slowest else "no --rpm, --tpm or earlier calls to go by")

@@ -1,6 +1,6 @@
 """Judge every chunk of a session: many calls at once, retried, each stored.
 
-Rate limits live in the client's HTTP layer (client.make_client).
+Rate limits live in the transport's HTTP layer (transport.connect).
 
 Every call is stored the moment it ends (verdict or error). A chunk already judged by the
 same request (model, messages, sampling parameters) is skipped, so an interrupted run
@@ -25,15 +25,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
-from openai import AsyncOpenAI
-
 from annotator.errors import AnnotatorError, NotSaved, SessionError
-from annotator.judge.client import RESPONSE_FORMATS, ask, next_format, request_sha256
+from annotator.judge.client import ask, next_format, request_sha256
 from annotator.judge.failures import Failures, Group
 from annotator.judge.template import TemplatePrompt
+from annotator.judge.transport import Transport
 from annotator.judge.types import CallResult, JudgePrompt, JudgeSettings
 from annotator.models import Judge, Price
-from annotator.redact import remember, scrub, without_credentials
+from annotator.redact import remember, scrub
 from annotator.store.session import Session
 from annotator.text import shortened
 
@@ -82,7 +81,7 @@ class RunStats:
     """HTTP requests sent (more than calls where a library retries inside one call)."""
     started: float = field(default_factory=time.monotonic)
     response_format: str = "json_schema"
-    """The response format the run ended with (see client.RESPONSE_FORMATS)."""
+    """The response format the run ended with (one of its transport's formats)."""
     logprobs: bool = True
     """Whether the run ended still asking for logprobs."""
     refused: list[str] = field(default_factory=list)
@@ -122,7 +121,7 @@ async def run_judge(
     session: Session,
     name: str,
     settings: JudgeSettings,
-    client: AsyncOpenAI,
+    client: Transport,
     options: RunOptions,
     stats: RunStats,
     *,
@@ -297,7 +296,7 @@ def _chunks(tasks: list[Task]) -> int:
     return sum(len(task.chunk_ids) for task in tasks)
 
 
-async def send_tasks(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+async def send_tasks(session: Session, name: str, settings: JudgeSettings, client: Transport,
                      options: RunOptions, stats: RunStats,
                      on_progress: Callable[[RunStats], None] | None,
                      secrets: tuple[str, ...], lease: Lease, work: list[Task],
@@ -309,7 +308,7 @@ async def send_tasks(session: Session, name: str, settings: JudgeSettings, clien
     for item in work:
         queue.put_nowait(item)
     del work
-    endpoint = without_credentials(str(client.base_url))[0]  # never a password on disk
+    endpoint = client.shown_url()  # never a password on disk
     served = ServedAs(session, name, stats)
 
     async def store(calls: list[dict[str, object]]) -> None:
@@ -433,7 +432,7 @@ async def send_tasks(session: Session, name: str, settings: JudgeSettings, clien
 
 
 
-async def run_probes(session: Session, name: str, settings: JudgeSettings, client: AsyncOpenAI,
+async def run_probes(session: Session, name: str, settings: JudgeSettings, client: Transport,
                      options: RunOptions, stats: RunStats, *,
                      on_progress: Callable[[RunStats], None] | None = None,
                      secrets: tuple[str, ...] = ()) -> RunStats:
@@ -512,7 +511,8 @@ def stored_settings(judge: Judge) -> JudgeSettings:
     return JudgeSettings(model=judge.model or "", prompt=prompt, base_url=judge.base_url,
                          temperature=params.get("temperature", 0.0),
                          max_tokens=params.get("max_tokens", 512), window=params.get("window"),
-                         system_as_user=bool(params.get("system_as_user", False)))
+                         system_as_user=bool(params.get("system_as_user", False)),
+                         provider=str(params.get("provider", "openai")))
 
 
 def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
@@ -815,8 +815,8 @@ def resume_transport(session: Session, name: str, settings: JudgeSettings) -> No
     if stored is None:
         return
     mode = stored.get("response_format")
-    if mode in RESPONSE_FORMATS and (RESPONSE_FORMATS.index(mode)
-                                     > RESPONSE_FORMATS.index(settings.response_format)):
+    formats = settings.formats
+    if mode in formats and formats.index(mode) > formats.index(settings.response_format):
         settings.response_format = mode
     settings.logprobs = settings.logprobs and bool(stored.get("logprobs", True))
 
@@ -829,7 +829,7 @@ def _drop_refused(session: Session, name: str, settings: JudgeSettings, result: 
     if "response_format" in result.unsupported:
         if settings.response_format != result.sent_format:
             return True  # another call already moved on; resend with what it settled on
-        following = next_format(settings.response_format)
+        following = next_format(settings.response_format, settings.formats)
         if following is not None:
             stats.refused.append(f"the server refused {settings.response_format}; now asking "
                                  f"with {following}")

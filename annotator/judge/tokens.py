@@ -40,9 +40,10 @@ def _encoder() -> tuple[str, Callable[[str], int]] | None:
         return None
 
 
-def method() -> str:
-    """How tokens are counted, for the dry run's output."""
-    found = _encoder()
+def method(*, approximate: bool = False) -> str:
+    """How tokens are counted, for the dry run's output (``approximate``: a provider whose
+    tokenizer is not OpenAI's, so the rule of thumb counts)."""
+    found = None if approximate else _encoder()
     return found[0] if found else f"about {CHARS_PER_TOKEN:g} characters a token"
 
 

@@ -115,19 +115,40 @@ class JudgeSettings:
     """Listwise: the most chunks one request judges (longer goldens go in overlapping windows)."""
     logprobs: bool = True
     response_format: str = "json_schema"
-    """One of RESPONSE_FORMATS: where a server refuses it, the run moves down the list. A
+    """One of its provider's formats: where a server refuses it, the run moves down the list. A
     transport detail, like logprobs: not part of the request's identity (request_sha256)."""
     system_as_user: bool = False
     """Send the system text at the head of the first user message (chat templates that drop
     system messages): it changes what the model reads, so it is part of the judge."""
+    provider: str = "openai"
+    """Whose API the requests are written for (judge/transport.py): it changes what is sent,
+    so it is part of the judge."""
+
+    def __post_init__(self) -> None:
+        from annotator.judge.transport import provider_of
+
+        transport = provider_of(self.provider)  # an unknown provider is an error here
+        if self.response_format not in transport.formats:  # OpenAI's default, on another
+            self.response_format = transport.formats[0]
+        self.logprobs = self.logprobs and transport.logprobs
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The response formats its provider tries, most structured first."""
+        from annotator.judge.transport import provider_of
+
+        return provider_of(self.provider).formats
 
     def parameters(self) -> dict[str, Any]:
-        """The sampling parameters stored with the judge."""
+        """The sampling parameters stored with the judge (and its provider, when not OpenAI's:
+        judges defined before keep their parameters, and their requests' identity)."""
         out: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.prompt.listwise:
             out["window"] = self.window
-        if self.system_as_user:  # only when set: judges defined before keep their parameters
+        if self.system_as_user:
             out["system_as_user"] = True
+        if self.provider != "openai":
+            out["provider"] = self.provider
         return out
 
 
@@ -168,6 +189,8 @@ class CallResult:
     fingerprint: str | None = None
     """The model and ``system_fingerprint`` the reply says served it (None: not said): with
     the judge's definition, its epoch (store/epochs.py)."""
+    key_env: str | None = None
+    """The environment variable of the key an HTTP error may be about (its provider's)."""
 
 
 REPLY_TOKENS = 512
