@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotator.lazy import np
+from annotator.verdict import CODES
 
 MISSING = -1
 """A verdict column's value where the chunk has no verdict (or no label)."""
@@ -110,15 +111,13 @@ class LabelColumns:
     decision_ms: np.ndarray
     note: np.ndarray
     """Whether the label carries a note."""
-    unsure: np.ndarray
-    """Whether the person answered "unsure" (their verdict is then MISSING)."""
+    answer: np.ndarray
+    """The kind of the person's answer, by its code (verdict.CODES), MISSING where none."""
     reason_wrong: np.ndarray
     """Whether the person accepted the judge's verdict and marked its reason wrong."""
     order: np.ndarray
     grade: np.ndarray
     """The person's grade on a graded session's scale (MISSING where none)."""
-    distractor: np.ndarray
-    """Whether the person called the chunk a distractor (its verdict is 0)."""
 
     @property
     def decided(self) -> np.ndarray:
@@ -127,8 +126,18 @@ class LabelColumns:
 
     @property
     def answered(self) -> np.ndarray:
-        """Whether the person answered each chunk: a verdict, or unsure (their progress)."""
-        return np.asarray(self.decided | self.unsure)
+        """Whether the person answered each chunk, whatever the kind (their progress)."""
+        return np.asarray(self.answer != MISSING)
+
+    @property
+    def unsettled(self) -> np.ndarray:
+        """Whether the person's answer on each chunk is of a kind that is no verdict (unsure):
+        the chunk waits for an adjudicator."""
+        return np.asarray(self.answered & ~self.decided)
+
+    def of_kind(self, word: str) -> np.ndarray:
+        """Whether the person's answer on each chunk is of the kind named ``word``."""
+        return np.asarray(self.answer == CODES[word])
 
 
 def action_code(action: str) -> int:

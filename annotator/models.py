@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from annotator.verdict import DISTRACTOR, UNSURE, Answer
+from annotator.verdict import Answer, from_stored
 
 Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
@@ -231,8 +232,8 @@ class StoredVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """One annotator's label on one chunk. ``verdict`` is None while only a note exists, and on
-    an unsure one (``unsure``, whose note says why)."""
+    """One annotator's label on one chunk. ``verdict`` is what statistics count its answer as:
+    None while only a note exists, and on an answer that is no verdict (unsure)."""
 
     chunk_id: int
     annotator: str
@@ -244,21 +245,21 @@ class Label:
     note: str | None
     decision_ms: float | None
     updated_at: str
-    unsure: bool = False
-    """The person could not tell (0/1 as stored): no verdict, and a note saying why."""
     reason_wrong: bool = False
     """The person accepted the judge's verdict but marked its reason wrong (0/1 as stored)."""
     created_at: str = ""
     grade: int | None = None
     """The person's grade on a graded session's scale; ``verdict`` is it read through the
     session's threshold."""
-    distractor: bool = False
-    """The person called the chunk a distractor (noise that misleads; its verdict is 0)."""
+    answer: Answer | None = None
+    """The person's answer, of one of verdict.KINDS (None while pending): read from the stored
+    word by ``Label.of_row``."""
 
-    @property
-    def answer(self) -> Answer | None:
-        """The person's answer: their verdict, UNSURE, DISTRACTOR, or None while pending."""
-        return UNSURE if self.unsure else DISTRACTOR if self.distractor else self.verdict
+    @classmethod
+    def of_row(cls, row: Sequence[Any]) -> Label:
+        """A label from a row of ``store.rows.columns(Label)``: its last column, the stored
+        word, read as the answer it stands for."""
+        return cls(*row[:-1], from_stored(row[-1]))  # type: ignore[call-arg]
 
 
 @dataclass(frozen=True, slots=True)

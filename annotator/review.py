@@ -24,7 +24,7 @@ from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.store.session import Session
-from annotator.verdict import DISTRACTOR, UNSURE, Answer, flipped, kind_of
+from annotator.verdict import UNSURE, Answer, flipped, from_stored, kind_named, kind_of
 from annotator.verdict import name as verdict_name
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class ChunkView:
     @property
     def state(self) -> ChunkState:
         """pending, accepted, flipped, set, imported or unsure."""
-        if self.label is not None and self.label.unsure:
+        if self.label is not None and self.label.answer == UNSURE:
             return "unsure"
         if self.label is None or self.label.verdict is None or self.label.action is None:
             return "pending"
@@ -471,18 +471,19 @@ class Review:
             return Outcome(False, f"Not saved: grades run 0 to {scale.top} here.")
         return self._decide(self.selected, scale.verdict(value), "set", grade=value)
 
-    def unsure(self, note: str) -> Outcome:
-        """Say you cannot tell, with a note saying why: no verdict (nothing counts it as 0 or
-        1), and the chunk waits for an adjudicator. A blind chunk stays blind."""
-        if not note.strip():
-            return Outcome(False, "Not saved: an unsure answer needs a note saying what is "
-                                  "unclear.")
-        return self._decide(self.selected, UNSURE, None, note=note.strip())
-
-    def distractor(self) -> Outcome:
-        """Call the selected chunk a distractor: noise that misleads (on topic, plausible,
-        wrong for this question). It counts as noise; the report gives its rate."""
-        return self._decide(self.selected, DISTRACTOR, "set")
+    def answer_as(self, word: str, note: str | None = None) -> Outcome:
+        """Answer the selected chunk with a kind of answer other than the judge's verdict, by
+        its word (verdict.KINDS): "unsure" (you cannot tell: no verdict, a note saying why, the
+        chunk waits for an adjudicator; a blind chunk stays blind), "distractor" (noise that
+        misleads: on topic, plausible, wrong for this question; it counts as noise and the
+        report gives its rate), and any kind added there."""
+        kind = kind_named(word)
+        if kind.needs_note and not (note or "").strip():
+            return Outcome(False, f"Not saved: an {kind.word} answer needs a note saying "
+                                  f"{kind.asks}.")
+        return self._decide(self.selected, kind.answer,
+                            None if kind.verdict is None else "set",
+                            note=(note or "").strip() or None)
 
     def reason_wrong(self, note: str | None = None) -> Outcome:
         """Accept the judge's verdict on the selected chunk but mark its reason wrong (a note
@@ -619,7 +620,7 @@ class Review:
                 None if verdict is None else "set" if row["shown_verdict"] is None
                 else "accept" if verdict == row["shown_verdict"] else "flip",
                 None, row["shown_verdict"], self.judge, row["note"], None, row["answered_at"],
-                unsure=bool(row["unsure"]))
+                answer=from_stored(row["word"]))
         return out
 
     def _answer_check(self, view: ChunkView, verdict: Answer, note: str | None) -> Outcome:

@@ -79,7 +79,7 @@ Answers: TypeAlias = "tuple[np.ndarray, np.ndarray]"
 
 def answers(columns: LabelColumns) -> Answers:
     """The two columns of a person's labels the truth reads (the rest may be let go)."""
-    return columns.verdict, columns.unsure
+    return columns.verdict, columns.unsettled
 
 
 def team_truth(frame: ChunkFrame, people: Mapping[str, Answers], gold: np.ndarray) -> Truth:
@@ -115,7 +115,7 @@ def truth(session: Session, annotator: str | None = None,
     if annotator is not None:
         annotator_named(people, annotator)
         theirs = session.label_columns(annotator, frame)
-        verdict, unsure = theirs.verdict, theirs.unsure
+        verdict, unsure = theirs.verdict, theirs.unsettled
         if unsure.any():
             gold = session.gold_column(frame)
             settled = unsure & (gold != MISSING)

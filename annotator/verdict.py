@@ -11,13 +11,16 @@ unsure and distractor today. A session stores it as one checked column holding t
 disagree with it. A new kind of answer
 is a ``Kind`` added here plus a migration that rebuilds those tables with the new word in the
 CHECK and the generated columns (m010 shows how; tests/test_migrations.py fails until the schema
-and KINDS agree), and a key on the annotation screen.
+and KINDS agree), a key on the annotation screen and its ``Review`` method. Python carries an
+answer as one value everywhere: ``Label.answer``, one code a chunk in ``LabelColumns.answer``
+(CODES), the word in an event's decision.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypeGuard
+from typing import Any, Literal, TypeAlias, TypeGuard, cast
 
 Verdict: TypeAlias = int
 """A verdict value: one of VALUES."""
@@ -59,12 +62,14 @@ class Kind:
     """What every statistic counts it as; None: no verdict (the chunk waits for adjudication)."""
     needs_note: bool = False
     """Whether a person must say why in a note."""
+    asks: str = "why"
+    """What the note must say, where one is needed (the note box asks it)."""
 
 
 KINDS: tuple[Kind, ...] = (
     Kind("noise", NOISE, NOISE),
     Kind("useful", USEFUL, USEFUL),
-    Kind(UNSURE, UNSURE, None, needs_note=True),
+    Kind(UNSURE, UNSURE, None, needs_note=True, asks="what is unclear"),
     Kind(DISTRACTOR, DISTRACTOR, NOISE),
 )
 """Every kind of answer, as the schema's CHECK lists their words."""
@@ -81,6 +86,15 @@ def kind_of(answer: Answer, what: str = "an answer") -> Kind:
     return _BY_ANSWER[answer]
 
 
+def kind_named(word: str) -> Kind:
+    """The kind stored as ``word`` (ValueError naming the words there are, for any other)."""
+    try:
+        return _BY_WORD[word]
+    except KeyError:
+        raise ValueError(f"there is no answer {word!r}; the answers are "
+                         f"{', '.join(_BY_WORD)}") from None
+
+
 def stored(answer: Answer | None) -> str | None:
     """The word the session file keeps for an answer (None: no answer yet)."""
     return None if answer is None else kind_of(answer).word
@@ -94,8 +108,26 @@ def from_stored(word: str | None) -> Answer | None:
 def stored_from(verdict: Verdict | None, unsure: object, distractor: object = False
                 ) -> str | None:
     """The stored word for an answer given as a verdict and "unsure" and "distractor" flags (as
-    events and the check answers of files give it)."""
+    the check answers of files give it, and events written before the word)."""
     return stored(UNSURE if unsure else DISTRACTOR if distractor else verdict)
+
+
+def word_of_state(state: Mapping[str, Any]) -> str | None:
+    """The stored word of a decision as an event keeps it: ``answer`` since events store the
+    word; before that, a verdict with "unsure" and "distractor" flags (the one reader of both)."""
+    if "answer" in state:
+        return cast(str | None, state["answer"])
+    return stored_from(state.get("verdict"), state.get("unsure"), state.get("distractor"))
+
+
+CODES: dict[str, int] = {kind.word: code for code, kind in enumerate(KINDS)}
+"""Each kind's code in a column of answers (``LabelColumns.answer``): its place in KINDS."""
+
+
+def code_sql(column: str) -> str:
+    """SQL reading a stored word column as its kind's code (-1 where there is no answer)."""
+    whens = " ".join(f"WHEN '{word}' THEN {code}" for word, code in CODES.items())
+    return f"CASE {column} {whens} ELSE -1 END"
 
 
 PAIRS = len(VALUES) ** 2

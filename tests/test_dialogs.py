@@ -73,7 +73,7 @@ async def test_an_unsure_note_refused_stays_open_and_what_is_typed_next_is_the_n
         with Session(db) as fresh:
             chunk = fresh.golden(app.review.golden_ids[0]).chunks[0]
             label = fresh.labels("alice")[chunk.id]
-            assert (label.unsure, label.note) == (True, "aaaa fx 10 u")
+            assert (label.answer, label.note) == ("unsure", "aaaa fx 10 u")
         assert labels_and_events(db)[0] == 1
 
 

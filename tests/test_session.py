@@ -50,7 +50,7 @@ def test_decide_commits_the_label_and_its_event(banking: Session) -> None:
     assert row == {"verdict": 1, "action": "flip"}
     [event] = banking.events("alice")
     assert event["kind"] == "decide" and event["chunk_id"] == chunk.id
-    assert event["payload"]["before"] is None and event["payload"]["after"]["verdict"] == 1
+    assert event["payload"]["before"] is None and event["payload"]["after"]["answer"] == "useful"
 
 
 def test_undo_walks_back_across_goldens_one_decision_at_a_time(banking: Session) -> None:

@@ -105,7 +105,7 @@ async def test_an_unsure_blind_chunk_stays_blind(db: Path) -> None:
             await pilot.press("1")  # a blind answer afterwards is still a blind answer
             assert "Revealed" in status(app)
             label = session.labels("alice")[view.chunk.id]
-            assert (label.verdict, label.blind_verdict, label.unsure) == (1, 1, False)
+            assert (label.verdict, label.blind_verdict, label.answer) == (1, 1, 1)
 
 
 async def test_reason_wrong_accepts_marks_and_undoes(db: Path) -> None:
@@ -215,8 +215,7 @@ def test_unsure_round_trips_through_jsonl_and_csv_and_merges(db: Path, tmp_path:
     with Session(tmp_path / "again.db") as again:
         again.import_goldens(read_goldens(out), path=str(out))
         label = again.labels("alice")[again.golden(FIRST).chunks[1].id]
-        assert (label.verdict, label.unsure, label.note, label.answer) == (
-            None, True, "fee or balance?", "unsure")
+        assert (label.verdict, label.note, label.answer) == (None, "fee or balance?", "unsure")
         again_out = tmp_path / "again.jsonl"
         with again_out.open("w", encoding="utf-8") as f:
             write_jsonl(again.export_records(), f)
@@ -310,7 +309,8 @@ def test_a_session_from_before_unsure_opens_and_undoes_its_old_decisions(tmp_pat
     shutil.copy(fixture_path("m007_unsure_and_reasons"), path)
     with Session(path, create=False) as session:
         labels = session.labels("alice")
-        assert labels and not any(label.unsure or label.reason_wrong for label in labels.values())
+        assert labels and not any(label.answer == "unsure" or label.reason_wrong
+                                  for label in labels.values())
         before = {c: label.answer for c, label in labels.items()}
         undone = session.undo("alice")  # an event written before the new fields existed
         assert undone is not None and undone.restored is None
@@ -336,7 +336,7 @@ async def test_a_distractor_is_noise_that_misleads_on_disk_in_files_and_in_the_r
             await pilot.press("u")  # undo: pending again
             with Session(db) as fresh:
                 undone = fresh.labels("alice", [golden.id])[golden.chunks[0].id]
-                assert (undone.answer, undone.distractor) == (None, False)
+                assert (undone.answer, undone.verdict) == (None, None)
             await pilot.press("d", "a", "a", "a", "a")  # then the rest accepted
     with Session(db) as session:
         report = build_report(session, judge="sample-judge", annotators=["alice"],

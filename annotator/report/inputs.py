@@ -186,7 +186,7 @@ def _sides(session: Session, frame: ChunkFrame, people: dict[str, LabelColumns],
         return Compared(name, human, blind, context_precision_by_golden(human, frame.sizes),
                         unsure)
 
-    mine = [compared(name, c.verdict, c.blind, c.unsure) for name, c in people.items()]
+    mine = [compared(name, c.verdict, c.blind, c.unsettled) for name, c in people.items()]
     if not gold:
         return mine, mine
     team = team_truth(frame, {p: answers(c) for p, c in people.items()},

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from annotator.columns import ACTION_CODES, MISSING, ChunkFrame, JudgeColumns, LabelColumns
+from annotator.verdict import code_sql
 
 if TYPE_CHECKING:
     from annotator.store.session import Session
@@ -87,14 +88,14 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
         f"""SELECT chunk_id, coalesce({_verdict_sql(relevant_from)}, -1),
                    coalesce(blind_verdict, -1),
                    coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
-                   coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '', unsure,
-                   reason_wrong, coalesce(grade, -1), distractor
+                   coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '',
+                   {code_sql("answer")}, reason_wrong, coalesce(grade, -1)
             FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
         [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
                                       ("blind", np.int8), ("shown", np.int8),
                                       ("action", np.int8), ("ms", float), ("note", bool),
-                                      ("unsure", bool), ("reason_wrong", bool),
-                                      ("grade", np.int8), ("distractor", bool)])
+                                      ("answer", np.int8), ("reason_wrong", bool),
+                                      ("grade", np.int8)])
     order = frame.slots(rows["chunk"])
 
     def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
@@ -103,9 +104,8 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
     return LabelColumns(place("verdict", MISSING, np.int8), place("blind", MISSING, np.int8),
                         place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                         place("ms", np.nan, float), place("note", False, bool),
-                        place("unsure", False, bool), place("reason_wrong", False, bool),
-                        order[order != MISSING], place("grade", MISSING, np.int8),
-                        place("distractor", False, bool))
+                        place("answer", MISSING, np.int8), place("reason_wrong", False, bool),
+                        order[order != MISSING], place("grade", MISSING, np.int8))
 
 
 def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:
@@ -119,7 +119,7 @@ def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:
 def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[str]
                   ) -> dict[str, list[Any]]:
     """See ``Session.chunk_columns``."""
-    from annotator.verdict import DISTRACTOR, UNSURE
+    from annotator.verdict import from_stored
 
     conn = session.conn
     rows = conn.execute(
@@ -160,12 +160,10 @@ def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[
         out[f"reason:{judge}"] = reason.tolist()
         out[f"p_relevant:{judge}"] = p.tolist()
     for person in annotators:
-        verdict, unsure, distractor, note = placed(conn.execute(
-            "SELECT chunk_id, verdict, unsure, distractor, note FROM labels WHERE annotator = ?",
-            [person]).fetchall(), 4)
-        answer = verdict.copy()
-        answer[distractor == 1] = DISTRACTOR
-        answer[unsure == 1] = UNSURE
+        word, note = placed(conn.execute(
+            "SELECT chunk_id, answer, note FROM labels WHERE annotator = ?",
+            [person]).fetchall(), 2)
+        answer = np.fromiter(map(from_stored, word), dtype=object, count=n)
         # A golden's notes are given only where one of its chunks has a note (as the session
         # JSONL has them): elsewhere every note of that golden is None.
         has = np.fromiter((bool(x) for x in note), dtype=bool, count=n)

@@ -437,12 +437,8 @@ _M012_ANSWER = """answer TEXT CHECK (answer IN ('noise', 'useful', 'unsure', 'di
             distractor INTEGER GENERATED ALWAYS AS (answer IS 'distractor') VIRTUAL"""
 
 
-@migrations()
-def m012_distractor(db: Database) -> None:
-    """A fourth kind of answer, "distractor": noise that misleads. It reads as verdict 0; the
-    distractor column is generated from the answer beside verdict and unsure."""
-    tables = {
-        "labels": ("""annotator TEXT NOT NULL,
+_ANSWER_TABLES = {
+    "labels": ("""annotator TEXT NOT NULL,
             chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
             ANSWER,
             blind_verdict INTEGER CHECK (blind_verdict IN (0, 1)),
@@ -456,17 +452,17 @@ def m012_distractor(db: Database) -> None:
             updated_at TEXT NOT NULL,
             grade INTEGER CHECK (grade >= 0),
             UNIQUE (annotator, chunk_id)""",
-                   ("annotator", "chunk_id", "answer", "blind_verdict", "shown_verdict", "judge",
-                    "action", "note", "decision_ms", "reason_wrong", "created_at", "updated_at",
-                    "grade"),
-                   "CREATE INDEX labels_chunk ON labels(chunk_id)"),
-        "label_conflicts": ("""annotator TEXT NOT NULL,
+               ("annotator", "chunk_id", "answer", "blind_verdict", "shown_verdict", "judge",
+                "action", "note", "decision_ms", "reason_wrong", "created_at", "updated_at",
+                "grade"),
+               "CREATE INDEX labels_chunk ON labels(chunk_id)"),
+    "label_conflicts": ("""annotator TEXT NOT NULL,
             chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
             ANSWER,
             note TEXT,
             updated_at TEXT NOT NULL""", ("annotator", "chunk_id", "answer", "note", "updated_at"),
-                            "CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id)"),
-        "check_answers": ("""annotator TEXT NOT NULL,
+                        "CREATE INDEX label_conflicts_chunk ON label_conflicts(chunk_id)"),
+    "check_answers": ("""annotator TEXT NOT NULL,
             check_id INTEGER NOT NULL REFERENCES checks(id) ON DELETE CASCADE,
             rank INTEGER NOT NULL CHECK (rank >= 1),
             truth INTEGER CHECK (truth IN (0, 1)),
@@ -475,12 +471,26 @@ def m012_distractor(db: Database) -> None:
             note TEXT,
             answered_at TEXT NOT NULL,
             UNIQUE (annotator, check_id, rank)""",
-                          ("annotator", "check_id", "rank", "truth", "answer", "shown_verdict",
-                           "note", "answered_at"), None),
-    }
-    for table, (body, kept, index) in tables.items():
+                      ("annotator", "check_id", "rank", "truth", "answer", "shown_verdict",
+                       "note", "answered_at"), None),
+}
+"""The three tables holding a person's answer, ANSWER standing for its columns (since m012)."""
+
+
+def rebuild_answer_tables(db: Database, migration: str, answer: str) -> None:
+    """Rebuild the tables holding a person's answer with ``answer`` as their answer columns: a
+    new kind of answer is a migration calling this with the kind's word added to the CHECK (and
+    to the verdict's CASE when it counts as one), as m012 did for "distractor"."""
+    for table, (body, kept, index) in _ANSWER_TABLES.items():
         listed = ", ".join(kept)
-        _rebuild(db, table, "m012", body.replace("ANSWER", _M012_ANSWER), listed, listed, index)
+        _rebuild(db, table, migration, body.replace("ANSWER", answer), listed, listed, index)
+
+
+@migrations()
+def m012_distractor(db: Database) -> None:
+    """A fourth kind of answer, "distractor": noise that misleads. It reads as verdict 0; the
+    distractor column is generated from the answer beside verdict and unsure."""
+    rebuild_answer_tables(db, "m012", _M012_ANSWER)
 
 
 @migrations()

@@ -52,7 +52,7 @@ from annotator.store import bulk, epochs, merging, schema, versions
 from annotator.store.importer import Importer
 from annotator.store.rows import columns, field_names
 from annotator.untrusted import storable
-from annotator.verdict import Answer, checked, from_stored, kind_of, stored_from
+from annotator.verdict import Answer, checked, from_stored, kind_of, word_of_state
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,10 +88,11 @@ def _gold_fields(gold: GoldLabel) -> dict[str, Any]:
     """A gold label's GOLD_FIELDS that are set."""
     return {key: value for key in GOLD_FIELDS if (value := getattr(gold, key)) is not None}
 _DECISION_FIELDS: dict[str, Any] = {
-    "verdict": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
-    "decision_ms": None, "unsure": 0, "reason_wrong": 0, "grade": None, "distractor": 0}
+    "answer": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
+    "decision_ms": None, "reason_wrong": 0, "grade": None}
 """The label fields a decision sets and an undo restores, with their value on a pending chunk
-(a note is not a decision)."""
+(a note is not a decision); an event keeps them as its decision's before and after (the answer
+as its kind's word: verdict.word_of_state reads it, and events written before the word)."""
 
 ANSWERED = "(l.answer IS NOT NULL)"
 """A label (as ``l``) the person has answered: a verdict, or unsure. Progress counts these."""
@@ -583,7 +584,7 @@ class Session:
                 WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
             [annotator, *params],
         )
-        return {row[0]: Label(*row) for row in rows}
+        return {row[0]: Label.of_row(row) for row in rows}
 
     # -- whole-session columns (annotator.columns): one query each, no object per row --------
 
@@ -795,7 +796,7 @@ class Session:
                 golden_id=self.golden_id_of(chunk_id),
                 payload={"before": _decision_state(before), "after": _decision_state(after)},
             )
-        return Label(*after)
+        return Label.of_row(after)
 
     def undo(self, annotator: str) -> Undone | None:
         """Revert this person's latest decision not yet undone; say what changed (None: nothing)."""
@@ -815,10 +816,7 @@ class Session:
             # Nothing decided before: back to pending (keeping any note). Events written before
             # a field existed lack it: its default is what the label held then.
             restored = {f: (before or {}).get(f, default) for f, default in _DECISION_FIELDS.items()}
-            # An event's state names the answer as a verdict and an unsure flag (as events always
-            # have): the file keeps its kind's word.
-            restored["answer"] = stored_from(restored.pop("verdict"), restored.pop("unsure"),
-                                             restored.pop("distractor"))
+            restored["answer"] = None if before is None else word_of_state(before)
             self.conn.execute(
                 f"UPDATE labels SET {', '.join(f'{f} = ?' for f in restored)}, "
                 "updated_at = ? WHERE annotator = ? AND chunk_id = ?",
@@ -1357,10 +1355,11 @@ class Session:
 
     def check_answers(self, annotator: str, check_id: int | None = None
                       ) -> dict[tuple[int, int], sqlite3.Row]:
-        """(check id, rank) -> this person's answer row, on one check or every one."""
+        """(check id, rank) -> this person's answer row, on one check or every one (``word``:
+        the answer's stored word; ``answer``: its verdict, as files carry it)."""
         where = "" if check_id is None else "AND check_id = ?"
         return {(row["check_id"], row["rank"]): row for row in self._rows(
-            f"""SELECT check_id, rank, {_CHECK_ANSWER_SELECT}
+            f"""SELECT check_id, rank, answer AS word, {_CHECK_ANSWER_SELECT}
                 FROM check_answers WHERE annotator = ? {where}""",
             [annotator, *([] if check_id is None else [check_id])])}
 
@@ -2032,7 +2031,4 @@ def _same_draw(stored: dict[str, Any], size: int, seed: int, design: str) -> boo
 
 def _answer(state: dict[str, Any] | None) -> Answer | None:
     """The answer a decision state (an event's before or after) holds."""
-    if state is None:
-        return None
-    return from_stored(stored_from(state["verdict"], state.get("unsure"),
-                                   state.get("distractor")))
+    return None if state is None else from_stored(word_of_state(state))

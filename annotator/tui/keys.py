@@ -59,10 +59,10 @@ KEYS: tuple[Key, ...] = (
         "Expand or shrink the golden's panel, to read a long question, reference or response.",
         footer=False),
     Key("c", "c", "comment", "Comment", "Write a comment on the selected chunk."),
-    Key("m", "m", "unsure", "Unsure",
+    Key("m", "m", "answer('unsure')", "Unsure",
         "Unsure: you cannot tell. Needs a note; no verdict counts it until adjudicated.",
         footer=False),
-    Key("d", "d", "distractor", "Distractor",
+    Key("d", "d", "answer('distractor')", "Distractor",
         "A distractor: noise that misleads (on topic, plausible, wrong for this question). "
         "Counts as noise; the report gives its rate.", footer=False),
     Key("r", "r", "reason_wrong", "Reason wrong",

@@ -20,6 +20,7 @@ from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, column
 from annotator.stats.stat import Stat
 from annotator.text import counted
+from annotator.verdict import DISTRACTOR
 
 NO_JUDGE = "no judge here can say distractor: a judge's verdict is useful or noise"
 MOST = 10
@@ -30,7 +31,7 @@ Made = tuple[int, int, list[tuple[str, int, int]], list[str]]
 def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> Made | None:
     """Per golden (and per system), the people's distractors and the chunks they gave a
     verdict; none until someone called a chunk a distractor."""
-    if not any(labels.distractor.any() for labels in columns.people.values()):
+    if not any(labels.of_kind(DISTRACTOR).any() for labels in columns.people.values()):
         return None
     frame = columns.frame
     # Each system's rate is over all its goldens people decided chunks of, as the overall rate
@@ -43,7 +44,7 @@ def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> Made | None:
     decided = np.zeros(len(frame.golden_ids), dtype=np.int64)
     for labels in columns.people.values():
         has = labels.verdict != MISSING
-        distractors += np.bincount(frame.cluster[labels.distractor],
+        distractors += np.bincount(frame.cluster[labels.of_kind(DISTRACTOR)],
                                    minlength=len(frame.golden_ids))
         decided += np.bincount(frame.cluster[has], minlength=len(frame.golden_ids))
     at = np.arange(len(frame.golden_ids))

@@ -21,6 +21,7 @@ from annotator.tui import render
 from annotator.tui.keys import bindings
 from annotator.tui.render import NARROW_BELOW
 from annotator.tui.widgets.chunk_card import ChunkCard
+from annotator.verdict import kind_named
 
 SHORT_BELOW = 30
 """Below this many lines the golden's panel gets fewer lines."""
@@ -168,9 +169,6 @@ class AnnotateScreen(Screen[None]):
     def action_set(self, verdict: int) -> None:
         self.say(self.review.set(verdict))
 
-    def action_distractor(self) -> None:
-        self.say(self.review.distractor())
-
     def action_undo(self) -> None:
         self.say(self.review.undo())
 
@@ -214,11 +212,17 @@ class AnnotateScreen(Screen[None]):
         label = self.review.selected.label
         self._with_note(self.review.comment, current=label.note if label else None)
 
-    def action_unsure(self) -> None:
+    def action_answer(self, word: str) -> None:
+        """Answer with a kind of answer by its word (verdict.KINDS), asking for its note
+        first where the kind needs one."""
+        kind = kind_named(word)
+        if not kind.needs_note:
+            self.say(self.review.answer_as(word))
+            return
         view = self.review.selected
-        self._with_note(self.review.unsure,
-                        f"Unsure of rank {view.chunk.rank}: what is unclear? (needed; enter "
-                        "saves, escape cancels)", view.label.note if view.label else None)
+        self._with_note(lambda note: self.review.answer_as(word, note),
+                        f"{word.capitalize()} of rank {view.chunk.rank}: {kind.asks}? (needed; "
+                        "enter saves, escape cancels)", view.label.note if view.label else None)
 
     def action_reason_wrong(self) -> None:
         view = self.review.selected
