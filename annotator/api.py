@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import SessionError
-from annotator.files import new_session_file
-from annotator.formats import ColumnMap, read_goldens
+from annotator.formats import ColumnMap
 from annotator.importers import SOURCES
+from annotator.intake import Intake
 from annotator.jsonout import plain
-from annotator.models import CheckRecord, ImportSummary
+from annotator.models import ImportSummary
 from annotator.stats.alt_test import ALPHA as ALT_ALPHA
 from annotator.stats.alt_test import EPSILON
 from annotator.store.session import Session
@@ -94,18 +94,9 @@ def import_goldens(session_path: str | Path, *files: str | Path, replace: bool =
             [f"{field}={path}" for field, path in mapping.items()])
     except ValueError as error:
         raise SessionError(f"mapping: {error}.") from None
-    summaries: list[ImportSummary] = []
-    with new_session_file(session_path, keep=lambda: bool(summaries)), \
-            Session(session_path, create=True) as session:
-        for path in files:
-            checks: list[CheckRecord] = []
-            summaries.append(session.import_goldens(read_goldens(path, checks=checks,
-                                                                 mapping=column_map,
-                                                                 source=source,
-                                                                 retriever=retriever),
-                                                    path=str(path), replace=replace,
-                                                    checks=checks))
-    return summaries
+    intake = Intake(files, mapping=column_map, source=source, retriever=retriever,
+                    replace=replace)
+    return [done.summary for done in intake.into(session_path)]
 
 
 def import_trec(session_path: str | Path, queries: str | Path, *,
@@ -117,7 +108,7 @@ def import_trec(session_path: str | Path, queries: str | Path, *,
     import-trec` does: ``labels`` and ``judges`` map a name to its graded qrels file;
     ``scale`` is '0-N'. A file with an error raises, naming its line and value, and changes
     nothing (a session file this call made and nothing went into is removed)."""
-    from annotator.trec import import_collection
+    from annotator.intake.trec import import_collection
 
     return import_collection(
         session_path, queries, run=run, pool=pool, corpus=corpus,

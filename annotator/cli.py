@@ -25,13 +25,14 @@ from annotator.text import counted, visible
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from annotator.checks import Check
+    from annotator.calibration.recheck import Recheck
+    from annotator.intake import Imported
     from annotator.judge.batch import Limits
     from annotator.judge.runner import RunOptions, RunStats, Task
     from annotator.judge.types import JudgePrompt, JudgeSettings
-    from annotator.models import CheckRecord, Price
-    from annotator.recheck import Recheck
+    from annotator.models import Price
     from annotator.report.output import Document
+    from annotator.scoring.checks import Check
     from annotator.store.session import Session
 
 EXIT_BAD_INPUT = 2
@@ -241,28 +242,29 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
         --map reference=reference_outputs.answer
     """
     from annotator.formats import ColumnMap
+    from annotator.intake import Intake
+    from annotator.progress import counter
 
     try:
         column_map = ColumnMap.parse(mapping) if mapping else None
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--map") from None
-    separator = _delimiter(delimiter)
-    imported: list[str] = []  # a new session file that took some file is kept when a later file fails
-    from annotator.formats import companion_files
-
-    read_whole, companions = companion_files(files, source)
-    for companion in sorted(set(files) - set(read_whole)):
+    intake = Intake(files, delimiter=_delimiter(delimiter), mapping=column_map, source=source,
+                    retriever=retriever, replace=replace)
+    for companion in intake.companions:
         _say(f"Note: {companion} holds Langfuse dataset items: their expected outputs are read "
              "as the references of the traces they name.", err=True)
-    files = tuple(read_whole)
+    imported: list[str] = []
     try:
-        _import_files(files, session_path, imported, separator, column_map, source, retriever,
-                      replace, companions)
+        for done in intake.into(session_path, then=_warn_alike, progress=lambda path: counter(
+                f"Importing {path}", unit="goldens")):
+            imported.append(done.path)
+            _say_imported(done, session_path)
     except KeyboardInterrupt:
         # Each file is one transaction: the one in progress left nothing; those before stay.
         kept = (f"{', '.join(imported)} {'is' if len(imported) == 1 else 'are'} in "
                 f"{session_path}; " if imported else "")
-        left = [f for f in files if f not in imported]
+        left = [f for f in intake.files if f not in imported]
         _say(f"Stopped. {kept}nothing of {left[0]} was kept"
              + (f" (nor of the {len(left) - 1} files after it)" if len(left) > 1 else "")
              + ". Run the same command again to import the rest: files already in change "
@@ -270,39 +272,21 @@ def import_command(files: tuple[str, ...], session_path: str, replace: bool,
         raise SystemExit(130) from None
 
 
-def _import_files(files: tuple[str, ...], session_path: str, imported: list[str],
-                  separator: str, column_map: Any, source: str, retriever: str | None,
-                  replace: bool, companions: list[Any]) -> None:
-    """import's work: each file one transaction, its summary said once it is stored."""
-    from annotator.files import new_session_file
-    from annotator.formats import read_goldens
-    from annotator.progress import counter
-
-    with new_session_file(session_path, keep=lambda: bool(imported)), \
-            _open(session_path, create=True) as session:
-        for path in files:
-            notices: list[str] = []
-            checks: list[CheckRecord] = []
-            with counter(f"Importing {path}", unit="goldens") as advance:
-                summary = session.import_goldens(
-                    read_goldens(path, delimiter=separator, notices=notices, checks=checks,
-                                 mapping=column_map, source=source, retriever=retriever,
-                                 companions=companions),
-                    path=path, replace=replace, progress=advance, checks=checks)
-            imported.append(path)
-            for notice in notices:
-                _say(f"Note: {notice}", err=True)
-            if summary.changed_nothing:
-                _say(f"{path}: {counted(summary.goldens_read, 'golden')}, all already in "
-                     f"{session_path}; nothing changed.")
-            else:
-                parts = [f"{counted(summary.goldens_added, 'golden')} added"]
-                if summary.goldens_replaced:
-                    parts.append(f"{summary.goldens_replaced:,} replaced")
-                parts.append(counted(summary.verdicts_added, "judge verdict"))
-                parts.append(counted(summary.labels_added, "human label"))
-                _say(f"{path}: {', '.join(parts)} -> {session_path}")
-        _warn_alike(session)
+def _say_imported(done: Imported, session_path: str) -> None:
+    """What importing one file did, once it is stored: its notes, then its counts."""
+    for notice in done.notices:
+        _say(f"Note: {notice}", err=True)
+    summary = done.summary
+    if summary.changed_nothing:
+        _say(f"{done.path}: {counted(summary.goldens_read, 'golden')}, all already in "
+             f"{session_path}; nothing changed.")
+        return
+    parts = [f"{counted(summary.goldens_added, 'golden')} added"]
+    if summary.goldens_replaced:
+        parts.append(f"{summary.goldens_replaced:,} replaced")
+    parts.append(counted(summary.verdicts_added, "judge verdict"))
+    parts.append(counted(summary.labels_added, "human label"))
+    _say(f"{done.path}: {', '.join(parts)} -> {session_path}")
 
 
 def _delimiter(given: str) -> str:
@@ -366,10 +350,10 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
         --labels nist=qrels.txt --judge gpt-4o=gpt4o.qrels --judge llama=llama.qrels
       annotator import-trec bm25.db --queries topics.tsv --run bm25.run --corpus corpus.jsonl
     """
+    from annotator.intake.trec import read_collection_files, store_collection
     from annotator.models import default_threshold
     from annotator.progress import counter
     from annotator.store.session import Session
-    from annotator.trec import read_collection_files, store_collection
 
     _OPENED.append(session_path)  # a refusal's hint may name it
     Session.upgrading = _upgrading
@@ -465,7 +449,7 @@ def export_command(session_path: str, fmt: str, output: str | None, annotator: s
                      "marked the reason wrong, so leave them out of any demonstrations.",
                      err=True)
         elif fmt in ("mlflow-feedback", "phoenix-annotations", "langfuse-scores"):
-            from annotator import writeback
+            from annotator.exports import writeback
 
             judged = list(session.judges_judged())
             named = judge or (judged[0] if len(judged) == 1 else writeback.DEFAULT_NAME)
@@ -510,7 +494,7 @@ def _write_feedback(session: Session, out: Any, judge: str | None, annotator: st
     """--format feedback: the dev split's disagreements of a judge with the truth."""
     import contextlib
 
-    from annotator import feedback
+    from annotator.calibration import feedback
     from annotator.errors import SessionError
     from annotator.judge.runner import stored_settings
     from annotator.report.build import choose_judge
@@ -532,8 +516,8 @@ def _write_feedback(session: Session, out: Any, judge: str | None, annotator: st
 def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
                 annotator: str | None, group_by: str | None, system: str | None) -> int:
     """--format qrels or run (annotator/trec.py)."""
-    from annotator import trec
     from annotator.columns import MISSING
+    from annotator.exports import trec
 
     frame = session.chunk_frame()
     if fmt == "run":
@@ -631,29 +615,25 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
         raise AnnotatorError(_no_terminal(Path(session_path)))
-    from annotator.files import new_session_file
-    from annotator.formats import read_goldens
     from annotator.models import GOLDENS_SUFFIXES
     from annotator.store.session import Session
 
     source = Path(session_path)
     if source.suffix.lower() in GOLDENS_SUFFIXES:
-        from annotator import sources
+        from annotator.intake import Intake, sources
 
         db_path = source.with_suffix(".db")
         separator = _delimiter(delimiter)
         if not db_path.exists() or _unfinished(db_path):
             # Leave nothing behind on a failure, so the next open (after a fix) imports afresh.
-            notices: list[str] = []
-            with new_session_file(db_path), Session(db_path) as session:
-                summary = session.import_goldens(
-                    read_goldens(source, delimiter=separator, notices=notices),
-                    path=str(source))
+            def remembered(session: Session) -> None:
                 sources.remember(session, source)
                 _warn_alike(session)
-            for notice in notices:
+
+            [done] = Intake([source], delimiter=separator).into(db_path, then=remembered)
+            for notice in done.notices:
                 _say(f"Note: {notice}", err=True)
-            _say(f"Imported {counted(summary.goldens_added, 'golden')} from {source} into "
+            _say(f"Imported {counted(done.summary.goldens_added, 'golden')} from {source} into "
                  f"{db_path}; open it again with: annotator annotate {db_path}", err=True)
         elif source.exists():
             with Session(db_path, create=False) as session:
@@ -673,7 +653,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
         if not adjudicate:
             judge = _choose_judge(session, judge)
             if sample_size is not None:
-                from annotator.sampling import draw
+                from annotator.scoring.sampling import draw
 
                 only = draw(session, sample_size, design, seed, judge)["golden_ids"]
             pool, check_rate = _prepare_checks(session, check_rate, checks_from)
@@ -708,7 +688,7 @@ def _prepare_checks(session: Session, check_rate: float, checks_from: str | None
     or --checks-from; --checks-from alone interleaves at the default rate."""
     if check_rate <= 0 and checks_from is None:
         return [], 0.0
-    from annotator.checks import prepare
+    from annotator.scoring.checks import prepare
 
     return (prepare(session, Path(checks_from) if checks_from else None),
             check_rate or DEFAULT_CHECK_RATE)
@@ -1021,7 +1001,7 @@ def judge_command(session_path: str, model: str, provider: str, base_url: str | 
 
 def _say_escalated(session_path: str, judge: str) -> None:
     """How many of the judge's verdicts its stored trust threshold keeps and escalates."""
-    from annotator.trust import escalated
+    from annotator.calibration.trust import escalated
 
     with _open(session_path, reads_only=True) as session:
         stored = session.trust_threshold(judge)
@@ -1065,7 +1045,7 @@ def _judge_prompt(session: Session, name: str, prompt_id: str, prompt_file: str 
         if not isinstance(prompt, TemplatePrompt):
             raise click.UsageError(f"--examples works with template prompts; the {prompt_id} "
                                    "prompt is kept exactly as its library sends it.")
-        from annotator.examples import draw_examples, stored_examples
+        from annotator.calibration.examples import draw_examples, stored_examples
 
         shown = stored_examples(session, name)
         if shown is not None and len(shown) == example_count:
@@ -1257,9 +1237,9 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
         stored_settings,
     )
     from annotator.judge.transport import connect
-    from annotator.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
     from annotator.progress import judging, working
     from annotator.report.build import choose_judge
+    from annotator.scoring.probes import add_probes, parse_kinds, probe_rates, rates_sentence, summary
 
     chosen = parse_kinds(kinds)
     with _open(session_path) as session:
@@ -1376,11 +1356,11 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
         return
     import asyncio
 
+    from annotator.calibration.recheck import choose_canary, finish_recheck, recheck_tasks, run_recheck
     from annotator.judge.runner import JudgeStopped, RunOptions, RunStats, stored_settings
     from annotator.judge.transport import connect
     from annotator.models import Price
     from annotator.progress import judging
-    from annotator.recheck import choose_canary, finish_recheck, recheck_tasks, run_recheck
 
     options = RunOptions(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
                          max_wait=max_wait)
@@ -1427,13 +1407,13 @@ def recheck_command(session_path: str, judge: str | None, canary_size: int | Non
                               alpha=alpha, resamples=resamples, seed=seed)
         epochs = {e["epoch"]: e for e in session.judge_epochs(name, counted=False)}
         if fmt == "json":  # the table leaves the running bound to --history
-            from annotator.recheck import history
+            from annotator.calibration.recheck import history
 
             looks, in_agreement = history(session, name, canary, tolerance=tolerance,
                                           alpha=alpha)
     if fmt == "json":
+        from annotator.calibration.recheck import figures_json
         from annotator.jsonout import write_json
-        from annotator.recheck import figures_json
 
         bound = looks[-1].bound if looks else None
         write_json({"recheck": done.recheck_id, "judge": name,
@@ -1511,8 +1491,8 @@ def _print_recheck(done: Recheck, canary: str, epochs: dict[str, dict[str, Any]]
 def _print_recheck_history(session: Session, name: str, tolerance: float, alpha: float,
                            fmt: str) -> None:
     """Every re-check of a judge and the running bound; exit 1 when its alarm sounds."""
+    from annotator.calibration.recheck import Canary, history
     from annotator.errors import AnnotatorError
-    from annotator.recheck import Canary, history
     from annotator.stats.stat import number
 
     ids, how = session.canary()
@@ -1583,7 +1563,7 @@ def _cell(stat: dict[str, Any], digits: int = 3) -> str:
 def _print_recheck_plan(session: Session, name: str, drop: float, tolerance: float,
                         alpha: float, power: float, fmt: str) -> None:
     """How many canary chunks find a drop of ``drop`` in agreement."""
-    from annotator.recheck import plan_canary
+    from annotator.calibration.recheck import plan_canary
 
     plan = plan_canary(session, name, drop=drop, tolerance=tolerance, alpha=alpha, power=power)
     if fmt == "json":
@@ -1760,7 +1740,7 @@ def sample_command(session_path: str, size: int, design: str, seed: int, judge: 
     import json
 
     from annotator.report.build import choose_judge
-    from annotator.sampling import draw
+    from annotator.scoring.sampling import draw
 
     with _open(session_path) as session:
         chosen = choose_judge(session, judge) if design != "uniform" or judge else None
@@ -1823,8 +1803,8 @@ def trust_command(session_path: str, judge: str, annotator: str | None, alpha: f
     """
     import json
 
-    from annotator.trust import escalated as escalated_chunks
-    from annotator.trust import fit_trust
+    from annotator.calibration.trust import escalated as escalated_chunks
+    from annotator.calibration.trust import fit_trust
 
     if escalated:
         with _open(session_path, reads_only=True) as session:
@@ -1948,7 +1928,7 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
     they found. Reads the session only.
     """
     from annotator.report.build import choose_judge
-    from annotator.sampling import CALIBRATE_FROM, plan
+    from annotator.scoring.sampling import CALIBRATE_FROM, plan
 
     with _open(session_path, reads_only=True) as session:
         chosen = choose_judge(session, judge)
@@ -2563,7 +2543,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
       annotator split review.db --dev 0.5 --seed 1
       annotator split review.db --dev 0.3 --seed 1 --stratify retriever
     """
-    from annotator.splits import assign_splits
+    from annotator.scoring.splits import assign_splits
 
     with _open(session_path) as session:
         existing = {} if replace else session.splits()
@@ -2655,7 +2635,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     with _open(session_path) as session:
         judge = _choose_judge(session, judge) if not adjudicate else judge
         if sample_size is not None:
-            from annotator.sampling import draw
+            from annotator.scoring.sampling import draw
 
             draw(session, sample_size, design, seed, judge)
         if not adjudicate:  # kept in the session: each tab reads them there
@@ -2667,7 +2647,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
     show = None
     if dashboard:
         def show() -> str:
-            from annotator.team import team_progress
+            from annotator.people.team import team_progress
             from annotator.tui.serve import dashboard_html
 
             with _open(session_path) as session:
@@ -2724,7 +2704,7 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
     Example:
       annotator merge alice.db bob.db --output team.db
     """
-    from annotator.merge import merge_sessions
+    from annotator.people.merge import merge_sessions
 
     summary = merge_sessions(sources, output)
     _say(f"Merged {counted(len(sources), 'file')} into {output}: "

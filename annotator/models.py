@@ -10,6 +10,9 @@ from typing import Any, Literal, NamedTuple
 
 from annotator.verdict import Answer, from_stored
 
+MAX_CHUNKS = 1000
+"""The most ranked chunks one golden may hold: more would hang the screen that shows them."""
+
 Action = Literal["accept", "flip", "set", "import"]
 """How a label came about: accepting or flipping the judge, setting it blind or by hand, or import."""
 
@@ -22,7 +25,7 @@ DESIGNS = ("uniform", "stratified", "active")
 """The labelling designs a sample may be drawn by (annotator.stats.designs)."""
 
 CHECKS_MIN = 0.8
-"""Below this accuracy on attention checks, the People section warns (annotator.checks)."""
+"""Below this accuracy on attention checks, the People section warns (annotator.scoring.checks)."""
 DEFAULT_CHECK_RATE = 0.05
 """The share of goldens that are attention checks when only --checks-from is given."""
 
@@ -174,7 +177,7 @@ class Golden:
 @dataclass(frozen=True, slots=True)
 class Probe:
     """A synthetic noise chunk made from a golden to test a judge's gullibility; never one of
-    the golden's chunks (annotator.probes)."""
+    the golden's chunks (annotator.scoring.probes)."""
 
     id: int
     golden_id: str

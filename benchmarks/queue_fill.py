@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from annotator.review import Review
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.screens.queue import QueueScreen

@@ -19,11 +19,11 @@ from pathlib import Path
 from generate import generated_session
 from judge import test_server
 
+from annotator.calibration.recheck import choose_canary, finish_recheck, history, run_recheck
 from annotator.judge.prompts import builtin
 from annotator.judge.runner import RunOptions, RunStats, run_judge
 from annotator.judge.transport import connect
 from annotator.judge.types import JudgeSettings
-from annotator.recheck import choose_canary, finish_recheck, history, run_recheck
 from annotator.store.session import Session
 
 BUDGET_OVER_JUDGE = 1.25

@@ -62,7 +62,7 @@ def queue_first_rows(db: Path) -> float:
     """Seconds from opening the queue screen to its first rows, through Textual's Pilot."""
     import asyncio
 
-    from annotator.review import Review
+    from annotator.people.review import Review
     from annotator.store.session import Session
     from annotator.tui.app import AnnotatorApp
 

@@ -41,7 +41,7 @@ from generate import generate
 from textual.widgets import DataTable
 
 from annotator.formats import read_goldens
-from annotator.review import Review
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.screens.queue import QueueScreen

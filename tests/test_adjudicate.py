@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from textual.widgets import Input, Static
 
-from annotator.adjudication import Adjudication
 from annotator.cli import cli
 from annotator.errors import SessionError
+from annotator.people.adjudication import Adjudication
 from annotator.report.build import build_report
 from annotator.report.leaderboard import build_leaderboard
 from annotator.store.session import Session

@@ -266,3 +266,14 @@ def test_the_anthropic_reply_reader_never_raises_on_odd_bodies() -> None:
     assert json.loads(as_batch_result(b'{"custom_id": "a", "result": {"type": "expired"}}')
                       )["error"]["code"] == "expired"
     assert as_batch_result(b"not json") == b"not json"
+
+
+def test_every_provider_is_a_choice_of_the_commands_that_take_one() -> None:
+    import click
+
+    from annotator.judge.transport import PROVIDERS, provider_of
+
+    for command, option in (("judge", "provider"), ("align", "optimizer_provider")):
+        [param] = [p for p in cli.commands[command].params if p.name == option]
+        assert isinstance(param.type, click.Choice) and tuple(param.type.choices) == PROVIDERS
+    assert all(provider_of(name).provider == name for name in PROVIDERS)

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 from textual.widgets import Static
 
-from annotator import checks
 from annotator.cli import cli
 from annotator.errors import InputError, SessionError
+from annotator.people.review import Review
 from annotator.report.build import build_report
 from annotator.report.serialize import report_dict
-from annotator.review import Review
+from annotator.scoring import checks
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from tests.conftest import banking_file, golden, write_lines
@@ -155,7 +155,7 @@ def test_the_turn_of_a_check_is_drawn_reproducibly_near_the_rate() -> None:
 def test_a_merge_keeps_every_check_once_and_each_persons_answers(db: Path, tmp_path: Path) -> None:
     import shutil
 
-    from annotator.merge import merge_sessions
+    from annotator.people.merge import merge_sessions
 
     other = tmp_path / "other.db"
     shutil.copy(db, other)

@@ -75,7 +75,7 @@ class NoNumpy:
 
 sys.meta_path.insert(0, NoNumpy())
 from pathlib import Path
-from annotator.review import Review
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 

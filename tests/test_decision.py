@@ -406,8 +406,8 @@ def test_trust_needs_a_split_and_a_confidence(tmp_path: Path) -> None:
 
 
 def test_repeated_runs_are_a_confidence_where_there_are_no_logprobs(tmp_path: Path) -> None:
+    from annotator.calibration.trust import _columns
     from annotator.columns import MISSING
-    from annotator.trust import _columns
     from tests.test_report import make_session
 
     goldens = _trust_study(goldens=2, k=3)
@@ -431,9 +431,9 @@ def test_repeated_runs_are_a_confidence_where_there_are_no_logprobs(tmp_path: Pa
 
 def test_the_cascade_costs_the_first_judge_the_second_on_what_it_escalates_and_people(
         tmp_path: Path) -> None:
+    from annotator.calibration.trust import fit_trust
     from annotator.models import Price
     from annotator.report.leaderboard import judge_cost
-    from annotator.trust import fit_trust
     from tests.test_report import make_session
 
     goldens = _trust_study()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from annotator.adjudication import Adjudication
-from annotator.review import Review
+from annotator.people.adjudication import Adjudication
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AdjudicatorApp, AnnotatorApp
 from annotator.tui.screens.comment import CommentModal

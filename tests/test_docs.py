@@ -4,6 +4,7 @@ matches the commands."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,29 @@ def test_the_cli_reference_matches_the_commands() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_code_maps_are_written_from_the_contracts_and_docstrings() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "code_map.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_code_map_check_fails_when_a_docstring_changes(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    for part in ("annotator", "docs", "scripts"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    module = copy / "annotator" / "progress.py"
+    module.write_text(module.read_text(encoding="utf-8").replace(
+        '"""Rich progress', '"""Progress bars', 1), encoding="utf-8")
+    stale = subprocess.run([sys.executable, str(copy / "scripts" / "code_map.py"), "--check"],
+                           capture_output=True, text=True, timeout=60)
+    assert stale.returncode == 1 and "docs/development.md" in stale.stderr
+    subprocess.run([sys.executable, str(copy / "scripts" / "code_map.py")], check=True,
+                   capture_output=True, timeout=60)
+    assert "| `progress.py` | Progress bars" in (copy / "docs" / "development.md").read_text(
+        encoding="utf-8")
 
 
 def test_the_cli_reference_check_fails_when_an_option_is_added(tmp_path: Path) -> None:

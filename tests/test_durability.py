@@ -56,7 +56,7 @@ def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
 
 WRITER = textwrap.dedent("""
     import sys
-    from annotator.review import Review
+    from annotator.people.review import Review
     from annotator.store.session import Session
 
     db, annotator, verdict = sys.argv[1], sys.argv[2], int(sys.argv[3])

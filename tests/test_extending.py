@@ -82,7 +82,7 @@ def test_a_new_answer_kind_is_four_files(tmp_path: Path) -> None:
         "annotator/tui/keys.py"}
     out = run(root, f"""
         from annotator.formats import read_goldens
-        from annotator.review import Review
+        from annotator.people.review import Review
         from annotator.store.session import Session
         from annotator.tui.keys import KEYS
         from annotator.verdict import KINDS
@@ -112,3 +112,131 @@ def test_the_costs_measured_here_are_the_ones_the_docs_give() -> None:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     assert re.search(r"\*\*An answer kind\*\*[^*]*four files", text)
     assert "tests/test_extending.py" in text
+
+
+def test_a_new_importer_is_two_files(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    (root / "annotator/importers/tabbed.py").write_text(textwrap.dedent('''
+        """A toy tracer's export: {"tabbed": [{"trace", "question", "answer", "docs"}]}."""
+
+        from __future__ import annotations
+
+        from collections.abc import Iterable
+        from typing import Any
+
+        from annotator.importers.spans import Retrieval, gathered, trace_goldens
+
+        NAME = "tabbed"
+        KIND_OF_FILE = "a tabbed export ('tabbed')"
+
+
+        def detect(document: Any, /) -> bool:
+            """Whether a document is a tabbed export."""
+            return isinstance(document, dict) and isinstance(document.get("tabbed"), list)
+
+
+        def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[str],
+                 /, *, retriever: str | None = None) -> list[dict[str, Any]]:
+            """One golden a trace."""
+            traces = [t for _, document in documents for t in document["tabbed"]]
+            return gathered((trace_goldens(NAME, t["trace"], [Retrieval("s1", t["question"],
+                                                                        t["docs"])],
+                                           response=t["answer"]) for t in traces),
+                            len(traces), name, notices, "'tabbed'")
+        ''').lstrip(), encoding="utf-8")
+    edit(root, "annotator/importers/__init__.py",
+         "from annotator.importers import langfuse, mlflow, openinference",
+         "from annotator.importers import langfuse, mlflow, openinference, tabbed")
+    edit(root, "annotator/importers/__init__.py",
+         "IMPORTERS: tuple[Importer, ...] = (openinference, mlflow, langfuse)",
+         "IMPORTERS: tuple[Importer, ...] = (openinference, mlflow, langfuse, tabbed)")
+    edit(root, "annotator/importers/__init__.py", '"langfuse": langfuse}',
+         '"langfuse": langfuse, "tabbed": tabbed}')
+    assert changed(root) == {"annotator/importers/tabbed.py", "annotator/importers/__init__.py"}
+    (tmp_path / "export.json").write_text(
+        '{"tabbed": [{"trace": "t1", "question": "Q?", "answer": "A.", "docs": ["a", "b"]},'
+        ' {"trace": "t2", "question": "R?", "answer": "B.", "docs": ["c"]}]}', encoding="utf-8")
+    out = run(root, """
+        from annotator import api
+        from annotator.store.session import Session
+
+        [named] = api.import_goldens("named.db", "export.json", source="tabbed")
+        [found] = api.import_goldens("found.db", "export.json")  # detected without --from
+        with Session("found.db") as session:
+            golden = session.golden("t1")
+            print(named.goldens_added, found.goldens_added, golden.user_input,
+                  [c.text for c in golden.chunks], golden.metadata["source"])
+        """, tmp_path)
+    assert out.split() == ["2", "2", "Q?", "['a',", "'b']", "tabbed"]
+    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental",
+                           "--config-file", str(ROOT / "pyproject.toml"),
+                           str(root / "annotator" / "importers")],
+                          capture_output=True, text=True, timeout=600, cwd=root)
+    assert "Success" in done.stdout, done.stdout  # the Importer Protocol holds for it
+
+
+def test_a_new_report_section_is_one_file_and_one_line(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    (root / "annotator/report/sections/lengths.py").write_text(textwrap.dedent('''
+        """How long the chunks are: a section whose data type lives in its own file."""
+
+        from __future__ import annotations
+
+        from dataclasses import dataclass
+        from typing import Any
+
+        from annotator.report.blocks import Block, Paragraphs
+        from annotator.report.inputs import Columns, Inputs
+        from annotator.report.model import Report
+        from annotator.report.section import Section
+        from annotator.stats.bootstrap import ClusterSums, Estimates
+
+
+        @dataclass(frozen=True, slots=True)
+        class Lengths:
+            """The chunks compared, and how many of them."""
+
+            goldens: int
+
+
+        def prepare(inputs: Inputs, columns: Columns, sums: ClusterSums) -> int:
+            """The goldens compared."""
+            return len(inputs.golden_ids)
+
+
+        def data(_: Inputs, __: Estimates, goldens: int) -> dict[str, Any]:
+            """Its data, under its id."""
+            return {"lengths": Lengths(goldens)}
+
+
+        def blocks(report: Report) -> list[Block]:
+            """One sentence."""
+            return [Paragraphs("lengths", "Lengths",
+                               [f"{report.sections['lengths'].goldens} goldens compared."])]
+
+
+        def json(report: Report) -> dict[str, Any]:
+            """Its key of the JSON document."""
+            return {"lengths": {"goldens": report.sections["lengths"].goldens}}
+
+
+        SECTION = Section("lengths", blocks, json=json, prepare=prepare, data=data)
+        ''').lstrip(), encoding="utf-8")
+    edit(root, "annotator/report/sections/__init__.py", "    grades,\n", "    grades,\n    lengths,\n")
+    edit(root, "annotator/report/sections/__init__.py", "    dropped.SECTION,\n",
+         "    dropped.SECTION,\n    lengths.SECTION,\n")
+    assert changed(root) == {"annotator/report/sections/lengths.py",
+                             "annotator/report/sections/__init__.py"}
+    sample = ROOT / "sample_sessions" / "banking.jsonl"
+    out = run(root, f"""
+        import json
+        from annotator import api
+        api.import_goldens("s.db", {str(sample)!r})
+        from annotator.cli import cli
+        from click.testing import CliRunner
+        markdown = CliRunner().invoke(cli, ["report", "s.db", "--format", "markdown",
+                                            "--bootstrap", "50"]).output
+        document = api.report("s.db", bootstrap=50)
+        print(document["lengths"], "16 goldens compared." in markdown)
+        """, tmp_path)
+    assert out.split() == ["{'goldens':", "16}", "True"]

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
-from annotator.review import Review
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AdjudicatorApp, AnnotatorApp
 from tests.conftest import golden, write_lines
@@ -153,7 +153,7 @@ async def test_every_screen_shows_the_sequences_never_obeys_them(db: Path) -> No
                 assert_clean(_svg_text(app), f"the screen after {key}")
                 await pilot.press("escape")
                 await pilot.pause()
-        from annotator.adjudication import Adjudication
+        from annotator.people.adjudication import Adjudication
 
         adjudicator = AdjudicatorApp(Adjudication(session, "carol"), "s.db")
         async with adjudicator.run_test(size=(130, 46)) as pilot:

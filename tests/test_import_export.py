@@ -536,7 +536,7 @@ _ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.floats(a
 def test_a_verdict_list_reads_the_same_whole_as_entry_by_entry(raw: list[Any]) -> None:
     # The importer checks the usual verdict list as a whole (in C); it must accept, refuse
     # and read exactly what the entry-by-entry checks do.
-    from annotator.formats import _judge_list, _judge_verdict
+    from annotator.formats.validation import _judge_list, _judge_verdict
 
     def fail(message: str, field: str | None = None) -> ValueError:
         return ValueError(message)

@@ -277,7 +277,7 @@ def test_a_test_golden_among_the_examples_fails_loudly(tmp_path: Path) -> None:
     session = split_session(tmp_path)
     with FakeOpenAI() as server:
         judge(session, server, builtin().with_examples([]), name="plain")
-        from annotator.examples import draw_examples
+        from annotator.calibration.examples import draw_examples
 
         prompt = builtin().with_examples(draw_examples(session, 4, 0, "reference"))
         judge(session, server, prompt, name="taught")
@@ -381,7 +381,7 @@ def taught_session(tmp_path: Path, name: str, seed: int, also_listwise: bool = F
                    ) -> Session:
     """A split session judged, a call at a time on a server caching prompt prefixes, by the
     builtin prompt shown 4 dev examples (and, if asked, by a listwise judge 'lists')."""
-    from annotator.examples import draw_examples
+    from annotator.calibration.examples import draw_examples
 
     session = split_session(tmp_path)
     prompt = builtin().with_examples(draw_examples(session, 4, seed, "reference"))
@@ -527,7 +527,7 @@ def test_random_judges_agreement_matrix_matches_scikit_learn() -> None:
 
 
 def test_a_merge_keeps_each_judges_examples_and_new_columns(tmp_path: Path) -> None:
-    from annotator.merge import merge_sessions
+    from annotator.people.merge import merge_sessions
 
     taught_session(tmp_path, "taught", seed=2, also_listwise=True).close()
     copy = tmp_path / "copy.db"

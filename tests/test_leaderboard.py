@@ -129,7 +129,7 @@ def test_split_is_reproducible_and_the_leaderboard_scores_the_test_goldens(tmp_p
     assert result.exit_code == 0 and "now has 10 dev and 30 test goldens" in result.output
     again = runner.invoke(cli, ["split", db, "--dev", "0.5", "--seed", "9"])
     assert "nothing changed" in again.output  # a split in use never changes by accident
-    from annotator.splits import assign_splits
+    from annotator.scoring.splits import assign_splits
     from annotator.store.session import Session
 
     with Session(db) as session:

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from annotator.cli import cli
 from annotator.errors import SessionError
 from annotator.formats import read_goldens
-from annotator.merge import merge_sessions
 from annotator.models import Price
+from annotator.people.merge import merge_sessions
 from annotator.store.session import Session
 from tests.conftest import banking_file, dump, golden, write_lines
 

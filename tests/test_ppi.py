@@ -12,10 +12,10 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy.stats import t as student_t
 
 from annotator.errors import SessionError
+from annotator.people.review import Review
 from annotator.report.build import build_report
 from annotator.report.render import markdown_report
 from annotator.report.serialize import report_dict
-from annotator.review import Review
 from annotator.stats.metrics import context_precision
 from annotator.stats.ppi import draw_sample, ppi_estimate, ppi_mean, regression_lambda
 from tests.test_report import make_session

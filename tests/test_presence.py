@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from annotator.errors import AnnotatorError
-from annotator.presence import ScreenInUse, is_open, one_screen
+from annotator.people.presence import ScreenInUse, is_open, one_screen
 from tests.conftest import banking_file
 from tests.terminal import Terminal
 

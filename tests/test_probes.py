@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from annotator.cli import cli
 from annotator.formats import read_goldens
-from annotator.probes import INSTRUCTION, KINDS, probe_rates
+from annotator.scoring.probes import INSTRUCTION, KINDS, probe_rates
 from annotator.store.session import Session
 from tests.conftest import write_lines
 from tests.fake_openai import FakeOpenAI, question_of
@@ -161,7 +161,7 @@ def test_a_listwise_judge_is_probed_listwise_and_keeps_only_the_probes_verdict(
 
 def test_probes_are_made_again_the_same_way_and_bad_kinds_are_sentences(tmp_path: Path
                                                                          ) -> None:
-    from annotator.probes import add_probes
+    from annotator.scoring.probes import add_probes
 
     texts = []
     for n in range(2):
@@ -202,7 +202,7 @@ def test_a_session_of_one_golden_cannot_be_probed(tmp_path: Path) -> None:
     with Session(db) as session:
         session.import_goldens(read_goldens(path), path=str(path))
     from annotator.errors import SessionError
-    from annotator.probes import add_probes
+    from annotator.scoring.probes import add_probes
 
     with Session(db) as session, pytest.raises(SessionError, match="at least two goldens"):
         add_probes(session, goldens=1, per_golden=1, kinds=KINDS, seed=0)

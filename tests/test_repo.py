@@ -63,6 +63,10 @@ def test_the_layer_contracts_hold_and_name_every_module() -> None:
     top |= {f"annotator.{p.parent.name}" for p in package.glob("*/__init__.py")}
     # A new module must be given a layer, or the contracts would silently not cover it.
     assert top - {"annotator.__main__"} == layered
+    # Small modules go in the package they belong to: the top level stays a short list.
+    assert len(list(package.glob("*.py"))) <= 20
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    assert len(tool["cp-annotator"]["tiers"]) == len(layers["layers"])
     lint = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=ROOT,
                             timeout=120)  # no cache: the suite writes nothing into the checkout

@@ -13,8 +13,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from annotator import checks
 from annotator.cli import cli
+from annotator.scoring import checks
 from annotator.store.session import Session
 from tests.conftest import write_lines
 

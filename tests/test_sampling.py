@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
+from annotator.people.review import Review
 from annotator.report.build import build_report
 from annotator.report.render import markdown_report
 from annotator.report.serialize import report_dict
-from annotator.review import Review
 from annotator.stats.metrics import context_precision
 from annotator.store.session import Session
 from annotator.tui.render import header
@@ -176,7 +176,7 @@ def test_plan_gives_each_design_a_size_and_rescales_on_labels(tmp_path: Path) ->
 def test_the_report_estimates_mean_cp_as_the_design_allows(tmp_path: Path, design: str) -> None:
     goldens = study()
     with make_session(tmp_path, goldens) as session:
-        from annotator.sampling import draw
+        from annotator.scoring.sampling import draw
 
         sample = draw(session, 60, design, 1, "j")
         ids = sample["golden_ids"]
@@ -239,7 +239,7 @@ def test_the_report_estimates_mean_cp_as_the_design_allows(tmp_path: Path, desig
 def test_the_annotation_header_names_the_design_and_the_stopping_rule(tmp_path: Path) -> None:
     goldens = study()
     with make_session(tmp_path, goldens) as session:
-        from annotator.sampling import draw
+        from annotator.scoring.sampling import draw
 
         ids = draw(session, 30, "stratified", 0, "j")["golden_ids"]
         review = Review(session, "alice", "j", only=ids)
@@ -259,7 +259,7 @@ def test_a_stored_sample_of_a_design_this_release_does_not_know_is_refused(
         tmp_path: Path) -> None:
     goldens = study()
     with make_session(tmp_path, goldens) as session:
-        from annotator.sampling import draw
+        from annotator.scoring.sampling import draw
 
         draw(session, 40, "active", 1, "j")
         stored = dict(session.random_sample() or {})

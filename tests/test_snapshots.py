@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from annotator.formats import read_goldens
-from annotator.review import Review
+from annotator.people.review import Review
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from tests.conftest import ROOT, banking_file, golden, second_opinion, write_lines
@@ -96,7 +96,7 @@ def test_help_screen(banking: AnnotatorApp, snap_compare: Snap) -> None:
 
 
 def test_adjudication_screen(tmp_path: Path, snap_compare: Snap) -> None:
-    from annotator.adjudication import Adjudication
+    from annotator.people.adjudication import Adjudication
     from annotator.tui.app import AdjudicatorApp
 
     session = Session(banking_file(tmp_path / "team.db"))

@@ -15,9 +15,9 @@ from textual.widgets import DataTable, Input, Static
 from annotator.errors import ReadStopped
 from annotator.formats import read_goldens
 from annotator.models import GoldenRecord, JudgeVerdict, ReviewTotals
+from annotator.people.review import QueueRow, Review, is_blind
 from annotator.report.build import build_report
 from annotator.report.model import Report
-from annotator.review import QueueRow, Review, is_blind
 from annotator.store.session import Session
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.keys import KEYS

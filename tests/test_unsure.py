@@ -12,19 +12,19 @@ import pytest
 from click.testing import CliRunner
 from textual.widgets import Input
 
-from annotator.adjudication import Adjudication
+from annotator.calibration.examples import draw_examples
 from annotator.cli import cli
 from annotator.errors import InputError, SessionError
-from annotator.examples import draw_examples
 from annotator.exports import calibration_records, ragas_annotation
 from annotator.formats import read_goldens, write_jsonl
-from annotator.merge import merge_sessions
+from annotator.people.adjudication import Adjudication
+from annotator.people.merge import merge_sessions
+from annotator.people.review import Review
 from annotator.report.build import build_report
 from annotator.report.leaderboard import build_leaderboard
 from annotator.report.serialize import report_dict
-from annotator.review import Review
+from annotator.scoring.truth import disagreements, truth
 from annotator.store.session import Session
-from annotator.truth import disagreements, truth
 from annotator.tui.app import AnnotatorApp
 from annotator.tui.widgets.chunk_card import ChunkCard
 from annotator.verdict import DISTRACTOR

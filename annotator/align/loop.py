@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from annotator.align import optimizer
+from annotator.calibration.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
 from annotator.errors import AnnotatorError, SessionError
-from annotator.feedback import Disagreement, confusion, disagreements, unjudged, with_truth
 from annotator.judge import tokens
 from annotator.judge.client import next_format
 from annotator.judge.failures import kind
@@ -50,8 +50,8 @@ from annotator.judge.template import TemplatePrompt
 from annotator.judge.transport import Transport
 from annotator.judge.types import CallResult, JudgeSettings
 from annotator.models import CANDIDATE_MARK, Price
-from annotator.presence import is_open, one_screen
-from annotator.splits import assign_splits
+from annotator.people.presence import is_open, one_screen
+from annotator.scoring.splits import assign_splits
 from annotator.stats.chunk_agreement import cohen_kappa, percent_agreement
 from annotator.store.session import Session, now
 from annotator.text import counted
@@ -494,7 +494,7 @@ async def align(session: Session, options: AlignOptions, prepared: Prepared,
 
 
 ALIGN_ROLE = "align"
-"""The presence lock's role for a running align (annotator.presence): the kernel's lock, so a
+"""The presence lock's role for a running align (annotator.people.presence): the kernel's lock, so a
 process killed any way frees it, and the next run knows that run is dead."""
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from annotator.calibration.feedback import Disagreement
 from annotator.errors import AnnotatorError
-from annotator.feedback import Disagreement
 from annotator.judge import prompt_file
 from annotator.judge.template import TemplatePrompt
 from annotator.judge.transport import Transport

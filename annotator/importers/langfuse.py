@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
-from annotator.importers.spans import gathered, instant, looked_for, retrievers
+from annotator.importers.spans import Retrieval, gathered, instant, looked_for, retrievers, trace_goldens
 from annotator.untrusted import parse_json
 
 NAME = "langfuse"
@@ -204,26 +204,13 @@ def _trace_goldens(trace: str, members: list[dict[str, Any]], whole: dict[str, A
     generations = [o for o in members if o.get("type") == "GENERATION"]
     response = _text(top.get("output"), ANSWER_KEYS) or (
         _text(generations[-1].get("output"), ANSWER_KEYS) if generations else None)
-    out, empty = [], 0
+    retrievals = []
     for observation in chosen:
-        found = documents(observation.get("output"))
-        if not found:
-            empty += 1
-            continue
-        golden: dict[str, Any] = {
-            "id": trace if len(chosen) == 1 else f"{trace}:{observation['id']}",
-            "user_input": _text(observation.get("input"), QUESTION_KEYS)
-            or _text(top.get("input"), QUESTION_KEYS),
-            "retrieved_contexts": [content for content, _, _ in found],
-            "metadata": {"source": NAME, "trace_id": trace, "span_id": str(observation["id"])},
-        }
-        if all(ident is not None for _, ident, _ in found):
-            golden["retrieved_context_ids"] = [str(ident) for _, ident, _ in found]
-        if all(score is not None for _, _, score in found):
-            golden["retrieved_context_scores"] = [float(score) for _, _, score in found]
-        if response is not None:
-            golden["response"] = response
-        if reference is not None:
-            golden["reference"] = reference
-        out.append(golden)
-    return out, empty
+        found = documents(observation.get("output")) or []
+        retrievals.append(Retrieval(
+            str(observation["id"]), _text(observation.get("input"), QUESTION_KEYS)
+            or _text(top.get("input"), QUESTION_KEYS), [content for content, _, _ in found],
+            [ident for _, ident, _ in found],
+            [float(score) for _, _, score in found]
+            if all(score is not None for _, _, score in found) else None))
+    return trace_goldens(NAME, trace, retrievals, response=response, reference=reference)

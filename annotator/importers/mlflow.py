@@ -32,7 +32,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
-from annotator.importers.spans import gathered, hex_id, looked_for, retrievers
+from annotator.importers.spans import (
+    Retrieval,
+    gathered,
+    hex_id,
+    looked_for,
+    retrievers,
+    trace_goldens,
+)
 from annotator.untrusted import parse_json
 
 NAME = "mlflow"
@@ -194,36 +201,26 @@ def _trace_goldens(trace: dict[str, Any], retriever: str | None, odd: list[Any]
     response = _decoded(meta.get("mlflow.traceOutputs"))
     if response is None and root is not None:
         response = _decoded((root.get("attributes") or {}).get("mlflow.spanOutputs"))
-    reference = _reference(info)
-    out, empty = [], 0
+    found: list[Retrieval] = []
     for span in chosen:
         attributes = span.get("attributes") or {}
-        found = _decoded(attributes.get("mlflow.spanOutputs"))
-        docs = [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
-        if not docs:
-            empty += 1
-            continue
+        outputs = _decoded(attributes.get("mlflow.spanOutputs"))
+        docs = [d for d in outputs if isinstance(d, dict)] if isinstance(outputs, list) else []
         span_id = hex_id(span.get("span_id") or (span.get("context") or {}).get("span_id"))
-        golden: dict[str, Any] = {
-            "id": trace_id if len(chosen) == 1 else f"{trace_id}:{span_id}",
-            "user_input": _question(_decoded(attributes.get("mlflow.spanInputs")))
+        retrieval = Retrieval(
+            span_id, _question(_decoded(attributes.get("mlflow.spanInputs")))
             or _question(_decoded(meta.get("mlflow.traceInputs"))),
-            "retrieved_contexts": [d.get("page_content") for d in docs],
-            "metadata": {"source": NAME, "trace_id": trace_id, "span_id": span_id},
-        }
-        ids = [(d.get("metadata") or {}).get("chunk_id") or d.get("id") for d in docs]
-        if all(i is not None for i in ids):
-            golden["retrieved_context_ids"] = [str(i) for i in ids]
-        if isinstance(response, str):
-            golden["response"] = response
-        if reference is not None:
-            golden["reference"] = reference
-        labels, notes, judges = _per_document(info, span_id, len(docs), odd)
-        if labels:
-            golden["human_labels"] = labels
-            if said := {p: n for p, n in notes.items() if any(n)}:
-                golden["human_notes"] = said
-        if judges:
-            golden["judges"] = judges
-        out.append(golden)
-    return out, empty
+            [d.get("page_content") for d in docs],
+            [(d.get("metadata") or {}).get("chunk_id") or d.get("id") for d in docs])
+        if docs:  # the feedback of a retrieval that found nothing is no golden's
+            labels, notes, judges = _per_document(info, span_id, len(docs), odd)
+            if labels:
+                retrieval.more["human_labels"] = labels
+                if said := {p: n for p, n in notes.items() if any(n)}:
+                    retrieval.more["human_notes"] = said
+            if judges:
+                retrieval.more["judges"] = judges
+        found.append(retrieval)
+    return trace_goldens(NAME, trace_id, found,
+                         response=response if isinstance(response, str) else None,
+                         reference=_reference(info))

@@ -32,7 +32,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from annotator.errors import InputError
-from annotator.importers.spans import gathered, hex_id, instant, looked_for, retrievers
+from annotator.importers.spans import (
+    Retrieval,
+    gathered,
+    hex_id,
+    instant,
+    looked_for,
+    retrievers,
+    trace_goldens,
+)
 
 NAME = "openinference"
 KIND = "openinference.span.kind"
@@ -206,24 +214,13 @@ def _trace_goldens(trace: str, members: list[dict[str, Any]], retriever: str | N
     llm = [s for s in members if s["attributes"].get(KIND) == "LLM"]
     response = root_attributes.get("output.value") or (
         llm[-1]["attributes"].get("output.value") if llm else None)
-    out, empty = [], 0
+    found = []
     for span in chosen:
         ranked = _documents(span["attributes"])
-        if not ranked:
-            empty += 1
-            continue
-        golden: dict[str, Any] = {
-            "id": trace if len(chosen) == 1 else f"{trace}:{span['span']}",
-            "user_input": span["attributes"].get("input.value")
-            or root_attributes.get("input.value"),
-            "retrieved_contexts": [d.get("content") for d in ranked],
-            "metadata": {"source": NAME, "trace_id": trace, "span_id": span["span"]},
-        }
-        if all(d.get("id") is not None for d in ranked):
-            golden["retrieved_context_ids"] = [str(d["id"]) for d in ranked]
-        if all(isinstance(d.get("score"), int | float) for d in ranked):
-            golden["retrieved_context_scores"] = [float(d["score"]) for d in ranked]
-        if response is not None:
-            golden["response"] = response
-        out.append(golden)
-    return out, empty
+        found.append(Retrieval(
+            span["span"], span["attributes"].get("input.value")
+            or root_attributes.get("input.value"), [d.get("content") for d in ranked],
+            [d.get("id") for d in ranked],
+            [float(d["score"]) for d in ranked]
+            if all(isinstance(d.get("score"), int | float) for d in ranked) else None))
+    return trace_goldens(NAME, trace, found, response=response)

@@ -1,5 +1,6 @@
 """What every tracer importer shares: ids in one spelling, the retriever spans chosen one way,
-a tracer's goldens gathered trace by trace, said and refused the same way."""
+one golden built from each retrieval the same way, a tracer's goldens gathered trace by trace,
+said and refused the same way."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -54,6 +56,51 @@ def retrievers(spans: Sequence[Span], retriever: str | None, is_retriever: Calla
     if retriever is not None:
         return [s for s in spans if name_of(s) == retriever]
     return [s for s in spans if is_retriever(s)]
+
+
+@dataclass(slots=True)
+class Retrieval:
+    """One retriever span of a trace as an importer read it: its documents, in rank order."""
+
+    span_id: str
+    question: Any
+    """The question it was asked (the span's input, else its trace's)."""
+    contents: list[Any]
+    """Its documents' texts (none: the retriever found nothing)."""
+    ids: list[Any] | None = None
+    """Each document's own id (kept only when every document has one)."""
+    scores: list[float] | None = None
+    """Each document's retrieval score, where every document has one."""
+    more: dict[str, Any] = field(default_factory=dict)
+    """More fields of its golden (people's labels, judges' verdicts the tracer kept)."""
+
+
+def trace_goldens(source: str, trace: str, retrievals: Sequence[Retrieval], *,
+                  response: Any = None, reference: Any = None) -> tuple[list[Golden], int]:
+    """One trace's goldens, as RAGAS-shaped rows: one a retrieval that found documents, named
+    by the trace alone when it made one retrieval (else trace:span); and how many found none."""
+    out: list[Golden] = []
+    empty = 0
+    for retrieval in retrievals:
+        if not retrieval.contents:
+            empty += 1
+            continue
+        span = retrieval.span_id
+        golden: Golden = {
+            "id": trace if len(retrievals) == 1 else f"{trace}:{span}",
+            "user_input": retrieval.question, "retrieved_contexts": retrieval.contents,
+            "metadata": {"source": source, "trace_id": trace, "span_id": span}}
+        if retrieval.ids is not None and all(i is not None for i in retrieval.ids):
+            golden["retrieved_context_ids"] = [str(i) for i in retrieval.ids]
+        if retrieval.scores is not None:
+            golden["retrieved_context_scores"] = retrieval.scores
+        if response is not None:
+            golden["response"] = response
+        if reference is not None:
+            golden["reference"] = reference
+        golden.update(retrieval.more)
+        out.append(golden)
+    return out, empty
 
 
 def looked_for(default: str, retriever: str | None) -> str:

@@ -436,7 +436,7 @@ async def run_probes(session: Session, name: str, settings: JudgeSettings, clien
                      options: RunOptions, stats: RunStats, *,
                      on_progress: Callable[[RunStats], None] | None = None,
                      secrets: tuple[str, ...] = ()) -> RunStats:
-    """Judge every probe (annotator.probes) this judge has no verdict on from this exact
+    """Judge every probe (annotator.scoring.probes) this judge has no verdict on from this exact
     request, as it judges chunks: the same settings, retries and stops; each call stored on its
     probe, never on a chunk."""
     lease = Lease(session, name)

@@ -8,6 +8,7 @@ once over them all as a few matrix products, and each section then makes its par
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,12 +20,14 @@ from annotator.report.inputs import Options, gather
 from annotator.report.model import Report
 from annotator.report.sections import SECTIONS
 from annotator.resolve import one_judge
+from annotator.scoring.unseen import unseen
 from annotator.stats.bootstrap import ClusterSums, Estimates, add_confusion
 from annotator.stats.designs import DEFAULT_TARGET
 from annotator.stats.metrics import CONVENTION_RAGAS
 from annotator.store.session import Session
 from annotator.text import counted
-from annotator.unseen import unseen
+
+REPORT_FIELDS = frozenset(f.name for f in dataclasses.fields(Report))
 
 
 def choose_judge(session: Session, judge: str | None) -> str:
@@ -72,12 +75,16 @@ def build_report(
     give_back()
     estimates = Estimates(sums, resamples, seed, progress)
     fields: dict[str, Any] = {}
+    owned: dict[str, Any] = {}
     for section in SECTIONS:
-        fields.update(section.data(inputs, estimates, made[section.id]))
+        for key, value in section.data(inputs, estimates, made[section.id]).items():
+            # A field of Report's own, or (a section whose data type is its file's) its data
+            # kept under its id.
+            (fields if key in REPORT_FIELDS else owned)[key] = value
     report = Report(session=str(session.path), judge=judge, annotators=inputs.names,
                     pass_mark=pass_mark, resamples=resamples, seed=seed,
                     convention=CONVENTION_RAGAS, headline=[], target_width=target_width,
-                    **fields)
+                    sections=owned, **fields)
     report.headline.extend(headline(report))
     epochs = epochs_of(session, judge)
     if (span := span_sentence(epochs)) is not None:

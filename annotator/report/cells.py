@@ -3,9 +3,9 @@ section's tables are made of (report/sections) and the leaderboard's too."""
 
 from __future__ import annotations
 
-from annotator.probes import KIND_WORDS, KINDS, ProbeRate
 from annotator.report.blocks import Grid
 from annotator.report.model import LABELS, Report
+from annotator.scoring.probes import KIND_WORDS, KINDS, ProbeRate
 from annotator.stats.designs import more_needed
 from annotator.stats.stat import Stat
 from annotator.text import counted

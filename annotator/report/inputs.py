@@ -18,15 +18,15 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import SessionError
-from annotator.grouping import DEFAULT_GROUP_BY, system_values
 from annotator.models import CHECKS_MIN, Scale
 from annotator.report.model import GoldenRow
+from annotator.scoring.grouping import DEFAULT_GROUP_BY, system_values
+from annotator.scoring.truth import answers, team_truth
 from annotator.stats.bootstrap import ClusterSums, Sums
 from annotator.stats.designs import DEFAULT_TARGET
 from annotator.stats.metrics import context_precision_by_golden, passes
 from annotator.stats.stat import ratio
 from annotator.store.session import Session
-from annotator.truth import answers, team_truth
 
 NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from annotator.probes import ProbeRate
 from annotator.report.model import GoldenRow
+from annotator.scoring.probes import ProbeRate
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.stat import Stat
 

@@ -20,10 +20,8 @@ import numpy as np
 
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns
 from annotator.errors import SessionError
-from annotator.grouping import system_values
 from annotator.memory import give_back
 from annotator.models import Judge, Price, Scale
-from annotator.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.epochs import Epochs, epoch_line, epochs_of, span_sentence
 from annotator.report.model import ReasonCheck
@@ -31,6 +29,11 @@ from annotator.report.sections.chunks import chunk_stat
 from annotator.report.sections.systems import add_columns as system_columns
 from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named
+from annotator.scoring.grouping import system_values
+from annotator.scoring.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
+from annotator.scoring.truth import Truth
+from annotator.scoring.truth import truth as find_truth
+from annotator.scoring.unseen import Unseen, unseen
 from annotator.stats import cp_agreement
 from annotator.stats.alt_test import ALPHA as ALT_ALPHA
 from annotator.stats.alt_test import (
@@ -66,9 +69,6 @@ from annotator.stats.stat import Stat
 from annotator.stats.systems import ranking_agreement
 from annotator.store.session import Session
 from annotator.text import counted
-from annotator.truth import Truth
-from annotator.truth import truth as find_truth
-from annotator.unseen import Unseen, unseen
 
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
                 "cached_share", "cost_per_1000_chunks", "kappa_per_dollar", "median_latency_ms")

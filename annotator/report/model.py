@@ -8,8 +8,9 @@ and whose display names are in :data:`LABELS`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from annotator.probes import ProbeRate
+from annotator.scoring.probes import ProbeRate
 from annotator.stats.chunk_agreement import Confusion, McNemar, rate
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.designs import DesignSection
@@ -493,3 +494,6 @@ class Report:
     """Distractor rates, once someone called a chunk a distractor."""
     unranked: bool = False
     """The chunks are a pool with no order: CP and everything needing an order left out."""
+    sections: dict[str, Any] = field(default_factory=dict)
+    """Section id -> the data of a section whose data type lives in its own file (a section
+    added since the report held each section's data in a field of its own; see section.py)."""

@@ -43,7 +43,9 @@ class Section:
 
     ``prepare`` runs before the bootstrap: it adds the section's columns to the sums and returns
     what ``data`` needs afterwards (never the session's ``Columns``, which are let go before the
-    bootstrap's weights arrive). ``data`` returns the section's fields of the ``Report``.
+    bootstrap's weights arrive). ``data`` returns the section's fields of the ``Report``; a
+    section whose data type lives in its own file returns ``{its id: its data}``, which the
+    report keeps in ``Report.sections`` (so a new section is its file and a line in SECTIONS).
     ``blocks`` lays it out for the text formats, ``json`` gives its top-level keys of the JSON
     document (none when it adds nothing there), ``headline`` its sentences for the headline
     (most sections have none).

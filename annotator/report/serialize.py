@@ -10,11 +10,11 @@ import csv
 from typing import IO, TYPE_CHECKING, Any
 
 from annotator.formats import csv_cell
-from annotator.probes import KINDS
 from annotator.report.epochs import epochs_json
 from annotator.report.jsonparts import probes_dict, stats_dict
 from annotator.report.model import Report
 from annotator.report.sections import ordered
+from annotator.scoring.probes import KINDS
 from annotator.stats.stat import Stat
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """Labelling designs: which goldens people label, with what probabilities, and the estimates
-of mean CP under human labels that stay valid under each (annotator.sampling draws and stores).
+of mean CP under human labels that stay valid under each (annotator.scoring.sampling draws and stores).
 
 - ``uniform``: a simple random sample in random order (stats/ppi.py: PPI++).
 - ``stratified``: strata by the judge's CP (quartiles, ties kept together) crossed with the

@@ -1,7 +1,7 @@
 """Merging session files in SQLite: ATTACH each file and combine with INSERT ... SELECT.
 
 Memory stays flat in the number and size of the files: no row is held in Python. The rules are
-those of annotator.merge (which calls this): nothing is lost and the order of the files does
+those of annotator.people.merge (which calls this): nothing is lost and the order of the files does
 not matter, so every choice between rows is by their content, never by which file came first.
 A chunk is known across files by (golden id, rank); each file's local chunk ids are mapped to
 the new file's through a temporary table.

@@ -930,7 +930,7 @@ class Session:
             self._event("rename_judge", payload={"from": old, "to": new})
         self._forget_definition(old)
 
-    # -- canary and re-checks (annotator.recheck) ----------------------------------------------
+    # -- canary and re-checks (annotator.calibration.recheck) ----------------------------------------------
 
     def canary(self) -> tuple[list[int], dict[str, Any] | None]:
         """The frozen canary's chunk ids in their drawn order, and how it was chosen (None:
@@ -1008,7 +1008,7 @@ class Session:
             "SELECT epoch FROM recheck_calls WHERE recheck_id = ? AND error IS NULL AND epoch "
             "IS NOT NULL GROUP BY epoch ORDER BY min(id)", [recheck_id])]
 
-    # -- trust thresholds (annotator.trust) ---------------------------------------------------
+    # -- trust thresholds (annotator.calibration.trust) ---------------------------------------------------
 
     def record_trust(self, judge: str, **fields: Any) -> int:
         """Store a judge's fitted trust threshold (TRUST_FIELDS); the latest is in force."""
@@ -1290,7 +1290,7 @@ class Session:
                 row["chunks"] = counts.get((row["judge"], row["epoch"]), 0)
         return rows
 
-    # -- gullibility probes (annotator.probes): apart from chunks, so nothing else reads them --
+    # -- gullibility probes (annotator.scoring.probes): apart from chunks, so nothing else reads them --
 
     def probes(self) -> list[Probe]:
         """Every probe, by golden position, then kind and number."""
@@ -1336,7 +1336,7 @@ class Session:
                 GROUP BY judge""", list(annotators or []))
         return {judge: (accepted, wrong) for judge, accepted, wrong in rows}
 
-    # -- attention checks (annotator.checks): never labels, never in a statistic -------------
+    # -- attention checks (annotator.scoring.checks): never labels, never in a statistic -------------
 
     def add_checks(self, source: str, items: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Keep these (golden id, record) checks from a source, once each (a check kept before
@@ -1412,7 +1412,7 @@ class Session:
             """SELECT annotator, count(*), sum(verdict = truth) FROM check_answers
                WHERE verdict IS NOT NULL AND truth IS NOT NULL GROUP BY annotator""")}
 
-    # -- probe results (annotator.probes) -----------------------------------------------------
+    # -- probe results (annotator.scoring.probes) -----------------------------------------------------
 
     def probe_results(self, judge: str | None = None) -> dict[str, dict[str, tuple[int, int]]]:
         """Judge -> probe kind -> (probes with a verdict, probes it called useful), from each
@@ -1580,11 +1580,11 @@ class Session:
                                "every rank statistic would mean nothing there). Import into a "
                                "new session.")
 
-    # -- the random sample (annotator.sampling) -----------------------------------------------
+    # -- the random sample (annotator.scoring.sampling) -----------------------------------------------
 
     def random_sample(self) -> dict[str, Any] | None:
         """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for
-        a stratified or active design, what annotator.sampling stores with it."""
+        a stratified or active design, what annotator.scoring.sampling stores with it."""
         value = self._setting("random_sample")
         if value is None:
             return None
@@ -1612,7 +1612,7 @@ class Session:
                           design: dict[str, Any] | None = None) -> dict[str, Any]:
         """Store the sample of goldens drawn for unbiased estimates (once: a second, different
         draw is refused) and return the sample in force. ``design``: what a stratified or
-        active draw adds (its name, probabilities, strata or draws; annotator.sampling)."""
+        active draw adds (its name, probabilities, strata or draws; annotator.scoring.sampling)."""
         wanted = {"size": size, "seed": seed, "golden_ids": golden_ids, **(design or {})}
         kind = wanted.get("design", "uniform")
         with self._write():

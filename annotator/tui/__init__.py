@@ -1,1 +1,1 @@
-"""The Textual annotation app: a thin shell over annotator.review and the stats it reads."""
+"""The Textual annotation app: a thin shell over annotator.people.review and the stats it reads."""

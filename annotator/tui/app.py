@@ -8,8 +8,8 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from annotator.adjudication import Adjudication
-from annotator.review import Review
+from annotator.people.adjudication import Adjudication
+from annotator.people.review import Review
 from annotator.tui.keys import ADJUDICATE_KEYS, KEYS, Key
 from annotator.tui.screens.adjudicate import AdjudicateScreen
 from annotator.tui.screens.annotate import AnnotateScreen

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from annotator.checks import Check
 from annotator.models import CHECKS_MIN
-from annotator.presence import one_screen
+from annotator.people.presence import one_screen
+from annotator.scoring.checks import Check
 from annotator.store.session import Session
 from annotator.text import counted
 
@@ -32,7 +32,7 @@ def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: floa
          blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
          checks: Sequence[Check], check_rate: float, checks_min: float) -> str:
     if adjudicate:
-        from annotator.adjudication import Adjudication
+        from annotator.people.adjudication import Adjudication
         from annotator.tui.app import AdjudicatorApp
 
         adjudication = Adjudication(session, annotator)
@@ -40,7 +40,7 @@ def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: floa
         return (f"Gold labels on {adjudication.settled:,} of "
                 f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is in "
                 f"{session.path}.")
-    from annotator.review import Review
+    from annotator.people.review import Review
     from annotator.tui.app import AnnotatorApp
 
     # count=False: the screen paints the golden first and reads the totals in a worker.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from annotator.models import Scale
-from annotator.review import ChunkView, Review
+from annotator.people.review import ChunkView, Review
 from annotator.stats.chunk_agreement import Confusion, cohen_kappa
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import passes

@@ -35,7 +35,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-from annotator.presence import in_use_sentence, is_open
+from annotator.people.presence import in_use_sentence, is_open
 from annotator.resolve import alike
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 MESSAGE_BYTES = 4096
-WARM = ("annotator.store.session", "annotator.review", "annotator.tui.app",
+WARM = ("annotator.store.session", "annotator.people.review", "annotator.tui.app",
         "annotator.tui.launch", "annotator.tui.screens.queue", "annotator.tui.screens.comment")
 """Imported once, before any fork: what every tab needs (and the screens opened first)."""
 READY = "ready"
@@ -48,8 +48,8 @@ def _die_with_server(lifeline: int) -> None:
 
 def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
     """In the forked child: the screen for one person, on the pipes now at fds 0, 1 and 2."""
-    from annotator.checks import load
     from annotator.models import CHECKS_MIN
+    from annotator.scoring.checks import load
     from annotator.store.session import Session
     from annotator.tui.launch import SCREEN_BUSY_S, run_screen
 
@@ -71,7 +71,7 @@ def _rehearse() -> None:
     import tempfile
 
     from annotator.models import GoldenRecord, JudgeVerdict
-    from annotator.review import Review
+    from annotator.people.review import Review
     from annotator.store.session import Session
     from annotator.tui.app import AnnotatorApp
 

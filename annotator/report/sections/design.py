@@ -12,7 +12,7 @@ from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
 from annotator.report.section import Section, prepared_as
-from annotator.sampling import design_section
+from annotator.scoring.sampling import design_section
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.designs import DesignSection
 
@@ -69,7 +69,7 @@ def headline(report: Report) -> list[str]:
 
 
 def prepare(inputs: Inputs, _: Columns, __: ClusterSums) -> DesignSection | None:
-    """The estimates a stratified or active sample allows (annotator.sampling): people's CP
+    """The estimates a stratified or active sample allows (annotator.scoring.sampling): people's CP
     per labelled golden (the mean over label sets), the judge's on every golden it judged."""
     if inputs.sample is None or not inputs.designed or inputs.unranked:
         return None

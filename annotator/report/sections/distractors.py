@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from annotator.columns import MISSING
-from annotator.grouping import system_values
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import with_interval
 from annotator.report.inputs import Columns, Inputs, ratio_of
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import DistractorSection, Report
 from annotator.report.section import Section
+from annotator.scoring.grouping import system_values
 from annotator.stats.bootstrap import ClusterSums, Estimates, column
 from annotator.stats.stat import Stat
 from annotator.text import counted

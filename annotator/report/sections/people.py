@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from annotator import checks
-from annotator.checks import CheckScore
 from annotator.columns import MISSING, action_code
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import value, with_interval
@@ -16,6 +14,8 @@ from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import AnnotatorRow, BlindRow, PeopleSection, Report
 from annotator.report.section import Section, prepared_as
+from annotator.scoring import checks
+from annotator.scoring.checks import CheckScore
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion, cohen_kappa, percent_agreement
 from annotator.stats.comparison import BlindSummary

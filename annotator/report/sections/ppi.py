@@ -8,13 +8,13 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from annotator.grouping import system_values
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import stat_rows, stopping, system_rows, value
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
 from annotator.report.model import Report
 from annotator.report.section import Section, prepared_as
+from annotator.scoring.grouping import system_values
 from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.ppi import PpiEstimate, ppi_estimate
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.probes import probe_rates, rates_sentence
 from annotator.report.blocks import Block
 from annotator.report.cells import probe_grid
 from annotator.report.inputs import Inputs
 from annotator.report.jsonparts import probes_dict
 from annotator.report.model import Report
 from annotator.report.section import Section
+from annotator.scoring.probes import probe_rates, rates_sentence
 from annotator.stats.bootstrap import Estimates
 
 

@@ -8,9 +8,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from annotator.adjudication import Adjudication
 from annotator.errors import NotSaved
-from annotator.review import Outcome
+from annotator.people.adjudication import Adjudication
+from annotator.people.review import Outcome
 from annotator.text import visible
 from annotator.tui.keys import ADJUDICATE_KEYS, bindings
 from annotator.tui.render import verdict_word

@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 
 from annotator.errors import ReadStopped
 from annotator.models import ReviewTotals
-from annotator.review import Outcome, Review
+from annotator.people.review import Outcome, Review
 from annotator.stats.metrics import precision_at_k_so_far
 from annotator.text import visible
 from annotator.tui import render

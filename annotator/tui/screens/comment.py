@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from annotator.review import Outcome
+from annotator.people.review import Outcome
 from annotator.text import visible
 
 

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from annotator.review import QueueRow, Review
+from annotator.people.review import QueueRow, Review
 from annotator.stats.stat import number
 from annotator.text import visible
 from annotator.tui import render

@@ -19,9 +19,9 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from annotator.errors import SessionError
+from annotator.people.review import Review
 from annotator.report.model import Report
 from annotator.report.render import rich_report
-from annotator.review import Review
 from annotator.tui.render import NARROW_BELOW
 
 COMPUTING = "Computing the statistics for this session…  (escape goes back; keys keep working)"

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from annotator.models import Scale
-from annotator.review import ChunkView
+from annotator.people.review import ChunkView
 from annotator.tui.render import chunk_card
 
 

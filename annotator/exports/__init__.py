@@ -1,4 +1,6 @@
-"""Exports for choosing and tuning judges: the calibration set, and RAGAS's annotation JSON.
+"""Exports: the calibration set and RAGAS's annotation JSON for choosing and tuning judges
+(here), people's labels written back as each tracer takes them (``writeback``), and TREC qrels
+and runs (``trec``).
 
 - ``calibration`` (JSONL): one golden per line with its ranked chunks, the truth on each
   chunk (gold, agreed, or one person's) and where it came from, every person's labels, every
@@ -20,9 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from annotator.models import Label
+from annotator.scoring.truth import TEAM, Truth, truth
 from annotator.stats.metrics import context_precision_when_complete
 from annotator.store.session import Session
-from annotator.truth import TEAM, Truth, truth
 
 RAGAS_METRIC = {"reference": "llm_context_precision_with_reference",
                 "response": "llm_context_precision_without_reference"}

@@ -28,6 +28,7 @@ from annotator.judge.runner import (
     send_tasks,
 )
 from annotator.judge.types import JudgeSettings
+from annotator.scoring.truth import truth as find_truth
 from annotator.stats.drift import (
     ALPHA,
     RecheckFigures,
@@ -39,7 +40,6 @@ from annotator.stats.drift import (
 )
 from annotator.stats.stat import Stat
 from annotator.store.session import Session, now
-from annotator.truth import truth as find_truth
 
 if TYPE_CHECKING:
     from annotator.judge.transport import Transport

@@ -17,7 +17,8 @@ File formats (whitespace-separated, ``#`` lines and blank lines skipped):
 - corpus: BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``) or TSV ``docid<TAB>text``.
 
 Every fault is an InputError naming the file, the line and the value; nothing here touches a
-session file.
+session file. A collection is several files, so it is no ``import --from`` source (IMPORTERS):
+``annotator import-trec`` reads and stores it through annotator/intake/trec.py.
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.errors import InputError
-from annotator.formats import MAX_CHUNKS
-from annotator.models import GoldenRecord, JudgeVerdict, Scale, default_threshold
+from annotator.models import MAX_CHUNKS, GoldenRecord, JudgeVerdict, Scale, default_threshold
 from annotator.text import counted
 from annotator.untrusted import LineTooLong, UnsafeJson, bounded_lines, parse_json
 

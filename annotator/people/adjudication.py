@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from annotator.errors import SessionError
 from annotator.models import Chunk, Golden, GoldLabel, StoredVerdict
+from annotator.scoring.truth import disagreements
 from annotator.store.session import Session
-from annotator.truth import disagreements
 from annotator.verdict import Answer
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from annotator.errors import SessionError
-from annotator.grouping import system_values
 from annotator.models import DESIGNS
+from annotator.scoring.grouping import system_values
 from annotator.stats import designs
 from annotator.stats.designs import DEFAULT_TARGET, DesignSection, Estimate
 from annotator.stats.metrics import context_precision_by_golden

@@ -14,12 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from annotator.checks import Check, is_turn, next_check
 from annotator.columns import MISSING
 from annotator.errors import NotSaved, SessionError
 from annotator.lazy import np
 from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
 from annotator.resolve import judge_named, one_judge
+from annotator.scoring.checks import Check, is_turn, next_check
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
@@ -156,7 +156,7 @@ class Review:
                        else "random")
         """The design of the sample shown ('random' for goldens given without a stored one)."""
         self.stopping = ""
-        """The sample's stopping rule after the last completed golden (annotator.sampling)."""
+        """The sample's stopping rule after the last completed golden (annotator.scoring.sampling)."""
         self._judge_cp: dict[str, float] = {}
         if only is not None:
             # A random sample: only its goldens, in the sample's own random order, so the
@@ -190,7 +190,7 @@ class Review:
         self.check_rate = check_rate
         self.checks_min = checks_min
         self.check: Check | None = None
-        """The attention check on screen (annotator.checks), shown as any golden; else None."""
+        """The attention check on screen (annotator.scoring.checks), shown as any golden; else None."""
         self._after_check = 0
         """The golden to open once the check on screen is answered."""
         self._completed_here = 0
@@ -573,7 +573,7 @@ class Review:
         message = f"{self.golden.id} complete: CP {_cp(done.cp_human())} (you) vs " \
                   f"{_cp(done.cp_judge())} (judge)."
         if self.sample is not None and self.judge is not None and self.check is None:
-            from annotator.sampling import stopping_text
+            from annotator.scoring.sampling import stopping_text
 
             self.stopping = stopping_text(self.session, self.sample, self.judge,
                                           self.annotator, self._judge_cp)
@@ -595,7 +595,7 @@ class Review:
         self.open(following)
         return Outcome(True, message)
 
-    # -- attention checks (annotator.checks) ------------------------------------------------------
+    # -- attention checks (annotator.scoring.checks) ------------------------------------------------------
 
     @property
     def place(self) -> int:

@@ -13,6 +13,8 @@ from annotator.errors import SessionError
 from annotator.models import Price
 from annotator.report.leaderboard import judge_cost
 from annotator.resolve import judges_named
+from annotator.scoring.truth import truth as find_truth
+from annotator.scoring.unseen import unseen
 from annotator.stats.stat import Stat
 from annotator.stats.trust import (
     ThresholdFit,
@@ -23,8 +25,6 @@ from annotator.stats.trust import (
     verdict_confidence,
 )
 from annotator.store.session import Session
-from annotator.truth import truth as find_truth
-from annotator.unseen import unseen
 
 
 @dataclass(frozen=True, slots=True)

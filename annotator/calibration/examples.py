@@ -1,6 +1,6 @@
 """Demonstrations for a judge's prompt, drawn from the calibration set's dev split.
 
-Only dev goldens are drawn from (annotator.unseen keeps the judge off them when it is scored).
+Only dev goldens are drawn from (annotator.scoring.unseen keeps the judge off them when it is scored).
 The draw is balanced between useful and noise, takes first the chunks where a judge of the
 session got it wrong (those teach the most), and within that is random by the seed alone.
 A person's note on the chunk is its reason where there is one; a chunk whose judge reason was
@@ -19,9 +19,9 @@ from annotator.columns import MISSING
 from annotator.errors import SessionError
 from annotator.judge.template import Example
 from annotator.judge.types import Against
+from annotator.scoring.truth import truth
 from annotator.store.session import Session
 from annotator.text import counted
-from annotator.truth import truth
 
 REASONS = {1: "This chunk supplies information the answer states or needs.",
            0: "This chunk does not help arrive at the answer, even if it is on the topic."}

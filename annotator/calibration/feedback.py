@@ -18,9 +18,9 @@ from typing import IO, Any, Literal
 import numpy as np
 
 from annotator.columns import MISSING
+from annotator.scoring.truth import truth
 from annotator.stats.chunk_agreement import Confusion
 from annotator.store.session import Session
-from annotator.truth import truth
 
 Direction = Literal["looser", "stricter"]
 PAGE = 500
