@@ -495,12 +495,11 @@ def test_ctrl_c_in_import_says_what_was_kept_and_what_was_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections.abc import Iterator
 
-    from annotator import formats
+    from annotator.formats import read_goldens as read
     from annotator.models import GoldenRecord
 
     db = tmp_path / "s.db"
     second = write_lines(tmp_path / "second.jsonl", [golden(id="late"), golden(id="later")])
-    read = formats.read_goldens
 
     def interrupted(path: str | Path, **kwargs: object) -> Iterator[GoldenRecord]:
         for number, record in enumerate(read(path, **kwargs), 1):  # type: ignore[arg-type]
@@ -508,7 +507,8 @@ def test_ctrl_c_in_import_says_what_was_kept_and_what_was_not(
                 raise KeyboardInterrupt  # Ctrl-C half-way through the second file
             yield record
 
-    monkeypatch.setattr(formats, "read_goldens", interrupted)
+    # Where every import reads its files (annotator.intake.Intake).
+    monkeypatch.setattr("annotator.intake.read_goldens", interrupted)
     result = CliRunner().invoke(cli, ["import", str(SAMPLES[0]), str(second), "--session",
                                       str(db)])
     assert result.exit_code == 130, result.output
