@@ -10,16 +10,22 @@ import io
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from annotator.report.model import ErrorSlice, GoldenRow, RankRow, RerankRow, TopKRow
 from annotator.stats.confidence import ReliabilityBin
 from annotator.stats.metrics import precision_at_k
 from annotator.stats.stat import Stat
 from annotator.text import shortened, visible
+
+if TYPE_CHECKING:
+    from annotator.report.inputs import GoldenRow
+    from annotator.report.sections.chunks import RankRow
+    from annotator.report.sections.errors import ErrorSlice
+    from annotator.report.sections.reranking import RerankRow
+    from annotator.report.sections.top_k import TopKRow
 
 HUMAN = "#2f6db5"
 JUDGE = "#d9822b"

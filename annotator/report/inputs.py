@@ -19,7 +19,6 @@ import numpy as np
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import SessionError
 from annotator.models import CHECKS_MIN, Scale
-from annotator.report.model import GoldenRow
 from annotator.scoring.grouping import DEFAULT_GROUP_BY, system_values
 from annotator.scoring.truth import answers, team_truth
 from annotator.stats.bootstrap import ClusterSums, Sums
@@ -29,6 +28,25 @@ from annotator.stats.stat import ratio
 from annotator.store.session import Session
 
 NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenRow:
+    """One golden (for one annotator) complete under both label sets."""
+
+    golden_id: str
+    annotator: str
+    human: float
+    judge: float
+    human_verdicts: tuple[int, ...]
+    judge_verdicts: tuple[int, ...]
+    passes_human: bool
+    passes_judge: bool
+
+    @property
+    def difference(self) -> float:
+        """CP(judge) - CP(human)."""
+        return self.judge - self.human
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from annotator.report.model import GoldenRow
+from annotator.report.inputs import GoldenRow
 from annotator.scoring.probes import ProbeRate
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.stat import Stat

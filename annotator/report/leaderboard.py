@@ -24,8 +24,8 @@ from annotator.memory import give_back
 from annotator.models import Judge, Price, Scale
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.epochs import Epochs, epoch_line, epochs_of, span_sentence
-from annotator.report.model import ReasonCheck
 from annotator.report.sections.chunks import chunk_stat
+from annotator.report.sections.reasons import ReasonCheck
 from annotator.report.sections.systems import add_columns as system_columns
 from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named

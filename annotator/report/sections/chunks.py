@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import interval_text, stat_rows, value, who
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import confusion_dict, stats_dict
-from annotator.report.model import ChunkSection, RankRow, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates, column, confusion_formula
 from annotator.stats.chunk_agreement import (
@@ -26,6 +27,30 @@ from annotator.stats.chunk_agreement import (
 )
 from annotator.stats.stat import Stat
 from annotator.text import counted
+
+
+@dataclass(frozen=True, slots=True)
+class RankRow:
+    """Agreement at one rank position."""
+
+    rank: int
+    confusion: Confusion
+    stats: dict[str, Stat]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSection:
+    """Chunk-level agreement, human = truth, relevant = positive."""
+
+    confusion: Confusion
+    stats: dict[str, Stat]
+    wilson: tuple[float, float] | None
+    """Wilson 95% interval on percent agreement, treating chunks as independent."""
+    direction: str
+    mcnemar: McNemar
+    note: str | None
+    """Set when kappa and AC1 tell different stories because prevalence is extreme."""
+    by_rank: list[RankRow]
 
 
 def blocks(report: Report) -> list[Block]:

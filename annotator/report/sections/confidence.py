@@ -3,6 +3,7 @@ AUROC) and its reliability diagram; and the verdicts left without one, and why."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,12 +12,22 @@ from annotator.report.blocks import Block, Grid, Paragraphs
 from annotator.report.cells import stat_rows
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import ConfidenceSection, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats import confidence
 from annotator.stats.bootstrap import ClusterSums, Estimates
-from annotator.stats.confidence import BINS
+from annotator.stats.confidence import BINS, ReliabilityBin
 from annotator.stats.stat import Stat
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceSection:
+    """Calibration of the judge's P(relevant) against human labels."""
+
+    chunks: int
+    stats: dict[str, Stat]
+    ece_conventions: dict[str, str]
+    bins: list[ReliabilityBin]
 
 
 def blocks(report: Report) -> list[Block]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,44 @@ from annotator.columns import MISSING
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import who
 from annotator.report.inputs import Columns, Inputs
-from annotator.report.model import AnnotatorCoverage, Coverage, Report
+from annotator.report.model import Report
 from annotator.report.section import Section, prepared_as
 from annotator.stats.bootstrap import ClusterSums
 from annotator.text import counted
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorCoverage:
+    """How far one annotator has got."""
+
+    annotator: str
+    chunks_decided: int
+    goldens_complete: int
+    chunks_unsure: int = 0
+    """Chunks answered unsure (and not adjudicated): left out of agreement, never a 0 or 1."""
+    goldens_unsure: int = 0
+    """Goldens with no CP under these labels because one of their chunks is unsure."""
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Goldens and chunks in all, judged, and decided."""
+
+    goldens: int
+    chunks: int
+    chunks_judged: int
+    goldens_judged: int
+    annotators: list[AnnotatorCoverage]
+    compared_chunks: int
+    """Chunks with a verdict from the judge and a label from the person (pairs, when pooled)."""
+    compared_goldens: int
+    """Goldens complete under both label sets (pairs, when several annotators are pooled)."""
+    distinct_chunks: int
+    """Different chunks among the compared ones (fewer than compared_chunks when pooled)."""
+    from_goldens: int
+    """Different goldens the compared chunks come from."""
+    distinct_complete: int
+    """Different goldens among the complete ones (fewer than compared_goldens when pooled)."""
 
 
 def blocks(report: Report) -> list[Block]:

@@ -5,6 +5,7 @@ every golden of the system."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,13 +15,31 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import with_interval
 from annotator.report.inputs import Columns, Inputs, ratio_of
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import DistractorSection, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.scoring.grouping import system_values
 from annotator.stats.bootstrap import ClusterSums, Estimates, column
 from annotator.stats.stat import Stat
 from annotator.text import counted
 from annotator.verdict import DISTRACTOR
+
+
+@dataclass(frozen=True, slots=True)
+class DistractorSection:
+    """How often people call a chunk a distractor (noise that misleads), overall, per system
+    and per golden; the judge's rate where a judge can say it."""
+
+    rate: Stat
+    """Distractors among the chunks people gave a verdict, with its golden-bootstrap interval."""
+    judge_rate: Stat
+    """The same under the judge's labels (undefined while no judge can say distractor)."""
+    chunks: int
+    distractors: int
+    systems: dict[str, Stat]
+    """Each system's rate (with two systems or more)."""
+    goldens: list[tuple[str, int, int]]
+    """The goldens with the most distractors: (golden id, distractors, chunks with a verdict)."""
+
 
 NO_JUDGE = "no judge here can say distractor: a judge's verdict is useful or noise"
 MOST = 10

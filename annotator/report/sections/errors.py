@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -14,13 +14,51 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import interval_text, value, with_interval
 from annotator.report.inputs import Columns, Inputs, ratio_of
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import ErrorSection, ErrorSlice, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
 from annotator.stats.multiple import ALPHA, holm_rejects
 from annotator.stats.slices import MIN_TESTED, Bins, quartile_bins, rank_bins, testable, wald_p
 from annotator.stats.stat import Stat
 from annotator.text import counted
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSlice:
+    """The judge's error rates on one slice of the compared chunks, against every other chunk
+    (annotator.stats.slices)."""
+
+    dimension: str
+    """'rank', 'length', 'overlap', or the metadata key naming the systems."""
+    label: str
+    """Which chunks: 'rank 1', '980-2,400 chars', '0%-25% of the question's words', 'bm25'."""
+    first: bool
+    last: bool
+    """Whether this is the dimension's lowest slice, or its highest (its words in sentences)."""
+    chunks: int
+    fp_rate: Stat
+    """The share of the chunks people call noise that the judge calls useful."""
+    fn_rate: Stat
+    """The share of the chunks people call useful that the judge calls noise."""
+    fp_rest: Stat
+    fn_rest: Stat
+    """The same rates on every compared chunk outside the slice."""
+    fp_p: float | None
+    fn_p: float | None
+    """Two-sided p-values of slice = rest (None: not tested)."""
+    fp_finding: str | None
+    fn_finding: str | None
+    """'higher' or 'lower' than the rest, significant after Holm's correction; else None."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSection:
+    """Where the judge errs: its error rates slice by slice, and which slices stand out."""
+
+    slices: list[ErrorSlice]
+    tests: int
+    """Comparisons with the rest that had a p-value (the family Holm's correction covers)."""
+
 
 MAX_FINDINGS = 3
 """The headline names at most this many slices where the judge errs more (the table has all)."""

@@ -3,6 +3,7 @@ agreement, the goldens whose pass/fail changes, and the worst ones."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,15 +11,37 @@ import numpy as np
 from annotator.jsonout import Each
 from annotator.report.blocks import Block, Grid, Paragraphs
 from annotator.report.cells import interval_text, stat_rows, verdict_string
-from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, cp_columns
+from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, GoldenRow, Inputs, cp_columns
 from annotator.report.jsonparts import golden_dict, stats_dict
-from annotator.report.model import GoldenRow, GoldenSection, Report, WorstGolden
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats import cp_agreement
 from annotator.stats.bootstrap import ClusterSums, Estimates
 from annotator.stats.stat import Stat, number
 from annotator.store.session import Session
 from annotator.text import counted, shortened
+
+
+@dataclass(frozen=True, slots=True)
+class WorstGolden:
+    """A golden with a large |difference|, with its question for the reader."""
+
+    row: GoldenRow
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSection:
+    """Context precision per golden under both label sets, and how they agree."""
+
+    goldens: int
+    stats: dict[str, Stat]
+    per_golden: list[GoldenRow]
+    verdict_changes: list[GoldenRow]
+    worst: list[WorstGolden]
+    no_relevant: dict[str, int]
+    """Goldens with no relevant chunk: under both, human only, judge only."""
+
 
 MAX_LISTED = 20
 """Longer lists (goldens whose verdict changes) show this many rows and a count of the rest."""

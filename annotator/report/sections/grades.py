@@ -5,6 +5,7 @@ threshold."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,12 +15,36 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import stat_rows, value
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import GradeSection, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
 from annotator.stats.graded import GRADED_INTERVAL_FROM, GRADED_STATISTICS, binary_kappa
 from annotator.stats.metrics import context_precision_by_golden
 from annotator.stats.stat import Stat
+
+
+@dataclass(frozen=True, slots=True)
+class GradeSection:
+    """Agreement on grades, on a graded session: the chunks both graded, by both."""
+
+    top: int
+    """Grades run 0 to top."""
+    relevant_from: int
+    """The lowest grade read as relevant (for CP and every binary statistic)."""
+    names: list[str]
+    """Each grade's name (TREC's words on a 0-3 scale)."""
+    table: list[list[int]]
+    """table[h][j]: chunks people graded h and the judge graded j."""
+    stats: dict[str, Stat]
+    """GRADED_STATISTICS, each with its golden-bootstrap interval."""
+    thresholds: list[list[Stat]]
+    """thresholds[a][b]: Cohen's kappa with people relevant from a + 1, the judge from b + 1."""
+    best_judge_threshold: int | None
+    """The judge's threshold agreeing best with people's at ``relevant_from`` (None: no kappa)."""
+    sensitivity: list[tuple[int, Stat, float | None, float | None]]
+    """Per threshold t (both sides): kappa, and mean CP under people's and the judge's grades
+    (None where undefined, or on an unranked session)."""
+
 
 Made = tuple[int, list[list[int]], list[tuple[int, float | None, float | None]]]
 """What prepare keeps: the number of grades, the grade table, and per threshold mean CP under

@@ -3,6 +3,7 @@ anchoring, blind answers against pre-filled labels."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import value, with_interval
 from annotator.report.inputs import Columns, Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import AnnotatorRow, BlindRow, PeopleSection, Report
+from annotator.report.model import Report
 from annotator.report.section import Section, prepared_as
 from annotator.scoring import checks
 from annotator.scoring.checks import CheckScore
@@ -20,6 +21,42 @@ from annotator.stats.bootstrap import ClusterSums
 from annotator.stats.chunk_agreement import ChunkAgreement, Confusion, cohen_kappa, percent_agreement
 from annotator.stats.comparison import BlindSummary
 from annotator.stats.stat import Stat
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotatorRow:
+    """One person's behaviour: acceptance, speed, agreement with the judge."""
+
+    annotator: str
+    chunks_decided: int
+    shown_judge: int
+    """Decisions made with the judge's verdict on screen (not blind, not imported)."""
+    stats: dict[str, Stat]
+    longest_fast_accept_run: int
+    warning: str | None
+    checks: int = 0
+    """Attention-check chunks with a settled truth the person answered 0 or 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class BlindRow:
+    """Anchoring: agreement on blind answers versus pre-filled labels."""
+
+    blind_chunks: int
+    prefilled_chunks: int
+    blind: dict[str, Stat]
+    prefilled: dict[str, Stat]
+    disagreed_blind: int
+    switched_to_judge: int
+    switch_rate: Stat
+
+
+@dataclass(frozen=True, slots=True)
+class PeopleSection:
+    """Per-annotator behaviour and, where there are blind labels, anchoring."""
+
+    annotators: list[AnnotatorRow]
+    blind: BlindRow | None
 
 
 def blocks(report: Report) -> list[Block]:

@@ -3,16 +3,34 @@ reason wrong."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from annotator.report.blocks import Block, Paragraphs
 from annotator.report.cells import with_interval
 from annotator.report.inputs import Inputs
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import ReasonCheck, Report
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import Estimates
+from annotator.stats.chunk_agreement import rate
+from annotator.stats.stat import Stat
 from annotator.text import counted
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonCheck:
+    """How often people who accepted the judge's verdict marked its reason wrong."""
+
+    accepted: int
+    """Verdicts accepted with the judge's reason on screen."""
+    wrong: int
+    """Of those, the ones whose reason was marked wrong."""
+
+    @property
+    def rate(self) -> Stat:
+        """The share of accepted verdicts whose reason was marked wrong (Wilson 95%)."""
+        return rate(self.wrong, self.accepted, "no verdict of this judge was accepted yet")
 
 
 def blocks(report: Report) -> list[Block]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,11 +13,29 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import with_interval
 from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, add_per_golden, zero_columns
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report, RerankRow
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
 from annotator.stats.reranking import captured, reordered_cp
 from annotator.stats.stat import Stat, ratio
+
+
+@dataclass(frozen=True, slots=True)
+class RerankRow:
+    """What reordering the chunks could buy, over all goldens or one system's, scored under
+    people's labels (annotator.stats.reranking)."""
+
+    system: str | None
+    """None: every golden."""
+    goldens: int
+    retrieved: Stat
+    """Mean CP in the retriever's order."""
+    ceiling: Stat
+    """Mean CP with people's useful chunks first: the most any reranker can reach."""
+    judge: Stat
+    """Mean CP in the judge's order (its verdict, then its P(relevant), then the rank)."""
+    captured: Stat
+    """The share of the ceiling's gain over the retrieved order that the judge's order gains."""
 
 
 def blocks(report: Report) -> list[Block]:

@@ -4,6 +4,7 @@ their rankings, and which pairs each label set tells apart."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -13,12 +14,95 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import value, with_interval, yes
 from annotator.report.inputs import Columns, Inputs, cp_columns
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report, SystemPair, SystemRow, SystemSection
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
-from annotator.stats.stat import ratio
+from annotator.stats.stat import Stat, ratio
 from annotator.stats.systems import ranking_agreement
 from annotator.text import counted
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRow:
+    """One retriever (or --group-by value): mean CP under both label sets."""
+
+    system: str
+    goldens: int
+    mean_human: Stat
+    mean_judge: Stat
+    rank_human: int
+    rank_judge: int
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPair:
+    """Two systems compared under both label sets (difference = first - second)."""
+
+    first: str
+    second: str
+    difference_human: Stat
+    difference_judge: Stat
+
+    @property
+    def swapped(self) -> bool:
+        """The two label sets order this pair differently."""
+        h, j = self.difference_human.value, self.difference_judge.value
+        return h is not None and j is not None and h * j < 0
+
+    @staticmethod
+    def _significant(stat: Stat) -> bool | None:
+        if stat.interval is None:
+            return None
+        low, high = stat.interval
+        return low > 0 or high < 0
+
+    @property
+    def significant_human(self) -> bool | None:
+        """Whether the 95% interval of the difference under human labels excludes 0."""
+        return self._significant(self.difference_human)
+
+    @property
+    def significant_judge(self) -> bool | None:
+        """Whether the 95% interval of the difference under judge labels excludes 0."""
+        return self._significant(self.difference_judge)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemSection:
+    """Systems ranked under both label sets."""
+
+    key: str
+    systems: list[SystemRow]
+    """In the order people's labels rank them (best first)."""
+    kendall: Stat
+    """Kendall's tau-b between the two rankings (undefined for two systems: see the pair)."""
+    pairs: list[SystemPair]
+    tau_ap: Stat
+    """tau_AP_b between the judge's ranking and people's (Urbano & Marrero, ICTIR 2017): the
+    tie-aware, symmetric form of Yilmaz et al.'s tau_AP (the mean of its two directions), where
+    swaps near the top cost more than swaps near the bottom."""
+
+    @property
+    def swapped(self) -> list[SystemPair]:
+        """Pairs the two label sets order differently."""
+        return [p for p in self.pairs if p.swapped]
+
+    @property
+    def best_human(self) -> str:
+        """The system people's labels rank first."""
+        return self.systems[0].system
+
+    @property
+    def best_judge(self) -> str:
+        """The system the judge's verdicts rank first."""
+        return min(self.systems, key=lambda r: r.rank_judge).system
+
+    @property
+    def separated(self) -> list[SystemPair]:
+        """Pairs one label set tells apart (the difference's 95% interval excludes 0) and the
+        other does not: a decision the judge would make differently, or not at all."""
+        return [p for p in self.pairs if None not in (p.significant_human, p.significant_judge)
+                and p.significant_human != p.significant_judge]
 
 
 def blocks(report: Report) -> list[Block]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,11 +12,41 @@ from annotator.report.blocks import Block, Grid
 from annotator.report.cells import k_text, with_interval
 from annotator.report.inputs import NO_COMPLETE_GOLDEN, Columns, Inputs, add_per_golden, zero_columns
 from annotator.report.jsonparts import stats_dict
-from annotator.report.model import Report, TopKRow, TopKSection
+from annotator.report.model import Report
 from annotator.report.section import Section
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column
 from annotator.stats.stat import Stat, ratio
 from annotator.stats.topk import first_k, smallest_k
+
+
+@dataclass(frozen=True, slots=True)
+class TopKRow:
+    """Goldens cut to their first k chunks, over every golden or one system's, under both
+    label sets (annotator.stats.topk)."""
+
+    system: str | None
+    """None: every golden."""
+    k: int
+    cp_human: Stat
+    cp_judge: Stat
+    precision_human: Stat
+    precision_judge: Stat
+    lost_human: Stat
+    """The share of people's relevant chunks the cut leaves out."""
+    lost_judge: Stat
+    """The share of the judge's relevant chunks the cut leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopKSection:
+    """How many chunks to keep, and whether the judge would keep as many as people."""
+
+    keep: float
+    """The share of relevant chunks a cut must keep."""
+    rows: list[TopKRow]
+    smallest: dict[str | None, tuple[int | None, int | None]]
+    """Per system (None: every golden): the smallest k keeping ``keep`` of the relevant
+    chunks under people's labels, and under the judge's."""
 
 
 def blocks(report: Report) -> list[Block]:
