@@ -240,3 +240,50 @@ def test_a_new_report_section_is_one_file_and_one_line(tmp_path: Path) -> None:
         print(document["lengths"], "16 goldens compared." in markdown)
         """, tmp_path)
     assert out.split() == ["{'goldens':", "16}", "True"]
+
+
+def test_a_new_leaderboard_section_is_one_file_and_one_line(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    (root / "annotator/report/board/tally.py").write_text(textwrap.dedent('''
+        """How many judges the board holds: a throwaway leaderboard section."""
+
+        from __future__ import annotations
+
+        from typing import TYPE_CHECKING, Any
+
+        from annotator.report.blocks import Block, Paragraphs
+        from annotator.report.section import BoardSection
+
+        if TYPE_CHECKING:
+            from annotator.report.leaderboard import Leaderboard
+
+
+        def blocks(board: Leaderboard) -> list[Block]:
+            """One sentence."""
+            return [Paragraphs("tally", "Tally", [f"{len(board.judges)} judges on the board."])]
+
+
+        def json(board: Leaderboard) -> dict[str, Any]:
+            """Its key of the JSON document."""
+            return {"tally": len(board.judges)}
+
+
+        SECTION = BoardSection("tally", blocks, json)
+        ''').lstrip(), encoding="utf-8")
+    edit(root, "annotator/report/board/__init__.py", "judges, pairs, probes, unstable",
+         "judges, pairs, probes, tally, unstable")
+    edit(root, "annotator/report/board/__init__.py", "    pairs.SECTION,\n",
+         "    pairs.SECTION,\n    tally.SECTION,\n")
+    assert changed(root) == {"annotator/report/board/tally.py",
+                             "annotator/report/board/__init__.py"}
+    sample = ROOT / "sample_sessions" / "insurance.jsonl"  # labelled by people
+    out = run(root, f"""
+        from click.testing import CliRunner
+        from annotator import api
+        from annotator.cli import cli
+        api.import_goldens("s.db", {str(sample)!r})
+        markdown = CliRunner().invoke(cli, ["judges", "s.db", "--format", "markdown",
+                                            "--bootstrap", "50"]).output
+        print(api.leaderboard("s.db", bootstrap=50)["tally"], "judges on the board." in markdown)
+        """, tmp_path)
+    assert out.split() == ["1", "True"]

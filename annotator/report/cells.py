@@ -86,3 +86,8 @@ def k_text(k: int | None) -> str:
 def yes(flag: bool | None) -> str:
     """'yes', 'no', or '-' for not known."""
     return "-" if flag is None else ("yes" if flag else "no")
+
+
+def board_cell(stat: Stat, digits: int = 3) -> str:
+    """A leaderboard cell: the value with its interval, or why it is undefined."""
+    return with_interval(stat, digits) if stat.value is not None else value(stat, short=True)

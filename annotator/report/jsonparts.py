@@ -4,12 +4,15 @@ intervals and reasons, a confusion table, a golden's row, probe rates."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotator.report.inputs import GoldenRow
 from annotator.scoring.probes import ProbeRate
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.stat import Stat
+
+if TYPE_CHECKING:
+    from annotator.stats.alt_test import AltTest
 
 
 def stats_dict(stats: dict[str, Stat]) -> dict[str, Any]:
@@ -43,3 +46,22 @@ def golden_dict(row: GoldenRow) -> dict[str, Any]:
             "judge": row.judge, "difference": row.difference, "passes_human": row.passes_human,
             "passes_judge": row.passes_judge, "human_verdicts": list(row.human_verdicts),
             "judge_verdicts": list(row.judge_verdicts)}
+
+
+def alt_test_dict(test: AltTest | None) -> dict[str, Any] | None:
+    """The alternative annotator test as JSON: its decision and each person's test, or why it
+    could not be run."""
+    if test is None:
+        return None
+    out: dict[str, Any] = {"epsilon": test.epsilon, "alpha": test.alpha, "scoring": test.scoring,
+                           "items": test.items}
+    if test.why is not None:
+        return {**out, "why": test.why}
+    return {**out, "winning_rate": test.winning_rate,
+            "advantage_probability": test.advantage_probability, "passed": test.passed,
+            "judge_agreement": test.judge_score, "human_ceiling": test.ceiling,
+            "per_annotator": [{"annotator": p.annotator, "items": p.items,
+                               "p_value": p.p_value, "rejected": p.rejected,
+                               "rho_judge": p.rho_judge, "rho_person": p.rho_person}
+                              for p in test.people],
+            "skipped": [{"annotator": name, "items": n} for name, n in test.skipped]}

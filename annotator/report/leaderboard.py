@@ -22,6 +22,7 @@ from annotator.columns import MISSING, ChunkFrame, JudgeColumns
 from annotator.errors import SessionError
 from annotator.memory import give_back
 from annotator.models import Judge, Price, Scale
+from annotator.report.board import HEADLINE_ORDER, ordered
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.epochs import Epochs, epoch_line, epochs_of, span_sentence
 from annotator.report.sections.chunks import chunk_stat
@@ -30,7 +31,7 @@ from annotator.report.sections.systems import add_columns as system_columns
 from annotator.report.sections.systems import means as system_means
 from annotator.resolve import judges_named
 from annotator.scoring.grouping import system_values
-from annotator.scoring.probes import KIND_WORDS, KINDS, ProbeRate, probe_rates
+from annotator.scoring.probes import ProbeRate, probe_rates
 from annotator.scoring.truth import Truth
 from annotator.scoring.truth import truth as find_truth
 from annotator.scoring.unseen import Unseen, unseen
@@ -39,7 +40,6 @@ from annotator.stats.alt_test import ALPHA as ALT_ALPHA
 from annotator.stats.alt_test import (
     EPSILON,
     MIN_PEOPLE,
-    RECOMMENDED_PEOPLE,
     AltTest,
     alt_test,
 )
@@ -73,8 +73,6 @@ from annotator.text import counted
 CALL_FIGURES = ("parse_failure_rate", "flip_rate", "tokens_per_1000_chunks",
                 "cached_share", "cost_per_1000_chunks", "kappa_per_dollar", "median_latency_ms")
 
-MAX_BEATS = 5
-"""The headline names at most this many pairs a test separates (the pairs table has them all)."""
 
 MAJORITY_AFTER = 3
 """Runs of a judge from which its majority verdict gets a row of its own."""
@@ -752,27 +750,8 @@ def _headline(board: Leaderboard) -> list[str]:
     if not any(row.chunks for row in board.judges):
         lines.append("No chunk is labelled by the truth and judged yet.")
         return lines
-    lines.extend(_best_systems(board))
-    if board.best is not None:
-        lines.append(f"Best: '{board.best}', right significantly more often than every other "
-                     "judge (cluster-adjusted McNemar, Holm-corrected, p < 0.05).")
-    elif len(board.judges) > 1:
-        lines.append("No judge is right significantly more often than every other one: the "
-                     "gaps below may be noise; label more goldens to tell them apart.")
-    separated = [pair for pair in board.pairs if pair.better is not None]
-    for pair in separated[:MAX_BEATS]:
-        worse = pair.second if pair.better == pair.first else pair.first
-        lines.append(f"'{pair.better}' beats '{worse}' (Holm p = {pair.p_holm.value:.3g}).")
-    if len(separated) > MAX_BEATS:
-        lines.append(f"... and {counted(len(separated) - MAX_BEATS, 'more pair')} a test "
-                     "separates: the pairs table lists them.")
-    for row in board.judges:
-        if row.calls.unstable:
-            lines.append(f"'{row.judge}' changed its verdict between runs on "
-                         f"{len(row.calls.unstable)} chunks (flip rate "
-                         f"{row.calls.figures['flip_rate'].value:.1%}).")
-    lines.extend(_probe_lines(board))
-    lines.extend(_alt_test_lines(board))
+    for section in ordered(HEADLINE_ORDER):
+        lines.extend(section.headline(board))
     return lines
 
 
@@ -782,38 +761,6 @@ def _epoch_lines(board: Leaderboard) -> list[str]:
     spans = [line for e in every if (line := span_sentence(e)) is not None]
     named = epoch_line(every)
     return spans + ([named] if named else [])
-
-
-def _alt_test_lines(board: Leaderboard) -> list[str]:
-    """Whether each judge can replace a person (the first MAX_BEATS rows), or what the
-    alternative annotator test is missing."""
-    tests = [(row.judge, row.alt_test) for row in board.judges if row.alt_test is not None]
-    if not tests:
-        return []
-    ran = [(judge, test) for judge, test in tests if test.why is None]
-    if not ran:
-        return [f"Can a judge replace a person? The alternative annotator test cannot say: "
-                f"{tests[0][1].why}. Have two people or more label the same goldens "
-                "('annotator annotate --annotator NAME', 'annotator merge', or 'annotator serve')."]
-    lines = []
-    for judge, test in ran[:MAX_BEATS]:
-        people = len(test.people)
-        lines.append(
-            f"'{judge}' can replace a person at epsilon {test.epsilon:g}: "
-            f"{'yes' if test.passed else 'no'}, winning rate {test.winning_rate:.2f} (it beats "
-            f"{sum(p.rejected for p in test.people)} of {counted(people, 'person', 'people')}), "
-            f"advantage probability {test.advantage_probability:.2f}; it agrees with the other "
-            f"people on {test.judge_score:.0%} of chunks, a person on {test.ceiling:.0%} "
-            "(the human-human ceiling).")
-    if len(ran) > MAX_BEATS:
-        lines.append(f"... and {counted(len(ran) - MAX_BEATS, 'more judge')}: the alternative "
-                     "annotator test table has them all.")
-    fewest = min(len(test.people) for _, test in ran)
-    if fewest < RECOMMENDED_PEOPLE:
-        lines.append(f"With {counted(fewest, 'person', 'people')} tested, the alternative "
-                     "annotator test only asks which person a judge sides with; the paper "
-                     f"recommends {RECOMMENDED_PEOPLE} or more.")
-    return lines
 
 
 def _lineage(session: Session, board: Leaderboard) -> list[str]:
@@ -835,27 +782,3 @@ def _lineage(session: Session, board: Leaderboard) -> list[str]:
     return lines
 
 
-def _probe_lines(board: Leaderboard) -> list[str]:
-    """Per kind of probe run, how often the judges probed were fooled, most fooled first."""
-    lines = []
-    for kind in KINDS:
-        fooled = sorted(((row.probes[kind].rate.value or 0.0, row.judge) for row in board.judges
-                         if kind in row.probes), key=lambda t: (-t[0], t[1]))
-        if fooled:
-            lines.append(f"On {kind} probes ({KIND_WORDS[kind]}), the share judged useful: "
-                         + ", ".join(f"'{judge}' {rate:.0%}" for rate, judge in fooled) + ".")
-    return lines
-
-
-def _best_systems(board: Leaderboard) -> list[str]:
-    """Which judges would pick the system people's labels rank first."""
-    picks = [(row.judge, row.best_system) for row in board.judges if row.best_system is not None]
-    if not picks:
-        return []
-    ours = ", ".join(sorted({human for _, (human, _) in picks}))
-    wrong = [f"'{judge}' picks {theirs}" for judge, (human, theirs) in picks if human != theirs]
-    if not wrong:
-        who = "Every judge" if len(picks) > 1 else f"'{picks[0][0]}'"
-        return [f"{who} would pick the {board.group_by} people's labels rank first ({ours})."]
-    return [f"Judges that would pick another best {board.group_by} than people's labels "
-            f"({ours}): " + "; ".join(wrong) + "."]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from annotator.report.blocks import Block
     from annotator.report.inputs import Columns, Inputs
+    from annotator.report.leaderboard import Leaderboard
     from annotator.report.model import Report
     from annotator.stats.bootstrap import ClusterSums, Estimates
 
@@ -57,6 +58,27 @@ class Section:
     headline: Callable[[Report], list[str]] = _no_sentence
     prepare: Callable[[Inputs, Columns, ClusterSums], Any] = _keeps_nothing
     data: Callable[[Inputs, Estimates, Any], dict[str, Any]] = _no_data
+
+
+def _no_keys(_: Leaderboard) -> dict[str, Any]:
+    return {}
+
+
+def _says_nothing(_: Leaderboard) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSection:
+    """One section of the judge leaderboard (report/board/), as a report section is one of
+    the report: ``blocks`` lays it out for the text formats, ``json`` gives its keys of the JSON
+    document, ``headline`` its sentences. The board's figures are computed once for every
+    section (report/leaderboard.py)."""
+
+    id: str
+    blocks: Callable[[Leaderboard], list[Block]]
+    json: Callable[[Leaderboard], dict[str, Any]] = _no_keys
+    headline: Callable[[Leaderboard], list[str]] = _says_nothing
 
 
 def prepared_as(field: str) -> Callable[[Inputs, Estimates, Any], dict[str, Any]]:

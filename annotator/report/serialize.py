@@ -10,8 +10,8 @@ import csv
 from typing import IO, TYPE_CHECKING, Any
 
 from annotator.formats import csv_cell
-from annotator.report.epochs import epochs_json
-from annotator.report.jsonparts import probes_dict, stats_dict
+from annotator.report.board import JSON_ORDER as BOARD_JSON_ORDER
+from annotator.report.board import ordered as board_ordered
 from annotator.report.model import Report
 from annotator.report.sections import ordered
 from annotator.scoring.probes import KINDS
@@ -50,8 +50,9 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
-    """The leaderboard as plain JSON-ready data."""
-    return {
+    """The leaderboard as plain JSON-ready data: what it was scored on, then each section's
+    keys."""
+    out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "session": board.session,
         "truth": {"source": board.truth.source, "adjudicated": board.truth.adjudicated,
@@ -71,47 +72,10 @@ def leaderboard_dict(board: Leaderboard) -> dict[str, Any]:
         **({"grades": {"scale": [0, board.scale.top],
                        "relevant_from": board.scale.relevant_from}} if board.scale else {}),
         **({"unranked": True} if board.unranked else {}),
-        "judges": [{"judge": row.judge, "chunks": row.chunks, "goldens": row.goldens,
-                    "best_system_human": row.best_system[0] if row.best_system else None,
-                    "best_system_judge": row.best_system[1] if row.best_system else None,
-                    **stats_dict(row.stats),
-                    "probes": probes_dict(row.probes.values()),
-                    "alt_test": alt_test_dict(row.alt_test),
-                    **({} if board.unranked else {"alt_test_cp": alt_test_dict(row.alt_test_cp)}),
-                    "prompt": row.calls.style, "examples": row.calls.examples,
-                    "calls": row.calls.calls, "failed_calls": row.calls.failed,
-                    **{f"call_{k}": v for k, v in stats_dict(row.calls.figures).items()},
-                    "unstable_chunks": [{"golden_id": g, "rank": rank, "verdicts": said}
-                                        for g, rank, said in row.calls.unstable],
-                    **(epochs_json(row.epochs) if row.epochs is not None else {})}
-                   for row in board.judges],
-        "judge_agreement": [{"first": a.first, "second": a.second, "chunks": a.chunks,
-                             **stats_dict({"cohen_kappa": a.kappa})} for a in board.agreement],
-        "pairs": [{"first": p.first, "second": p.second, "chunks": p.chunks,
-                   "first_only_right": p.first_only_right,
-                   "second_only_right": p.second_only_right, "better": p.better,
-                   **stats_dict({"kappa_difference": p.kappa_difference, "mcnemar_p": p.p,
-                                 "holm_p": p.p_holm})} for p in board.pairs],
     }
-
-
-def alt_test_dict(test: AltTest | None) -> dict[str, Any] | None:
-    """The alternative annotator test as JSON: its decision and each person's test, or why it
-    could not be run."""
-    if test is None:
-        return None
-    out: dict[str, Any] = {"epsilon": test.epsilon, "alpha": test.alpha, "scoring": test.scoring,
-                           "items": test.items}
-    if test.why is not None:
-        return {**out, "why": test.why}
-    return {**out, "winning_rate": test.winning_rate,
-            "advantage_probability": test.advantage_probability, "passed": test.passed,
-            "judge_agreement": test.judge_score, "human_ceiling": test.ceiling,
-            "per_annotator": [{"annotator": p.annotator, "items": p.items,
-                               "p_value": p.p_value, "rejected": p.rejected,
-                               "rho_judge": p.rho_judge, "rho_person": p.rho_person}
-                              for p in test.people],
-            "skipped": [{"annotator": name, "items": n} for name, n in test.skipped]}
+    for section in board_ordered(BOARD_JSON_ORDER):
+        out.update(section.json(board))
+    return out
 
 
 def write_leaderboard_csv(board: Leaderboard, out: IO[str]) -> None:

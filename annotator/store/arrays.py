@@ -119,7 +119,7 @@ def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:
 def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[str]
                   ) -> dict[str, list[Any]]:
     """See ``Session.chunk_columns``."""
-    from annotator.verdict import from_stored
+    from annotator.verdict import KINDS
 
     conn = session.conn
     rows = conn.execute(
@@ -160,10 +160,13 @@ def chunk_columns(session: Session, judges: Sequence[str], annotators: Sequence[
         out[f"reason:{judge}"] = reason.tolist()
         out[f"p_relevant:{judge}"] = p.tolist()
     for person in annotators:
-        word, note = placed(conn.execute(
-            "SELECT chunk_id, answer, note FROM labels WHERE annotator = ?",
-            [person]).fetchall(), 2)
-        answer = np.fromiter(map(from_stored, word), dtype=object, count=n)
+        verdict, word, note = placed(conn.execute(
+            "SELECT chunk_id, verdict, answer, note FROM labels WHERE annotator = ?",
+            [person]).fetchall(), 3)
+        answer = verdict.copy()
+        for kind in KINDS:  # a kind that is more than its verdict (unsure, distractor)
+            if kind.answer != kind.verdict:
+                answer[word == kind.word] = kind.answer
         # A golden's notes are given only where one of its chunks has a note (as the session
         # JSONL has them): elsewhere every note of that golden is None.
         has = np.fromiter((bool(x) for x in note), dtype=bool, count=n)
