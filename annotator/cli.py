@@ -15,6 +15,7 @@ import click
 
 from annotator.importers import SOURCES
 from annotator.judge.styles import PROMPTS
+from annotator.judge.transport import PROVIDERS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
 from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
 from annotator.report.output import FORMATS
@@ -746,7 +747,7 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 @cli.command("judge")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
-@click.option("--provider", type=click.Choice(["openai", "anthropic"]), default="openai",
+@click.option("--provider", type=click.Choice(list(PROVIDERS)), default="openai",
               show_default=True, help="Whose API the endpoint speaks: OpenAI's Chat "
               "Completions (OpenAI and every compatible server), or Anthropic's Messages API "
               "(needs the anthropic extra; key in ANTHROPIC_API_KEY). Stored with the judge.")
@@ -2037,7 +2038,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
 @click.option("--optimizer-model", required=True, help="The model that proposes revised prompts.")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="The optimizer's endpoint (default: "
               "$OPENAI_BASE_URL, else the judge's own).")
-@click.option("--optimizer-provider", type=click.Choice(["openai", "anthropic"]),
+@click.option("--optimizer-provider", type=click.Choice(list(PROVIDERS)),
               help="Whose API the optimizer's endpoint speaks (default: the judge's provider).")
 @click.option("--rounds", type=click.IntRange(1, 20), default=1, show_default=True,
               help="Rounds of revision, each from the best prompt so far.")

@@ -275,5 +275,5 @@ def test_every_provider_is_a_choice_of_the_commands_that_take_one() -> None:
 
     for command, option in (("judge", "provider"), ("align", "optimizer_provider")):
         [param] = [p for p in cli.commands[command].params if p.name == option]
-        assert isinstance(param.type, click.Choice) and tuple(param.type.choices) == PROVIDERS
+        assert isinstance(param.type, click.Choice) and list(param.type.choices) == list(PROVIDERS)
     assert all(provider_of(name).provider == name for name in PROVIDERS)

@@ -17,6 +17,7 @@ a line in PROVIDERS.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import tempfile
 from abc import ABC, abstractmethod
@@ -26,17 +27,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-import httpx2
-
 from annotator.errors import AnnotatorError
 from annotator.judge.limiter import RateLimiter
 from annotator.judge.types import CallResult
 from annotator.redact import without_credentials
 
 if TYPE_CHECKING:
+    import httpx2
+
     from annotator.judge.client import Completion
 
-Hook = Callable[[httpx2.Request], Awaitable[None]]
+Hook = Callable[["httpx2.Request"], Awaitable[None]]
 
 
 class StatusError(Protocol):
@@ -236,22 +237,24 @@ async def download(chunks: AsyncIterator[bytes],
     return Path(name)
 
 
+PROVIDERS: dict[str, str] = {
+    "openai": "annotator.judge.openai_chat:OpenAIChat",
+    "anthropic": "annotator.judge.anthropic_messages:AnthropicMessages",
+}
+"""Every provider a judge may name (--provider's choices), and where its Transport is: a new
+provider is its module and a line here. Imported only when used, so the command line starts
+without any provider's client."""
+
+
 @functools.cache
 def provider_of(name: str) -> type[Transport]:
     """The transport of a provider named by a judge or by --provider."""
-    from annotator.judge.anthropic_messages import AnthropicMessages
-    from annotator.judge.openai_chat import OpenAIChat
-
-    providers: dict[str, type[Transport]] = {"openai": OpenAIChat, "anthropic": AnthropicMessages}
-    try:
-        return providers[name]
-    except KeyError:
+    if name not in PROVIDERS:
         raise AnnotatorError(f"There is no provider {name!r}; choose one of "
-                             f"{', '.join(PROVIDERS)}.") from None
-
-
-PROVIDERS = ("openai", "anthropic")
-"""Every provider a judge may name (--provider)."""
+                             f"{', '.join(PROVIDERS)}.")
+    module, _, cls = PROVIDERS[name].partition(":")
+    found: type[Transport] = getattr(importlib.import_module(module), cls)
+    return found
 
 
 def connect(provider: str, base_url: str | None, api_key: str, *, concurrency: int = 8,
