@@ -8,7 +8,6 @@ once over them all as a few matrix products, and each section then makes its par
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,8 +25,6 @@ from annotator.stats.designs import DEFAULT_TARGET
 from annotator.stats.metrics import CONVENTION_RAGAS
 from annotator.store.session import Session
 from annotator.text import counted
-
-REPORT_FIELDS = frozenset(f.name for f in dataclasses.fields(Report))
 
 
 def choose_judge(session: Session, judge: str | None) -> str:
@@ -74,17 +71,13 @@ def build_report(
     del columns
     give_back()
     estimates = Estimates(sums, resamples, seed, progress)
-    fields: dict[str, Any] = {}
-    owned: dict[str, Any] = {}
+    sections: dict[str, Any] = {}
     for section in SECTIONS:
-        for key, value in section.data(inputs, estimates, made[section.id]).items():
-            # A field of Report's own, or (a section whose data type is its file's) its data
-            # kept under its id.
-            (fields if key in REPORT_FIELDS else owned)[key] = value
+        sections.update(section.data(inputs, estimates, made[section.id]))
     report = Report(session=str(session.path), judge=judge, annotators=inputs.names,
                     pass_mark=pass_mark, resamples=resamples, seed=seed,
-                    convention=CONVENTION_RAGAS, headline=[], target_width=target_width,
-                    sections=owned, **fields)
+                    convention=CONVENTION_RAGAS, headline=[], sections=sections,
+                    target_width=target_width, unranked=inputs.unranked)
     report.headline.extend(headline(report))
     epochs = epochs_of(session, judge)
     if (span := span_sentence(epochs)) is not None:

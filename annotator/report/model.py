@@ -9,8 +9,8 @@ ordered ``dict[str, Stat]`` maps whose keys are the JSON keys and whose display 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from annotator.report.sections.chunks import ChunkSection
@@ -94,7 +94,8 @@ LABELS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """Everything ``annotator report`` says about one judge against one or more annotators."""
+    """Everything ``annotator report`` says about one judge against one or more annotators:
+    what it was made from, its headline, and each section's data by the section's id."""
 
     session: str
     judge: str
@@ -103,42 +104,103 @@ class Report:
     resamples: int
     seed: int | None
     convention: str
-    coverage: Coverage
-    chunks: ChunkSection
-    goldens: GoldenSection | None
-    """None on an unranked session (no CP without an order)."""
-    systems: SystemSection | None
-    reranking: list[RerankRow]
-    """Every golden first, then each system's."""
-    people: PeopleSection
-    confidence: ConfidenceSection | None
     headline: list[str]
-    reasons: ReasonCheck
-    """Right verdict, wrong reason: how often people marked the judge's reason wrong."""
-    dropped_replicates: dict[str, int] = field(default_factory=dict)
-    """Bootstrap replicates in which a statistic was undefined (left out of its interval)."""
-    raters: RaterAgreement | None = None
-    """Agreement among everyone who labelled the session, when two or more people did."""
-    ppi: PpiEstimate | None = None
-    """Mean CP corrected by the random sample of human-labelled goldens, when one was drawn."""
-    confidence_gaps: dict[str, int] = field(default_factory=dict)
-    """Why verdicts in force carry no P(relevant) although logprobs were asked for -> how many."""
-    top_k: TopKSection | None = None
-    """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""
-    errors: ErrorSection | None = None
-    """Where the judge errs, when some chunk has both a person's label and a verdict."""
-    design: DesignSection | None = None
-    """Mean CP as a stratified or active sample allows (a uniform one gives ``ppi``)."""
+    sections: dict[str, Any]
+    """Section id -> what its ``data`` made (report/sections/: each section's type is there)."""
     target_width: float = 0.03
     """The half-width on mean CP a sample aims at."""
-    probes: list[ProbeRate] = field(default_factory=list)
-    """The judge's false-positive rate on each kind of gullibility probe it was tested with."""
-    grades: GradeSection | None = None
-    """Agreement on grades, on a graded session."""
-    distractors: DistractorSection | None = None
-    """Distractor rates, once someone called a chunk a distractor."""
     unranked: bool = False
     """The chunks are a pool with no order: CP and everything needing an order left out."""
-    sections: dict[str, Any] = field(default_factory=dict)
-    """Section id -> the data of a section whose data type lives in its own file (a section
-    added since the report held each section's data in a field of its own; see section.py)."""
+
+    # Typed views of each section's data, for what reads a section from outside it (the
+    # headline, the screens, the tests); a section's own file reads ``sections`` or these.
+
+    @property
+    def coverage(self) -> Coverage:
+        """How much is judged, labelled and compared."""
+        return cast("Coverage", self.sections["coverage"])
+
+    @property
+    def chunks(self) -> ChunkSection:
+        """Chunk-level agreement, human = truth, relevant = positive."""
+        return cast("ChunkSection", self.sections["chunks"])
+
+    @property
+    def goldens(self) -> GoldenSection | None:
+        """CP per golden compared; None on an unranked session (no CP without an order)."""
+        return cast("GoldenSection | None", self.sections["goldens"])
+
+    @property
+    def systems(self) -> SystemSection | None:
+        """Systems ranked both ways, when the goldens name several."""
+        return cast("SystemSection | None", self.sections["systems"])
+
+    @property
+    def reranking(self) -> list[RerankRow]:
+        """Every golden first, then each system's."""
+        return cast("list[RerankRow]", self.sections["reranking"])
+
+    @property
+    def people(self) -> PeopleSection:
+        """Each person against the judge, blind answers, switches."""
+        return cast("PeopleSection", self.sections["people"])
+
+    @property
+    def confidence(self) -> ConfidenceSection | None:
+        """P(relevant) calibrated against people's labels, when verdicts carry one."""
+        return cast("ConfidenceSection | None", self.sections["confidence"].section)
+
+    @property
+    def confidence_gaps(self) -> dict[str, int]:
+        """Why verdicts in force carry no P(relevant) although logprobs were asked for -> how many."""
+        return cast("dict[str, int]", self.sections["confidence"].gaps)
+
+    @property
+    def reasons(self) -> ReasonCheck:
+        """Right verdict, wrong reason: how often people marked the judge's reason wrong."""
+        return cast("ReasonCheck", self.sections["reasons"])
+
+    @property
+    def dropped_replicates(self) -> dict[str, int]:
+        """Bootstrap replicates in which a statistic was undefined (left out of its interval)."""
+        return cast("dict[str, int]", self.sections["dropped"])
+
+    @property
+    def raters(self) -> RaterAgreement | None:
+        """Agreement among everyone who labelled the session, when two or more people did."""
+        return cast("RaterAgreement | None", self.sections["raters"])
+
+    @property
+    def ppi(self) -> PpiEstimate | None:
+        """Mean CP corrected by the random sample of human-labelled goldens, when one was drawn."""
+        return cast("PpiEstimate | None", self.sections["ppi"])
+
+    @property
+    def top_k(self) -> TopKSection | None:
+        """With ``report --top-k`` only (it adds columns for every k to the bootstrap)."""
+        return cast("TopKSection | None", self.sections["top_k"])
+
+    @property
+    def errors(self) -> ErrorSection | None:
+        """Where the judge errs, when some chunk has both a person's label and a verdict."""
+        return cast("ErrorSection | None", self.sections["errors"])
+
+    @property
+    def design(self) -> DesignSection | None:
+        """Mean CP as a stratified or active sample allows (a uniform one gives ``ppi``)."""
+        return cast("DesignSection | None", self.sections["design"])
+
+    @property
+    def probes(self) -> list[ProbeRate]:
+        """The judge's false-positive rate on each kind of gullibility probe it was tested with."""
+        return cast("list[ProbeRate]", self.sections["probes"])
+
+    @property
+    def grades(self) -> GradeSection | None:
+        """Agreement on grades, on a graded session."""
+        return cast("GradeSection | None", self.sections["grades"])
+
+    @property
+    def distractors(self) -> DistractorSection | None:
+        """Distractor rates, once someone called a chunk a distractor."""
+        return cast("DistractorSection | None", self.sections["distractors"])

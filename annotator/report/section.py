@@ -44,9 +44,8 @@ class Section:
 
     ``prepare`` runs before the bootstrap: it adds the section's columns to the sums and returns
     what ``data`` needs afterwards (never the session's ``Columns``, which are let go before the
-    bootstrap's weights arrive). ``data`` returns the section's fields of the ``Report``; a
-    section whose data type lives in its own file returns ``{its id: its data}``, which the
-    report keeps in ``Report.sections`` (so a new section is its file and a line in SECTIONS).
+    bootstrap's weights arrive). ``data`` returns ``{its id: its data}``, which the report keeps
+    in ``Report.sections`` (so a new section is its file and a line in SECTIONS).
     ``blocks`` lays it out for the text formats, ``json`` gives its top-level keys of the JSON
     document (none when it adds nothing there), ``headline`` its sentences for the headline
     (most sections have none).
@@ -82,8 +81,8 @@ class BoardSection:
 
 
 def prepared_as(field: str) -> Callable[[Inputs, Estimates, Any], dict[str, Any]]:
-    """The ``data`` of a section whose ``prepare`` already built all of it: that becomes the
-    report's ``field`` (not files.made_whole, which writes a file whole or not at all)."""
+    """The ``data`` of a section whose ``prepare`` already built all of it: that is kept under
+    ``field``, the section's id."""
     def data(_: Inputs, __: Estimates, made: Any) -> dict[str, Any]:
         return {field: made}
 

@@ -30,6 +30,15 @@ class ConfidenceSection:
     bins: list[ReliabilityBin]
 
 
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The section's data: the calibration (None: no verdict carries P(relevant)), and why
+    verdicts in force carry none -> how many."""
+
+    section: ConfidenceSection | None
+    gaps: dict[str, int]
+
+
 def blocks(report: Report) -> list[Block]:
     """The confidence statistics and bins; the gaps in a paragraph."""
     out: list[Block] = []
@@ -79,7 +88,7 @@ def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
     gaps = inputs.session.confidence_gaps(inputs.judge)
     has_p = ~np.isnan(inputs.pairs.p)
     if not has_p.any():
-        return {"confidence": None, "confidence_gaps": gaps}
+        return {"confidence": Calibration(None, gaps)}
     p, y = inputs.pairs.p[has_p], inputs.pairs.human[has_p]
     auroc = confidence.auroc(p, y)
     stats = {
@@ -90,10 +99,10 @@ def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
         "auroc": Stat(auroc) if auroc is not None else Stat.undefined(
             "the human labels on these chunks are all one class"),
     }
-    return {"confidence": ConfidenceSection(int(has_p.sum()), stats,
-                                            dict(confidence.ECE_CONVENTIONS),
-                                            confidence.reliability(est.totals)),
-            "confidence_gaps": gaps}
+    return {"confidence": Calibration(ConfidenceSection(int(has_p.sum()), stats,
+                                                        dict(confidence.ECE_CONVENTIONS),
+                                                        confidence.reliability(est.totals)),
+                                      gaps)}
 
 
 SECTION = Section("confidence", blocks, json, prepare=prepare, data=data)

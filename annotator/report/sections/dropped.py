@@ -55,7 +55,7 @@ def blocks(report: Report) -> list[Block]:
 
 def data(_: Inputs, est: Estimates, __: None) -> dict[str, Any]:
     """Bootstrap replicates in which a statistic was undefined."""
-    return {"dropped_replicates": est.dropped}
+    return {"dropped": est.dropped}
 
 
 SECTION = Section("dropped", blocks, data=data)

@@ -181,7 +181,7 @@ def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> None:
 def data(inputs: Inputs, est: Estimates, _: None) -> dict[str, Any]:
     """CP per golden under both label sets, compared (none on an unranked pool)."""
     if inputs.unranked:
-        return {"goldens": None, "unranked": True}
+        return {"goldens": None}
     rows = inputs.rows
     none = NO_COMPLETE_GOLDEN if not rows else None
     human = [r.human for r in rows]
