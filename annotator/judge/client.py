@@ -289,12 +289,6 @@ class Completion:
     """The provider's ``system_fingerprint``: its serving configuration, where it says one."""
 
 
-def read_completion(text: str) -> Completion | str:
-    """A chat completion body read field by field, or a sentence saying why it is not one
-    (nothing a server sends with a 200 makes this raise)."""
-    return completion_of(_json_or_why(text))
-
-
 class NotJson(str):
     """Why a reply's body is no JSON at all (a reply reader passes it on as its sentence)."""
 
@@ -311,7 +305,9 @@ def _json_or_why(text: str) -> Any:
 
 
 def completion_of(data: Any) -> Completion | str:
-    """A parsed chat completion read field by field (see read_completion)."""
+    """A chat completion (parsed, or the NotJson sentence its body was) read field by field,
+    or a sentence saying why it is not one: nothing a server sends with a 200 makes this
+    raise."""
     if isinstance(data, NotJson):
         return data.replace("not a reply", "not a chat completion")
     if not isinstance(data, dict):

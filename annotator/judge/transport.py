@@ -9,9 +9,9 @@ with the same causes for every provider, so retries, the error ladder and what a
 are the same whichever model answers.
 
 Two providers: ``openai`` (the Chat Completions and Batch APIs, and every OpenAI-compatible
-server) and ``anthropic`` (the native Messages and Message Batches APIs, judge/anthropic_messages.py). A
-judge stores its provider with its definition; a new provider is a Transport subclass here and
-a line in PROVIDERS.
+server; judge/openai_chat.py) and ``anthropic`` (the native Messages and Message Batches APIs;
+judge/anthropic_messages.py). A judge stores its provider with its definition; a new provider
+is a module with a Transport subclass and a line in PROVIDERS.
 """
 
 from __future__ import annotations
