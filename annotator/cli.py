@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from annotator.importers import SOURCES
+from annotator.judge.providers import PROVIDERS
 from annotator.judge.styles import PROMPTS
-from annotator.judge.transport import PROVIDERS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
 from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
 from annotator.report.output import FORMATS

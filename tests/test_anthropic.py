@@ -271,7 +271,8 @@ def test_the_anthropic_reply_reader_never_raises_on_odd_bodies() -> None:
 def test_every_provider_is_a_choice_of_the_commands_that_take_one() -> None:
     import click
 
-    from annotator.judge.transport import PROVIDERS, provider_of
+    from annotator.judge.providers import PROVIDERS
+    from annotator.judge.transport import provider_of
 
     for command, option in (("judge", "provider"), ("align", "optimizer_provider")):
         [param] = [p for p in cli.commands[command].params if p.name == option]

@@ -111,7 +111,7 @@ def test_the_table_report_and_info_import_no_scipy_matplotlib_textual_or_openai(
     db = banking_file(tmp_path / "b.db")
     code = ("import sys\nfrom annotator.cli import cli\n"
             "try:\n    cli(sys.argv[1:], prog_name='annotator')\nexcept SystemExit:\n    pass\n"
-            "heavy = ('scipy', 'matplotlib', 'textual', 'openai', 'pandas')\n"
+            "heavy = ('scipy', 'matplotlib', 'textual', 'openai', 'anthropic', 'asyncio', 'pandas')\n"
             "print([m for m in heavy if m in sys.modules], file=sys.stderr)")
     for args in (["report", str(db), "--format", "table"], ["info", str(db)],
                  ["report", str(db), "--format", "json"]):

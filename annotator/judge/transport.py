@@ -11,7 +11,7 @@ are the same whichever model answers.
 Two providers: ``openai`` (the Chat Completions and Batch APIs, and every OpenAI-compatible
 server; judge/openai_chat.py) and ``anthropic`` (the native Messages and Message Batches APIs;
 judge/anthropic_messages.py). A judge stores its provider with its definition; a new provider
-is a module with a Transport subclass and a line in PROVIDERS.
+is a module with a Transport subclass and a line in judge/providers.py.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from annotator.errors import AnnotatorError
 from annotator.judge.limiter import RateLimiter
+from annotator.judge.providers import PROVIDERS
 from annotator.judge.types import CallResult
 from annotator.redact import without_credentials
 
@@ -235,15 +236,6 @@ async def download(chunks: AsyncIterator[bytes],
         Path(name).unlink(missing_ok=True)
         raise
     return Path(name)
-
-
-PROVIDERS: dict[str, str] = {
-    "openai": "annotator.judge.openai_chat:OpenAIChat",
-    "anthropic": "annotator.judge.anthropic_messages:AnthropicMessages",
-}
-"""Every provider a judge may name (--provider's choices), and where its Transport is: a new
-provider is its module and a line here. Imported only when used, so the command line starts
-without any provider's client."""
 
 
 @functools.cache
