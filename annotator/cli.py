@@ -2325,9 +2325,9 @@ def batches_command(session_path: str, judge: str | None, base_url: str | None, 
         open_judges = sorted({b["judge"] for b in session.batches(judge) if not b["collected"]
                               and not b["id"].startswith("export:")}
                              | {j for j, _, _ in session.unsubmitted_parts(judge)})
-        stored_urls = {j.name: j.base_url for j in session.judges()}
-        providers = {j.name: str(j.parameters.get("provider", "openai"))
-                     for j in session.judges()}
+        defined = {j.name: j for j in session.judges()}
+        stored_urls = {name: j.base_url for name, j in defined.items()}
+        providers = {name: j.provider for name, j in defined.items()}
         # The endpoint a judge's batches live at: the one it was run with, unless told otherwise.
         endpoints = {name: base_url or stored_urls.get(name)
                      or os.environ.get(provider_of(providers[name]).url_env)

@@ -220,6 +220,11 @@ class Judge:
     prompt_text: str | None = None
     """A template prompt's canonical text (judge/template.py), to read back what was asked."""
 
+    @property
+    def provider(self) -> str:
+        """Whose API its requests were written for (its parameters name it unless OpenAI)."""
+        return str(self.parameters.get("provider", "openai"))
+
 
 @dataclass(frozen=True, slots=True)
 class StoredVerdict:

@@ -512,7 +512,7 @@ def stored_settings(judge: Judge) -> JudgeSettings:
                          temperature=params.get("temperature", 0.0),
                          max_tokens=params.get("max_tokens", 512), window=params.get("window"),
                          system_as_user=bool(params.get("system_as_user", False)),
-                         provider=str(params.get("provider", "openai")))
+                         provider=judge.provider)
 
 
 def call_row(chunk_id: int, sha: str, repetition: int, result: CallResult) -> dict[str, object]:
