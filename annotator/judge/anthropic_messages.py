@@ -24,7 +24,7 @@ from typing import Any
 
 from annotator.errors import AnnotatorError, install_hint
 from annotator.judge.client import Completion, NotJson, elapsed_ms, said, status_error
-from annotator.judge.transport import BatchState, Hook, Transport, download, limiting_hooks
+from annotator.judge.transport import BatchState, Hook, Transport, download, http_settings
 from annotator.judge.types import CallResult
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -42,10 +42,6 @@ class AnthropicMessages(Transport):
     exact_tokens = False
     batch_limits = (100_000, 256)
 
-    def __init__(self, sdk: Any) -> None:
-        super().__init__(str(sdk.base_url))
-        self._sdk = sdk
-
     @classmethod
     def open(cls, base_url: str | None, api_key: str, *, concurrency: int = 8,
              rpm: float | None = None, tpm: float | None = None, period: float = 60.0,
@@ -56,18 +52,10 @@ class AnthropicMessages(Transport):
         except ImportError:
             raise AnnotatorError("Judging through Anthropic's API needs the anthropic client: "
                                  f"{install_hint('anthropic')}.") from None
-        import httpx2
-
-        limits = httpx2.Limits(max_connections=concurrency,
-                               max_keepalive_connections=concurrency)
-        http = anthropic.DefaultAsyncHttpxClient(limits=limits, event_hooks={
-            "request": [*limiting_hooks(rpm, tpm, period), *extra_hooks]})
+        http = anthropic.DefaultAsyncHttpxClient(**http_settings(concurrency, rpm, tpm, period,
+                                                                 extra_hooks))
         return cls(anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
                                             http_client=http))
-
-    async def aclose(self) -> None:
-        """Close its connections."""
-        await self._sdk.close()
 
     @staticmethod
     def body(model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int,

@@ -11,9 +11,8 @@ import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import httpx2
 import openai
 from openai import AsyncOpenAI
 
@@ -26,7 +25,7 @@ from annotator.judge.client import (
     response_format,
     status_error,
 )
-from annotator.judge.transport import BatchState, Hook, Transport, download, limiting_hooks
+from annotator.judge.transport import BatchState, Hook, Transport, download, http_settings
 from annotator.judge.types import CallResult
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -45,31 +44,20 @@ class OpenAIChat(Transport):
     batch_limits = (50_000, 200)
     batch_endpoint = "/v1/chat/completions"
 
-    def __init__(self, sdk: AsyncOpenAI) -> None:
-        super().__init__(str(sdk.base_url))
-        self._sdk = sdk
-
     @classmethod
     def open(cls, base_url: str | None, api_key: str, *, concurrency: int = 8,
              rpm: float | None = None, tpm: float | None = None, period: float = 60.0,
              extra_hooks: Sequence[Hook] = ()) -> OpenAIChat:
         """An AsyncOpenAI client whose HTTP layer enforces the rate limits and meters calls."""
-        limits = httpx2.Limits(max_connections=concurrency,
-                               max_keepalive_connections=concurrency)
-        http = openai.DefaultAsyncHttpx2Client(limits=limits, event_hooks={
-            "request": [*limiting_hooks(rpm, tpm, period), *extra_hooks, meter_request],
-            "response": [meter_response]})
+        http = openai.DefaultAsyncHttpx2Client(**http_settings(
+            concurrency, rpm, tpm, period, [*extra_hooks, meter_request], [meter_response]))
         return cls(AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
                                http_client=http))
 
     @property
     def client(self) -> AsyncOpenAI:
         """The AsyncOpenAI client (RAGAS's own LLM wrapper sends through it)."""
-        return self._sdk
-
-    async def aclose(self) -> None:
-        """Close its connections."""
-        await self._sdk.close()
+        return cast(AsyncOpenAI, self._sdk)  # the SDK client open() made
 
     @staticmethod
     def body(model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int,
@@ -102,7 +90,7 @@ class OpenAIChat(Transport):
             # was most of the client's CPU per call (benchmarks/judge.py). The body as text,
             # read by the caller: a server may answer 200 with anything (an HTML page, an empty
             # body, JSON of another shape).
-            return await self._sdk.post("/chat/completions", body=body, cast_to=str,
+            return await self.client.post("/chat/completions", body=body, cast_to=str,
                                         options={"timeout": timeout})
         except openai.APITimeoutError:
             return CallResult(error=f"timed out after {timeout:g} s", cause="timeout",
@@ -126,23 +114,23 @@ class OpenAIChat(Transport):
     async def batch_create(self, path: Path, metadata: dict[str, str]) -> BatchState:
         """Upload the file, then create its batch."""
         with path.open("rb") as handle:
-            uploaded = await self._sdk.files.create(file=(path.name, handle), purpose="batch")
-        return self._state(await self._sdk.batches.create(
+            uploaded = await self.client.files.create(file=(path.name, handle), purpose="batch")
+        return self._state(await self.client.batches.create(
             input_file_id=uploaded.id, endpoint=self.batch_endpoint,  # type: ignore[arg-type]
             completion_window="24h", metadata=metadata))
 
     async def batch_retrieve(self, batch_id: str) -> BatchState:
         """Where a batch stands now."""
-        return self._state(await self._sdk.batches.retrieve(batch_id))
+        return self._state(await self.client.batches.retrieve(batch_id))
 
     async def batch_list(self) -> AsyncIterator[BatchState]:
         """Every batch the key can see."""
-        async for batch in self._sdk.batches.list(limit=100):
+        async for batch in self.client.batches.list(limit=100):
             yield self._state(batch)
 
     async def batch_cancel(self, batch_id: str) -> BatchState:
         """Cancel a batch."""
-        return self._state(await self._sdk.batches.cancel(batch_id))
+        return self._state(await self.client.batches.cancel(batch_id))
 
     async def batch_results(self, batch: BatchState) -> list[Path]:
         """Its output file and its error file (already in the Batch API's result lines)."""
@@ -150,7 +138,7 @@ class OpenAIChat(Transport):
         try:
             for file_id in (batch.output_file_id, batch.error_file_id):
                 if file_id:
-                    async with self._sdk.files.with_streaming_response.content(
+                    async with self.client.files.with_streaming_response.content(
                             file_id) as response:
                         paths.append(await download(response.iter_bytes()))
         except BaseException:

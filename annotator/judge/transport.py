@@ -89,8 +89,10 @@ class Transport(ABC):
     batch_endpoint: ClassVar[str] = ""
     """The path each batch request line names (the Batch API's ``url``)."""
 
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
+    def __init__(self, sdk: Any) -> None:
+        self._sdk = sdk
+        """The provider's own client (its retries off: the runner's are the only ones)."""
+        self.base_url = str(sdk.base_url)
 
     @classmethod
     @abstractmethod
@@ -131,9 +133,9 @@ class Transport(ABC):
         raise AnnotatorError(f"The {self.provider} transport has no client a prompt's own "
                              "library can use.")
 
-    @abstractmethod
     async def aclose(self) -> None:
         """Close its connections."""
+        await self._sdk.close()
 
     async def __aenter__(self) -> Transport:
         return self
@@ -178,18 +180,23 @@ class Transport(ABC):
         whatever the provider's own format; the caller deletes them."""
 
 
-def limiting_hooks(rpm: float | None, tpm: float | None, period: float = 60.0) -> list[Hook]:
-    """Request hooks that hold each request until the rate limits allow it.
+def http_settings(concurrency: int, rpm: float | None, tpm: float | None, period: float,
+                  requests: Sequence[Hook] = (), responses: Sequence[Any] = ()) -> dict[str, Any]:
+    """The keyword arguments of a provider's HTTP client: ``concurrency`` connections, and
+    request hooks that hold each request until the rate limits allow it, then ``requests``'
+    own; ``responses``: hooks on each reply.
 
     The limiters wait in a request hook, right before each request goes on the wire: a
     limiter granted earlier (before the client prepares the request) would let bursts through.
     """
+    import httpx2
+
     hooks: list[Hook] = []
     if rpm:
-        requests = RateLimiter(rpm, period)
+        calls = RateLimiter(rpm, period)
 
         async def per_request(request: httpx2.Request) -> None:
-            await requests.acquire()
+            await calls.acquire()
 
         hooks.append(per_request)
     if tpm:
@@ -199,7 +206,9 @@ def limiting_hooks(rpm: float | None, tpm: float | None, period: float = 60.0) -
             await tokens.acquire(estimate_tokens(request.content))
 
         hooks.append(per_token)
-    return hooks
+    return {"limits": httpx2.Limits(max_connections=concurrency,
+                                    max_keepalive_connections=concurrency),
+            "event_hooks": {"request": [*hooks, *requests], "response": [*responses]}}
 
 
 def estimate_tokens(body: bytes) -> float:
