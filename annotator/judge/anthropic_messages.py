@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from annotator.errors import AnnotatorError, install_hint
-from annotator.judge.client import Completion, NotJson, elapsed_ms, said, status_error
+from annotator.judge.client import Completion, elapsed_ms, said, status_error
 from annotator.judge.transport import BatchState, Hook, Transport, download, http_settings
 from annotator.judge.types import CallResult
 
@@ -37,6 +37,7 @@ class AnthropicMessages(Transport):
     key_env = "ANTHROPIC_API_KEY"
     url_env = "ANTHROPIC_BASE_URL"
     default_url = "https://api.anthropic.com"
+    reply_name = "a message"
     formats = ("tool", "none")
     logprobs = False
     exact_tokens = False
@@ -79,8 +80,6 @@ class AnthropicMessages(Transport):
     @staticmethod
     def completion(data: Any) -> Completion | str:
         """A Message read field by field: a forced tool's input (as JSON text) or its text."""
-        if isinstance(data, NotJson):
-            return data.replace("not a reply", "not a message")
         if not isinstance(data, dict):
             return "the server answered with JSON that is not a message"
         blocks = data.get("content")

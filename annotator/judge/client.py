@@ -200,8 +200,10 @@ def read_result(settings: JudgeSettings, text: str | Any, ranks: Sequence[int] |
                 logprobs: bool, latency: float | None = None) -> CallResult:
     """A chat completion body (a live reply's text, or a line of a batch's output already
     parsed) read into a CallResult; nothing in it makes this raise."""
-    read = provider_of(settings.provider).completion
-    completion = read(_json_or_why(text)) if isinstance(text, str) else read(text)
+    transport = provider_of(settings.provider)
+    parsed = _parsed_or_why(text) if isinstance(text, str) else text
+    completion = (f"{parsed}, not {transport.reply_name}" if isinstance(parsed, NotJson)
+                  else transport.completion(parsed))
     if isinstance(completion, str):
         raw = text if isinstance(text, str) else json.dumps(text)
         return CallResult(error=completion, raw_reply=raw[:RAW_REPLY_CHARS], latency_ms=latency,
@@ -290,26 +292,23 @@ class Completion:
 
 
 class NotJson(str):
-    """Why a reply's body is no JSON at all (a reply reader passes it on as its sentence)."""
+    """What a reply's body is, when it is no JSON at all ("an HTML page")."""
 
 
-def _json_or_why(text: str) -> Any:
-    """A reply's body parsed, or a NotJson sentence saying what it is instead."""
+def _parsed_or_why(text: str) -> Any:
+    """A reply's body parsed, or a NotJson sentence saying what the server answered instead."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         if not text.strip():
-            return NotJson("the server answered with an empty body, not a reply")
+            return NotJson("the server answered with an empty body")
         kind = "an HTML page" if text.lstrip()[:1] == "<" else "text that is not JSON"
-        return NotJson(f"the server answered with {kind}, not a reply")
+        return NotJson(f"the server answered with {kind}")
 
 
 def completion_of(data: Any) -> Completion | str:
-    """A chat completion (parsed, or the NotJson sentence its body was) read field by field,
-    or a sentence saying why it is not one: nothing a server sends with a 200 makes this
-    raise."""
-    if isinstance(data, NotJson):
-        return data.replace("not a reply", "not a chat completion")
+    """A parsed chat completion read field by field, or a sentence saying why it is not one:
+    nothing a server sends with a 200 makes this raise."""
     if not isinstance(data, dict):
         return f"the server answered with JSON that is not a chat completion ({_json_kind(data)})"
     choices = data.get("choices")

@@ -38,6 +38,7 @@ class OpenAIChat(Transport):
     key_env = "OPENAI_API_KEY"
     url_env = "OPENAI_BASE_URL"
     default_url = "https://api.openai.com/v1"
+    reply_name = "a chat completion"
     formats = RESPONSE_FORMATS
     logprobs = True
     exact_tokens = True

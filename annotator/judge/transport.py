@@ -78,6 +78,8 @@ class Transport(ABC):
     """The environment variable its SDK reads a base URL from, when --base-url is not given."""
     default_url: ClassVar[str]
     """Its own API's address."""
+    reply_name: ClassVar[str]
+    """What a person calls one of its replies, in a sentence saying a body is not one."""
     formats: ClassVar[tuple[str, ...]]
     """How a reply is asked to be JSON, most structured first (a refusal moves down)."""
     logprobs: ClassVar[bool]
