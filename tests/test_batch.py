@@ -526,3 +526,33 @@ def test_a_results_body_written_as_text_holding_a_lone_surrogate_is_stored(
         reasons = {r for (r,) in conn.execute("SELECT reason FROM verdicts WHERE judge = "
                                               "'offline'")}
     assert reasons == {"half a pair \ufffd"}
+
+
+@pytest.mark.parametrize("prompt", ["builtin", "listwise"])
+def test_a_request_line_written_fast_is_the_openai_transports_line(tmp_path: Path,
+                                                                    prompt: str) -> None:
+    """RequestLines encodes the part every OpenAI line shares once; each line must still be
+    what the transport's batch_line writes for the live request's body."""
+    from annotator.judge.batch import RequestLines
+    from annotator.judge.client import request_body
+    from annotator.judge.openai_chat import OpenAIChat
+    from annotator.judge.runner import RunOptions, RunStats, collect_tasks, task_messages
+    from annotator.judge.styles import make_prompt
+    from annotator.judge.types import JudgeSettings
+
+    db = make_session(tmp_path, goldens=2, chunks=3)
+    settings = JudgeSettings(model="m", prompt=make_prompt(prompt, "reference"),
+                             window=2 if prompt == "listwise" else None)
+    with Session(db) as session:
+        tasks = collect_tasks(session, settings, RunOptions(), RunStats())
+    lines = RequestLines(settings, 1)
+    written = 0
+    for task in tasks:
+        every = task_messages(settings, task)
+        for (line, row), messages in zip(lines.of(task, every), every, strict=True):
+            ranks = json.loads(row["ranks"]) if row["ranks"] else None
+            wanted = OpenAIChat.batch_line(row["custom_id"],
+                                           request_body(settings, messages, ranks))
+            assert json.loads(line) == json.loads(wanted)
+            written += 1
+    assert written == (6 if prompt == "builtin" else 4)  # two windows of 2 for 3 chunks
