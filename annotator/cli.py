@@ -41,9 +41,8 @@ EXIT_BAD_INPUT = 2
 
 
 WORKFLOW = ("import", "judge", "annotate", "report", "judges", "export", "info", "serve",
-            "split", "sample", "plan", "trust", "recheck", "probe", "prompts", "batches", "import-results",
-            "merge",
-            "copy", "remove-judge")
+            "guidelines", "split", "sample", "plan", "trust", "recheck", "probe", "prompts",
+            "batches", "import-results", "merge", "copy", "remove-judge")
 """The commands in the order a team meets them ('annotator --help' lists them so)."""
 
 
@@ -1912,6 +1911,67 @@ def _trust_lines(fitted: Any, session_path: str) -> list[str]:
                      "--trust' says which new verdicts to escalate; 'annotator trust "
                      f"{session_path} --judge {fitted.judge} --escalated' lists them.")
     return lines
+
+
+@cli.command("guidelines")
+@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("action", type=click.Choice(["set", "show", "list"]))
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--version", "version", type=click.IntRange(min=1),
+              help="With show: this version instead of the one in force.")
+@click.option("--by", help="With set: who sets them (default: your login name).")
+def guidelines_command(session_path: str, action: str, file: str | None, version: int | None,
+                       by: str | None) -> None:
+    """Set, show or list the team's labelling guidelines (a Markdown file).
+
+    'set FILE.md' stores the file whole as a new version. Each person's screen shows it
+    before their next golden (and on the i key); every label records the version its person
+    had been shown. 'show' prints the version in force (or --version N), 'list' every version with the
+    labels made under it.
+
+    \b
+    Examples:
+      annotator guidelines team.db set guidelines.md
+      annotator guidelines team.db show --version 1
+      annotator guidelines team.db list
+    """
+    from annotator.people.guidelines import read_file
+
+    if action == "set":
+        if file is None:
+            raise click.UsageError("'set' needs the guidelines file: "
+                                   f"annotator guidelines {session_path} set FILE.md")
+        text = read_file(file)
+        with _open(session_path) as session:
+            number, new = session.set_guidelines(text, source=file, by=by or _login_name())
+        _say(f"Guidelines version {number} stored from {file} ({len(text):,} characters). "
+             "Each person's screen shows it before their next golden, and their labels record "
+             "it from then on." if new else
+             f"{file} is the text of version {number}, already in force; nothing changed.")
+        return
+    if file is not None:
+        raise click.UsageError(f"'{action}' takes no file.")
+    with _open(session_path, reads_only=True) as session:
+        versions = session.guidelines()
+        counts = session.guideline_counts() if action == "list" else {}
+    if not versions:
+        _say(f"{session_path} has no guidelines yet; set them with 'annotator guidelines "
+             f"{session_path} set FILE.md'.")
+        return
+    if action == "list":
+        for g in versions:
+            _say(f"version {g.version}  set {g.set_at[:16].replace('T', ' ')}"
+                 f"{f' by {g.set_by}' if g.set_by else ''}  from {g.source or '-'}  "
+                 f"sha256 {g.sha256[:12]}  {counted(counts.get(g.version, 0), 'label')}")
+        if counts.get(None):
+            _say(f"{counted(counts[None], 'label')} were made before any guidelines.")
+        return
+    shown = versions[-1] if version is None else next(
+        (g for g in versions if g.version == version), None)
+    if shown is None:
+        raise click.BadParameter(f"there is no version {version}; the session has versions "
+                                 f"1 to {versions[-1].version}.", param_hint="--version")
+    click.echo(visible(shown.text), nl=not shown.text.endswith("\n"))
 
 
 @cli.command("plan")

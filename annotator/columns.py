@@ -118,6 +118,8 @@ class LabelColumns:
     order: np.ndarray
     grade: np.ndarray
     """The person's grade on a graded session's scale (MISSING where none)."""
+    guideline: np.ndarray
+    """The version of the guidelines each answer was made under (MISSING where none)."""
 
     @property
     def decided(self) -> np.ndarray:

@@ -42,7 +42,7 @@ class JudgeVerdict:
 
 
 MARK_FIELDS = ("action", "judge", "shown_verdict", "blind_verdict", "reason_wrong", "decision_ms",
-               "created_at", "updated_at", "grade")
+               "created_at", "updated_at", "grade", "guideline")
 """What a label records beyond its answer and note: how it came about (the judge shown, what was
 said blind), the person's marks on it, its time; carried by the session JSONL as human_marks."""
 
@@ -259,6 +259,9 @@ class Label:
     grade: int | None = None
     """The person's grade on a graded session's scale; ``verdict`` is it read through the
     session's threshold."""
+    guideline: int | None = None
+    """The version of the team's guidelines in force when the person answered (None: the
+    session had none then)."""
     answer: Answer | None = None
     """The person's answer, of one of verdict.KINDS (None while pending): read from the stored
     word by ``Label.of_row``."""
@@ -268,6 +271,19 @@ class Label:
         """A label from a row of ``store.rows.columns(Label)``: its last column, the stored
         word, read as the answer it stands for."""
         return cls(*row[:-1], from_stored(row[-1]))  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True, slots=True)
+class Guideline:
+    """One version of the team's guidelines, stored whole (``annotator guidelines``)."""
+
+    version: int
+    text: str
+    sha256: str
+    source: str | None
+    """The file it was read from, as given."""
+    set_by: str | None
+    set_at: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,8 @@ def make_team_session(tmp_path: Path) -> Path:
         def shown(chunk: int) -> int:
             return verdicts[chunk].verdict
 
+        session.set_guidelines("Useful: it states the fact.", source="g.md", by="lead")
+        session.read_guidelines("alice", 1)  # alice's labels record version 1, bob's none
         session.decide("alice", g1[0], shown(g1[0]), "accept", judge="grader",
                        shown_verdict=shown(g1[0]), decision_ms=812.5, reason_wrong=True,
                        note="the reason cites the wrong clause")

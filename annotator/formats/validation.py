@@ -373,7 +373,7 @@ def _one_per_chunk(items: list[Any], k: int, what: str, where: str, fail: Any,
 _MARK_KINDS: dict[str, tuple[type, ...]] = {
     "action": (str,), "judge": (str,), "shown_verdict": (int,), "blind_verdict": (int,),
     "reason_wrong": (bool,), "decision_ms": (int, float), "created_at": (str,),
-    "updated_at": (str,), "grade": (int,)}
+    "updated_at": (str,), "grade": (int,), "guideline": (int,)}
 _ACTIONS = ("accept", "flip", "set", "import")
 
 
@@ -391,7 +391,7 @@ def _mark(item: Any, rank: int, where: str, fail: Any) -> dict[str, Any]:
         if type(value) not in kinds or (key.endswith("_verdict") and not is_verdict(value)) or (
                 key == "action" and value not in _ACTIONS) or (
                 key == "decision_ms" and not (math.isfinite(value) and value >= 0)) or (
-                key == "grade" and value < 0):
+                key == "grade" and value < 0) or (key == "guideline" and value < 1):
             raise fail(f"'{key}' in the mark at rank {rank} is {described(value)}, which it cannot "
                        "be.", where)
     return {key: item[key] for key in MARK_FIELDS if item.get(key) is not None}

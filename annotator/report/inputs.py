@@ -21,10 +21,11 @@ from annotator.errors import SessionError
 from annotator.models import CHECKS_MIN, Scale
 from annotator.scoring.grouping import DEFAULT_GROUP_BY, system_values
 from annotator.scoring.truth import answers, team_truth
-from annotator.stats.bootstrap import ClusterSums, Sums
+from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column, confusion_formula
+from annotator.stats.chunk_agreement import CHUNK_STATISTICS, Confusion
 from annotator.stats.designs import DEFAULT_TARGET
 from annotator.stats.metrics import context_precision_by_golden, passes
-from annotator.stats.stat import ratio
+from annotator.stats.stat import Stat, ratio
 from annotator.store.session import Session
 
 NO_COMPLETE_GOLDEN = "no golden is complete under both label sets"
@@ -257,6 +258,15 @@ def zero_columns(sums: ClusterSums, names: list[str]) -> None:
     """Make these columns, all zero: a report with nobody's labels yet still reads them."""
     for name in names:
         sums.add(name, np.zeros(0, dtype=np.int64))
+
+
+def chunk_stat(est: Estimates, c: Confusion, key: str, prefix: str = "", *scopes: object
+               ) -> Stat:
+    """One statistic of CHUNK_STATISTICS on the confusion counts ``c``, with its interval from
+    the confusion columns under ``prefix``, keyed in ``scopes`` (the leaderboard's: a judge;
+    the guidelines section's: a version)."""
+    statistic, formula = CHUNK_STATISTICS[key]
+    return est.attach(column(key, *scopes), statistic(c), confusion_formula(formula, prefix))
 
 
 def ratio_of(num: Callable[[Sums], np.ndarray], den: Callable[[Sums], np.ndarray]

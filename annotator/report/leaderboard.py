@@ -25,7 +25,7 @@ from annotator.models import Judge, Price, Scale
 from annotator.report.board import HEADLINE_ORDER, ordered
 from annotator.report.columns import CALL_SORTS, COLUMNS, SORT_KEYS
 from annotator.report.epochs import Epochs, epoch_line, epochs_of, span_sentence
-from annotator.report.sections.chunks import chunk_stat
+from annotator.report.inputs import chunk_stat
 from annotator.report.sections.reasons import ReasonCheck
 from annotator.report.sections.systems import add_columns as system_columns
 from annotator.report.sections.systems import means as system_means

@@ -89,13 +89,14 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
                    coalesce(blind_verdict, -1),
                    coalesce(shown_verdict, -1), CASE action {codes} ELSE -1 END,
                    coalesce(decision_ms, 'nan'), note IS NOT NULL AND note != '',
-                   {code_sql("answer")}, reason_wrong, coalesce(grade, -1)
+                   {code_sql("answer")}, reason_wrong, coalesce(grade, -1),
+                   coalesce(guideline, -1)
             FROM labels WHERE annotator = ? {where} ORDER BY updated_at, chunk_id""",
         [annotator, *params]), dtype=[("chunk", np.int64), ("verdict", np.int8),
                                       ("blind", np.int8), ("shown", np.int8),
                                       ("action", np.int8), ("ms", float), ("note", bool),
                                       ("answer", np.int8), ("reason_wrong", bool),
-                                      ("grade", np.int8)])
+                                      ("grade", np.int8), ("guideline", np.int32)])
     order = frame.slots(rows["chunk"])
 
     def place(name: str, fill: float, dtype: type | np.dtype) -> np.ndarray:
@@ -105,7 +106,8 @@ def label_columns(session: Session, annotator: str, frame: ChunkFrame, whole: bo
                         place("shown", MISSING, np.int8), place("action", MISSING, np.int8),
                         place("ms", np.nan, float), place("note", False, bool),
                         place("answer", MISSING, np.int8), place("reason_wrong", False, bool),
-                        order[order != MISSING], place("grade", MISSING, np.int8))
+                        order[order != MISSING], place("grade", MISSING, np.int8),
+                        place("guideline", MISSING, np.int32))
 
 
 def gold_column(session: Session, frame: ChunkFrame) -> np.ndarray:

@@ -282,14 +282,14 @@ class Importer:
             verdict = None if label is None else kind_of(label).verdict
             imported = None if verdict is None else "import"
             self.labels.append((annotator, chunk_id, word, imported, note, self.stamp,
-                                self.stamp, None, None, None, 0, None, None))
+                                self.stamp, None, None, None, 0, None, None, None))
         else:  # a session's own export: the label as it was made
             get = mark.get
             self.labels.append((annotator, chunk_id, word, get("action"), note,
                                 get("created_at", self.stamp), get("updated_at", self.stamp),
                                 get("judge"), get("shown_verdict"), get("blind_verdict"),
                                 int(get("reason_wrong", False)), get("decision_ms"),
-                                get("grade")))
+                                get("grade"), get("guideline")))
         if label is not None:
             self.labels_added += 1
 
@@ -314,7 +314,7 @@ class Importer:
         if self.labels:
             execute("INSERT INTO labels(annotator, chunk_id, answer, action, note, "
                     "created_at, updated_at, judge, shown_verdict, blind_verdict, reason_wrong, "
-                    "decision_ms, grade) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "decision_ms, grade, guideline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     self.labels)
         if self.gold:
             execute("INSERT INTO gold_labels(chunk_id, verdict, decided_by, note, decided_at) "

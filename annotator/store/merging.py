@@ -28,7 +28,7 @@ _VERDICT_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_re
 _PROBE_CALL_COLUMNS = ("judge", "verdict", "reason", "p_relevant", "error", "raw_reply",
                        "tokens_in", "tokens_out", "latency_ms", "request_sha256")
 _LABEL_COLUMNS = ("answer", "blind_verdict", "shown_verdict", "judge", "action", "note",
-                  "decision_ms", "reason_wrong", "created_at", "updated_at", "grade")
+                  "decision_ms", "reason_wrong", "created_at", "updated_at", "grade", "guideline")
 """A label's stored columns besides its person and chunk."""
 _LABEL_ORDER = "json_array(verdict, blind_verdict, shown_verdict, judge, action, note, " \
     "decision_ms, unsure, reason_wrong, created_at, updated_at, grade)"
@@ -50,7 +50,7 @@ def detach(conn: sqlite3.Connection, count: int) -> None:
     """Detach the attached files and drop the merge's temporary tables."""
     for table in ("all_goldens", "chunk_map", "all_judges", "label_people", "all_labels",
                   "label_groups",
-                  "shared_labels", "all_splits",
+                  "shared_labels", "all_splits", "all_guidelines",
                   "all_settings", "all_events", "distinct_events", "ordered_events",
                   "all_probes", "probe_map", "all_checks", "check_map"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
@@ -108,6 +108,30 @@ class _Merge:
         self.events()
         self.probes()
         self.checks()
+        self.guidelines()
+
+    def guidelines(self) -> None:
+        """Every version of the guidelines once; a version whose text differs between two files
+        stops the merge (their labels would claim one version for two texts)."""
+        self.conn.execute(f"CREATE TEMP TABLE all_guidelines AS "
+                          f"{self.every('guidelines', '*')}")
+        clash = self.one("""SELECT a.version, min(a.src, b.src), max(a.src, b.src)
+                            FROM all_guidelines a JOIN all_guidelines b
+                              ON b.version = a.version AND b.sha256 > a.sha256
+                            ORDER BY a.version LIMIT 1""")
+        if clash is not None:
+            version, first, second = clash
+            raise SessionError(
+                f"Version {version} of the guidelines differs between {self.names[first]} and "
+                f"{self.names[second]}: their labels were made under different texts. Merge "
+                "sessions whose guidelines were set in one place (set them once, then copy the "
+                "file to each person).")
+        self.conn.execute("""INSERT INTO guidelines(version, text, sha256, source, set_by, set_at)
+                             SELECT version, text, sha256, source, set_by, min(set_at)
+                             FROM all_guidelines GROUP BY version""")
+        self.conn.execute(f"""INSERT INTO guideline_reads(annotator, version, read_at)
+                              SELECT annotator, max(version), max(read_at) FROM (
+                                {self.every('guideline_reads', '*')}) GROUP BY annotator""")
 
     def goldens(self) -> None:
         """One row per golden id (content must agree), ordered by earliest position, then id."""

@@ -477,13 +477,23 @@ _ANSWER_TABLES = {
 """The three tables holding a person's answer, ANSWER standing for its columns (since m012)."""
 
 
+_ADDED_LATER = {"labels": (("guideline", "guideline INTEGER CHECK (guideline >= 1)"),)}
+"""Columns a migration after m012 added to a table of _ANSWER_TABLES (whose bodies stay as m012
+made them): a rebuild keeps each one the table has by then."""
+
+
 def rebuild_answer_tables(db: Database, migration: str, answer: str) -> None:
     """Rebuild the tables holding a person's answer with ``answer`` as their answer columns: a
     new kind of answer is a migration calling this with the kind's word added to the CHECK (and
     to the verdict's CASE when it counts as one), as m012 did for "distractor"."""
     for table, (body, kept, index) in _ANSWER_TABLES.items():
-        listed = ", ".join(kept)
-        _rebuild(db, table, migration, body.replace("ANSWER", answer), listed, listed, index)
+        present = {row[1] for row in db.execute(f"PRAGMA table_info({table})").fetchall()}
+        added = [(name, declared) for name, declared in _ADDED_LATER.get(table, ())
+                 if name in present]
+        body = body.replace("ANSWER", answer + "".join(
+            f",\n            {declared}" for _, declared in added))
+        listed = ", ".join([*kept, *(name for name, _ in added)])
+        _rebuild(db, table, migration, body, listed, listed, index)
 
 
 @migrations()
@@ -660,3 +670,30 @@ def m015_epochs(db: Database) -> None:
                    "last_id) VALUES (?, ?, ?, NULL, ?, ?, (SELECT coalesce(max(id), 0) FROM "
                    "verdicts WHERE judge = ? AND error IS NULL))",
                    [name, epoch, model, base_url, created, name])
+
+
+@migrations()
+def m016_guidelines(db: Database) -> None:
+    """The team's guidelines, each version stored whole; the newest version each person has been
+    shown; and on every label the version its person had been shown when deciding it (None: no
+    guidelines shown yet)."""
+    db.execute(
+        """
+        CREATE TABLE guidelines (
+            version INTEGER PRIMARY KEY CHECK (version >= 1),
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            source TEXT,
+            set_by TEXT,
+            set_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE guideline_reads (
+            annotator TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            read_at TEXT NOT NULL
+        )"""
+    )
+    db.execute("ALTER TABLE labels ADD COLUMN guideline INTEGER CHECK (guideline >= 1)")

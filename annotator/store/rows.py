@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from annotator.models import Chunk, GoldLabel, Judge, Label, StoredVerdict
+from annotator.models import Chunk, GoldLabel, Guideline, Judge, Label, StoredVerdict
 
 TABLES: dict[type[Any], str] = {
     Label: "labels",
@@ -19,6 +19,7 @@ TABLES: dict[type[Any], str] = {
     StoredVerdict: "verdicts",
     Judge: "judges",
     Chunk: "chunks",
+    Guideline: "guidelines",
 }
 """Each row dataclass and the table whose columns its fields are."""
 

@@ -176,7 +176,7 @@ CREATE TABLE "labels" (
             reason_wrong INTEGER NOT NULL DEFAULT 0 CHECK (reason_wrong IN (0, 1)),
             created_at TEXT NOT NULL,
             updated_at TEXT NOT NULL,
-            grade INTEGER CHECK (grade >= 0),
+            grade INTEGER CHECK (grade >= 0), guideline INTEGER CHECK (guideline >= 1),
             UNIQUE (annotator, chunk_id)
         );
 CREATE INDEX labels_chunk ON labels(chunk_id);
@@ -318,3 +318,16 @@ CREATE TABLE recheck_calls (
             CHECK ((verdict IS NULL) <> (error IS NULL))
         );
 CREATE INDEX recheck_calls_recheck ON recheck_calls(recheck_id, chunk_id);
+CREATE TABLE guidelines (
+            version INTEGER PRIMARY KEY CHECK (version >= 1),
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            source TEXT,
+            set_by TEXT,
+            set_at TEXT NOT NULL
+        );
+CREATE TABLE guideline_reads (
+            annotator TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            read_at TEXT NOT NULL
+        );

@@ -9,6 +9,7 @@ verdicts, every annotator's labels and an append-only event log. Every write hap
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import operator
 import os
@@ -34,6 +35,7 @@ from annotator.models import (
     Golden,
     GoldenRecord,
     GoldLabel,
+    Guideline,
     ImportSummary,
     Judge,
     JudgeVerdict,
@@ -89,7 +91,7 @@ def _gold_fields(gold: GoldLabel) -> dict[str, Any]:
     return {key: value for key in GOLD_FIELDS if (value := getattr(gold, key)) is not None}
 _DECISION_FIELDS: dict[str, Any] = {
     "answer": None, "action": None, "blind_verdict": None, "shown_verdict": None, "judge": None,
-    "decision_ms": None, "reason_wrong": 0, "grade": None}
+    "decision_ms": None, "reason_wrong": 0, "grade": None, "guideline": None}
 """The label fields a decision sets and an undo restores, with their value on a pending chunk
 (a note is not a decision); an event keeps them as its decision's before and after (the answer
 as its kind's word: verdict.word_of_state reads it, and events written before the word)."""
@@ -774,20 +776,24 @@ class Session:
             if note is None and before is not None:
                 note = before["note"]
             stamp = now()
+            # The guidelines the person had been shown, read inside the write (a version set
+            # since, which their screen shows before their next golden, is not yet theirs).
             self.conn.execute(
                 """INSERT INTO labels(annotator, chunk_id, answer, blind_verdict, shown_verdict,
                                       judge, action, decision_ms, reason_wrong, note, grade,
-                                      created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      created_at, updated_at, guideline)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                           (SELECT version FROM guideline_reads WHERE annotator = ?))
                    ON CONFLICT(annotator, chunk_id) DO UPDATE SET
                      answer = excluded.answer, blind_verdict = excluded.blind_verdict,
                      shown_verdict = excluded.shown_verdict, judge = excluded.judge,
                      action = excluded.action, decision_ms = excluded.decision_ms,
                      reason_wrong = excluded.reason_wrong, note = excluded.note,
-                     grade = excluded.grade, updated_at = excluded.updated_at""",
+                     grade = excluded.grade, updated_at = excluded.updated_at,
+                     guideline = excluded.guideline""",
                 (annotator, chunk_id, kind.word, blind_verdict, shown_verdict,
                  judge, action, decision_ms, int(reason_wrong), note or None, grade, stamp,
-                 stamp),
+                 stamp, annotator),
             )
             after = self._label_row(annotator, chunk_id)
             assert after is not None
@@ -842,6 +848,63 @@ class Session:
             )
             self._event("comment", annotator=annotator, chunk_id=chunk_id,
                         golden_id=self.golden_id_of(chunk_id), payload={"note": note})
+
+    # -- guidelines -----------------------------------------------------------------------------
+
+    def set_guidelines(self, text: str, *, source: str | None, by: str | None) -> tuple[int, bool]:
+        """Store ``text`` whole as the next version of the team's guidelines; return the version
+        in force and whether it is new (the same text as the latest version stores nothing)."""
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        with self._write():
+            latest = self.conn.execute(
+                "SELECT version, sha256 FROM guidelines ORDER BY version DESC LIMIT 1").fetchone()
+            if latest is not None and latest[1] == sha:
+                return int(latest[0]), False
+            version = 1 if latest is None else int(latest[0]) + 1
+            self.conn.execute("INSERT INTO guidelines(version, text, sha256, source, set_by, "
+                              "set_at) VALUES (?, ?, ?, ?, ?, ?)",
+                              (version, text, sha, source, by, now()))
+            self._event("guidelines_set", annotator=by, payload={"version": version,
+                                                                   "sha256": sha})
+        return version, True
+
+    def guideline(self, version: int | None = None) -> Guideline | None:
+        """A version of the guidelines (by default the one in force); None when there is none."""
+        sql = f"SELECT {columns(Guideline)} FROM guidelines"
+        rows = (self._rows(sql + " WHERE version = ?", [version]) if version is not None
+                else self._rows(sql + " ORDER BY version DESC LIMIT 1"))
+        return Guideline(*rows[0]) if rows else None
+
+    def guidelines(self) -> list[Guideline]:
+        """Every version of the guidelines, oldest first."""
+        return [Guideline(*row) for row in
+                self._rows(f"SELECT {columns(Guideline)} FROM guidelines ORDER BY version")]
+
+    def guideline_in_force(self) -> int | None:
+        """The version of the guidelines a decision made now records (None: there are none)."""
+        value = self._scalar("SELECT max(version) FROM guidelines")
+        return None if value is None else int(value)
+
+    def guidelines_read(self, annotator: str) -> int:
+        """The newest version of the guidelines this person has been shown (0: none)."""
+        return int(self._scalar("SELECT coalesce(max(version), 0) FROM guideline_reads "
+                                "WHERE annotator = ?", [annotator]))
+
+    def read_guidelines(self, annotator: str, version: int) -> None:
+        """Record that this person was shown this version of the guidelines: their decisions
+        from now on record it (never an older one than they had seen)."""
+        with self._write():
+            self.conn.execute(
+                """INSERT INTO guideline_reads(annotator, version, read_at) VALUES (?, ?, ?)
+                   ON CONFLICT(annotator) DO UPDATE SET version = excluded.version,
+                     read_at = excluded.read_at WHERE excluded.version > version""",
+                (annotator, version, now()))
+            self._event("guidelines_read", annotator=annotator, payload={"version": version})
+
+    def guideline_counts(self) -> dict[int | None, int]:
+        """Answered labels by the version of the guidelines they were made under."""
+        return {row[0]: int(row[1]) for row in self.conn.execute(
+            f"SELECT guideline, count(*) FROM labels l WHERE {ANSWERED} GROUP BY guideline")}
 
     def _label_row(self, annotator: str, chunk_id: int) -> sqlite3.Row | None:
         rows = self._rows(f"SELECT {_LABEL_COLUMNS} FROM labels WHERE annotator = ? AND chunk_id = ?",
@@ -2012,7 +2075,14 @@ def _storage_failure(error: sqlite3.OperationalError) -> bool:
 
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:
-    return None if row is None else {field: row[field] for field in _DECISION_FIELDS}
+    """A label's decision fields as an event keeps them; no guideline key while the session
+    has none (so an event reads as it did before guidelines, and an undo restores None)."""
+    if row is None:
+        return None
+    state = {field: row[field] for field in _DECISION_FIELDS}
+    if state["guideline"] is None:
+        del state["guideline"]
+    return state
 
 
 T = TypeVar("T")

@@ -46,6 +46,9 @@ KEYS: tuple[Key, ...] = (
         "Undo your last decision, again and again, across goldens."),
     Key("g", "g", "queue", "Queue", "Every golden in a table, with filters; enter jumps to one."),
     Key("s", "s", "stats", "Stats", "Agreement statistics and CP under both label sets."),
+    Key("i", "i", "guidelines", "Guidelines",
+        "The team's guidelines in force (annotator guidelines SESSION set FILE.md); each label "
+        "records their version.", footer=False),
     Key("question_mark", "?", "help", "Help",
         "This help: every key, and what P@k, CP and the pass mark mean."),
     Key("q", "q", "app.quit", "Quit", "Quit. Nothing to save: every decision is already on disk."),

@@ -1,7 +1,7 @@
 """The judge leaderboard's sections, each in a file of its own, as the report's are
 (report/section.py says what one is): its blocks, its JSON keys, its headline sentences. Every
 judge's figures are computed once by report/leaderboard.py (with what it shares with the
-report's sections: ``chunks.chunk_stat``, ``systems.add_columns``, ``systems.means``); each
+report's sections: ``inputs.chunk_stat``, ``systems.add_columns``, ``systems.means``); each
 section here lays out, writes and says its part. A new part is a file here and a line in
 BOARD_SECTIONS.
 """

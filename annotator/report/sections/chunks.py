@@ -9,11 +9,11 @@ import numpy as np
 
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import interval_text, stat_rows, value, who
-from annotator.report.inputs import Columns, Inputs
+from annotator.report.inputs import Columns, Inputs, chunk_stat
 from annotator.report.jsonparts import confusion_dict, stats_dict
 from annotator.report.model import Report
 from annotator.report.section import Section
-from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates, column, confusion_formula
+from annotator.stats.bootstrap import COUNTS, ClusterSums, Estimates
 from annotator.stats.chunk_agreement import (
     CHUNK_STATISTICS,
     Confusion,
@@ -125,14 +125,6 @@ def headline(report: Report) -> list[str]:
     test = (f" (cluster-adjusted McNemar p = {p.value:.3f})" if p.value is not None else "")
     lines.append(c.direction.rstrip(".") + test + ".")
     return lines
-
-
-def chunk_stat(est: Estimates, c: Confusion, key: str, prefix: str = "", *scopes: object
-               ) -> Stat:
-    """One statistic of CHUNK_STATISTICS on the confusion counts ``c``, with its interval from
-    the confusion columns under ``prefix``, keyed in ``scopes`` (the leaderboard's: a judge)."""
-    statistic, formula = CHUNK_STATISTICS[key]
-    return est.attach(column(key, *scopes), statistic(c), confusion_formula(formula, prefix))
 
 
 def prepare(inputs: Inputs, _: Columns, sums: ClusterSums) -> tuple[McNemar, list[RankRow]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from rich.text import Text
@@ -12,8 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from annotator.errors import ReadStopped
-from annotator.models import ReviewTotals
+from annotator.errors import NotSaved, ReadStopped
+from annotator.models import Guideline, ReviewTotals
 from annotator.people.review import Outcome, Review
 from annotator.stats.metrics import precision_at_k_so_far
 from annotator.text import visible
@@ -37,6 +38,7 @@ class AnnotateScreen(Screen[None]):
         self.review = review
         self.session_name = session_name
         self._shown_golden: str | None = None
+        self._guidelines_open = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -115,6 +117,7 @@ class AnnotateScreen(Screen[None]):
         if new_golden:
             self._shown_golden = review.golden.id
             self.query_one("#golden", Static).update(render.golden_panel(review))
+            self._offer_guidelines()
         # Reuse the cards in place; mount or remove only the difference in chunk count.
         for i, view in enumerate(views):
             if i < len(cards):
@@ -247,6 +250,37 @@ class AnnotateScreen(Screen[None]):
         from annotator.tui.screens.stats import StatsScreen
 
         self.app.push_screen(StatsScreen(self.review))
+
+    def action_guidelines(self) -> None:
+        guideline = self.review.session.guideline()
+        if guideline is None:
+            self.say(Outcome(False, "The session has no guidelines yet; a lead sets them with "
+                                    "'annotator guidelines SESSION set FILE.md'."))
+            return
+        self._show_guidelines(guideline, new=False)
+
+    def _offer_guidelines(self) -> None:
+        """Before a golden: the guidelines in force when this person has not been shown them."""
+        from annotator.people.guidelines import due
+
+        if self._guidelines_open or (guideline := due(self.review.session,
+                                                      self.review.annotator)) is None:
+            return
+        self._show_guidelines(guideline, new=True)
+
+    def _show_guidelines(self, guideline: Guideline, *, new: bool) -> None:
+        from annotator.tui.screens.guidelines import GuidelinesScreen
+
+        def closed(_: None) -> None:
+            self._guidelines_open = False
+            # Shown is read: recorded once closed, so a screen killed while they were up
+            # shows them again next time.
+            if self.review.session.guidelines_read(self.review.annotator) < guideline.version:
+                with contextlib.suppress(NotSaved):
+                    self.review.session.read_guidelines(self.review.annotator, guideline.version)
+
+        self._guidelines_open = True
+        self.app.push_screen(GuidelinesScreen(guideline, new=new), closed)
 
     def action_help(self) -> None:
         from annotator.tui.screens.help import HelpScreen
