@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from annotator.judge.runner import RunOptions, RunStats, Task
     from annotator.judge.types import JudgePrompt, JudgeSettings
     from annotator.models import Price
+    from annotator.people.assignment import Quota
     from annotator.report.output import Document
     from annotator.scoring.checks import Check
     from annotator.store.session import Session
@@ -569,6 +570,32 @@ def _check_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
+def _team_options(command: Callable[..., None]) -> Callable[..., None]:
+    """How a team shares the goldens, for every command that opens the annotation screen."""
+    from annotator.people.assignment import LEASE_MINUTES
+
+    options = [
+        click.option("--per-golden", type=click.IntRange(1),
+                     help="Offer each golden to at most this many people: each person takes "
+                     "the golden on their screen, and one that K others hold or completed is "
+                     "passed over. Exact however many screens and processes share the file."),
+        click.option("--lease-minutes", type=click.FloatRange(0, min_open=True),
+                     default=LEASE_MINUTES, show_default=True,
+                     help="With --per-golden: how long a golden stays taken by a screen that "
+                     "stopped without closing (a killed process, a lost laptop) before it "
+                     "returns to the pool; an open screen keeps its golden."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _quota(per_golden: int | None, lease_minutes: float) -> Quota | None:
+    from annotator.people.assignment import Quota
+
+    return None if per_golden is None else Quota(per_golden, lease_minutes * 60)
+
+
 @cli.command("annotate")
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--annotator", "-a", default=_login_name, show_default="your login name",
@@ -590,12 +617,14 @@ def _check_options(command: Callable[..., None]) -> Callable[..., None]:
               help="Walk only the chunks people labelled differently and give each its gold "
               "label (stored with your --annotator name).")
 @_check_options
+@_team_options
 @click.option("--delimiter", default=",", show_default=True,
               help="The cell separator of a CSV goldens file opened for the first time.")
 def annotate_command(session_path: str, annotator: str, judge: str | None, pass_mark: float,
                      blind_rate: float, sample_size: int | None, design: str, seed: int,
                      adjudicate: bool, check_rate: float, checks_from: str | None,
-                     checks_min: float, delimiter: str) -> None:
+                     checks_min: float, per_golden: int | None, lease_minutes: float,
+                     delimiter: str) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -609,6 +638,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
       annotator annotate review.db --sample 40 --seed 7
       annotator annotate team.db --adjudicate --annotator carol
       annotator annotate team.db --annotator dan --checks 0.1 --checks-from gold.jsonl
+      annotator annotate team.db --annotator erin --sample 300 --per-golden 2
     """
     from annotator.errors import AnnotatorError
 
@@ -659,7 +689,8 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
             pool, check_rate = _prepare_checks(session, check_rate, checks_from)
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
-                        checks_min=checks_min), err=True)
+                        checks_min=checks_min, quota=_quota(per_golden, lease_minutes)),
+             err=True)
 
 
 def _no_terminal(source: Path) -> str:
@@ -2654,11 +2685,13 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
               "once (each is a process); default: what this machine's free memory holds at "
               "200 MB a screen.")
 @_check_options
+@_team_options
 def serve_command(session_path: str, host: str, port: int, judge: str | None, pass_mark: float,
                   blind_rate: float, sample_size: int | None, design: str, seed: int,
                   adjudicate: bool, user_header: str | None, trusted_proxy: str | None,
                   dashboard: bool, max_tabs: int | None, check_rate: float,
-                  checks_from: str | None, checks_min: float) -> None:
+                  checks_from: str | None, checks_min: float, per_golden: int | None,
+                  lease_minutes: float) -> None:
     """Serve the annotation screen to a team's browsers, one session file for everyone.
 
     Each person opens http://HOST:PORT/?annotator=NAME (or the page asks for a name); each tab
@@ -2703,7 +2736,8 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
             _, check_rate = _prepare_checks(session, check_rate, checks_from)
     settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
-                "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min}
+                "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min,
+                "per_golden": per_golden, "lease_minutes": lease_minutes}
 
     show = None
     if dashboard:
@@ -2713,8 +2747,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
 
             with _open(session_path) as session:
                 progress = team_progress(session)
-            return dashboard_html(progress.people, progress.pairs, progress.goldens,
-                                  progress.chunks)
+            return dashboard_html(progress)
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:

@@ -62,3 +62,8 @@ def install_hint(extra: str) -> str:
     if (checkout / "pyproject.toml").is_file():
         return f"pip install -e '{checkout}[{extra}]'"
     return f"pip install 'cp-annotator[{extra}]'"
+
+
+class NotHeld(SessionError):
+    """Under a quota of people per golden: a decision on a golden this person no longer holds
+    (their claim lapsed and others filled it). Nothing was written."""

@@ -69,7 +69,7 @@ def test_a_new_answer_kind_is_four_files(tmp_path: Path) -> None:
             rebuild_answer_tables(db, "m099", _M012_ANSWER.replace(
                 "'distractor'))", "'distractor', 'unreadable'))"))
         '''), encoding="utf-8")
-    edit(root, "annotator/store/versions.py", '"m016_guidelines")', '"m016_guidelines", "m099_unreadable")')
+    edit(root, "annotator/store/versions.py", '"m016_team")', '"m016_team", "m099_unreadable")')
     key = """    Key("z", "z", "answer('unreadable')", "Unreadable", "It cannot be read.",
         footer=False),
 """

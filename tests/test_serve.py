@@ -9,6 +9,7 @@ request leaves 127.0.0.1.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -340,3 +341,32 @@ def test_tabs_are_capped_look_alike_names_asked_and_only_the_proxy_may_name(
                             "--trusted-proxy", "127.0.0.1"], capture_output=True, text=True,
                            timeout=PATIENCE)
     assert alone.returncode == 2 and "give --user-header HEADER too" in alone.stderr
+
+
+def test_two_serve_processes_share_one_team_with_a_quota_and_a_closed_tab_frees_its_golden(
+        tmp_path: Path, browser: Browser) -> None:
+    db = banking_file(tmp_path / "team.db", people=())
+    quota = ("--per-golden", "1", "--dashboard")
+    first, second = Served(db, *quota), Served(db, *quota)
+    try:
+        alice = open_screen(browser, first.url + "/?annotator=alice", [])
+        golden = press(alice, db, "alice", "a", 1)[0][0]
+        bob = open_screen(browser, second.url + "/?annotator=bob", [])
+        assert press(bob, db, "bob", "a", 1)[0][0] != golden  # alice holds hers: passed over
+        # Each process's dashboard shows everyone, and the goldens taken.
+        def both_shown(server: Served) -> str:
+            page = server.get("/dashboard")[1]
+            return page if "alice" in page and "bob" in page else ""
+
+        for server in (first, second):  # a dashboard is read again every few seconds
+            page = wait_until(functools.partial(both_shown, server),
+                              "both people on the dashboard")
+            assert "Goldens taken" in page and golden in page
+        # alice closes her tab mid-golden: it goes back to the pool, for carol on the other.
+        alice.context.close()
+        wait_until(lambda: first.get("/?annotator=alice")[0] == 200, "alice's screen closed")
+        carol = open_screen(browser, second.url + "/?annotator=carol", [])
+        assert press(carol, db, "carol", "a", 1)[0][0] == golden
+    finally:
+        first.kill()
+        second.kill()

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from annotator.columns import MISSING
-from annotator.errors import NotSaved, SessionError
+from annotator.errors import NotHeld, NotSaved, SessionError
 from annotator.lazy import np
 from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
+from annotator.people.assignment import NothingLeft, Quota, lapsed, nothing_left
 from annotator.resolve import judge_named, one_judge
 from annotator.scoring.checks import Check, is_turn, next_check
 from annotator.stats.chunk_agreement import Confusion
@@ -125,7 +126,7 @@ class Review:
                  blind_rate: float = 0.0, pass_mark: float = 0.7,
                  only: Sequence[str] | None = None, count: bool = True,
                  checks: Sequence[Check] = (), check_rate: float = 0.0,
-                 checks_min: float = CHECKS_MIN) -> None:
+                 checks_min: float = CHECKS_MIN, quota: Quota | None = None) -> None:
         if not annotator.strip():
             raise SessionError("The annotator's name is empty; pass --annotator NAME.")
         if judge is not None:
@@ -195,6 +196,9 @@ class Review:
         """The golden to open once the check on screen is answered."""
         self._completed_here = 0
         """Goldens completed in this sitting: when a check comes is drawn on this count."""
+        self.quota = quota
+        """With --per-golden: each golden goes to at most so many people, each holding the one
+        on their screen by a lease (annotator.people.assignment); None: everyone sees all."""
         if count:
             self.apply(self.count())
         self.open(*self._start())
@@ -254,15 +258,62 @@ class Review:
         first = self._next_unfinished(-1)
         return (first if first != -1 else 0), None
 
-    def open(self, index: int, cursor: int | None = None) -> None:
-        """Show the golden at ``index``; the cursor goes to its first pending chunk."""
-        self.index = index % len(self.golden_ids)
+    def open(self, index: int, cursor: int | None = None, *, step: int = 1,
+             unfinished: bool = False) -> None:
+        """Show the golden at ``index``; the cursor goes to its first pending chunk. Under a
+        quota, the golden is claimed first: one other people fill (or, with ``unfinished``, one
+        this person has completed) is passed over, walking by ``step``; NothingLeft when every
+        golden is passed over."""
+        index %= len(self.golden_ids)
+        if self.quota is not None:
+            claimed = self._claim_from(index, step, unfinished)
+            if claimed != index:  # another golden than asked for: start at its first pending
+                index, cursor = claimed, None
+        self.index = index
         self.check = None
         golden_id = self.golden_ids[self.index]
         self.golden = self.session.golden(golden_id)
         self.reload()
         self.select(self._first_pending() if cursor is None else cursor)
         self.remember_position()
+
+    def _claim_from(self, index: int, step: int, unfinished: bool) -> int:
+        """The first golden from ``index`` (by ``step``) this person can claim, claimed."""
+        assert self.quota is not None
+        full = self.session.full_goldens(self.annotator, self.quota.per_golden)
+        n = len(self.golden_ids)
+        for i in ((index + k * step) % n for k in range(n)):
+            golden_id = self.golden_ids[i]
+            if golden_id in full or (unfinished and self.is_complete(golden_id)):
+                continue
+            if self.session.claim(golden_id, self.annotator, self.quota.per_golden,
+                                  self.quota.lease_s):
+                return i
+        raise NothingLeft(nothing_left(self.quota, n))
+
+    def _quota_terms(self) -> dict[str, Any]:
+        """What a decision tells the session of the quota (nothing without one)."""
+        if self.quota is None:
+            return {}
+        return {"per_golden": self.quota.per_golden, "lease_s": self.quota.lease_s}
+
+    def renew(self) -> Outcome | None:
+        """Keep this person's claim on the golden on screen while they read (a screen calls it
+        every few minutes); an Outcome saying so when the claim had lapsed and others took the
+        golden meanwhile."""
+        if self.quota is None or self.check is not None:
+            return None
+        if self.session.claim(self.golden.id, self.annotator, self.quota.per_golden,
+                              self.quota.lease_s):
+            return None
+        return Outcome(False, lapsed(self.golden.id, self.quota))
+
+    def leave(self) -> None:
+        """Let go of the golden this person has not finished, for others to take (a screen
+        calls it when it closes; a screen that dies lets its lease lapse instead)."""
+        if self.quota is not None:
+            with contextlib.suppress(NotSaved):
+                self.session.release_claims(self.annotator)
 
     def _first_pending(self) -> int:
         """The first chunk of the golden on screen the person has not answered (else 0)."""
@@ -408,21 +459,47 @@ class Review:
 
     def next_golden(self) -> Outcome:
         """The next golden in order; past the last, the first again, said on the status line."""
-        wrapped = self.index + 1 >= len(self.golden_ids)
-        self.open(self.index + 1)
+        was = self.index
+        try:
+            self.open(self.index + 1)
+        except NothingLeft as error:
+            return Outcome(False, str(error))
+        wrapped = self.index <= was
         return Outcome(True, f"That was the last of {len(self.golden_ids):,} goldens: back to "
                              "the first." if wrapped and len(self.golden_ids) > 1 else "")
 
     def previous_golden(self) -> Outcome:
         """The previous golden in order; before the first, the last, said on the status line."""
-        wrapped = self.index == 0
-        self.open(self.index - 1)
+        was = self.index
+        try:
+            self.open(self.index - 1, step=-1)
+        except NothingLeft as error:
+            return Outcome(False, str(error))
+        wrapped = self.index >= was
         return Outcome(True, f"That was the first of {len(self.golden_ids):,} goldens: on to "
                              "the last." if wrapped and len(self.golden_ids) > 1 else "")
 
-    def go_to(self, golden_id: str) -> None:
-        """Show the golden with this id."""
-        self.open(self._at[golden_id])
+    def take_next(self) -> Outcome:
+        """The next golden this person has not completed (and, under a quota, can take)."""
+        following = self._next_unfinished(self.index)
+        if following == self.index and self.is_complete(self.golden_ids[following]):
+            return Outcome(False, "Every golden is complete.")
+        try:
+            self.open(following, unfinished=True)
+        except NothingLeft as error:
+            return Outcome(False, str(error))
+        return Outcome(True)
+
+    def go_to(self, golden_id: str) -> Outcome:
+        """Show the golden with this id (under a quota, only one this person can claim)."""
+        index = self._at[golden_id]
+        if self.quota is not None and not self.session.claim(
+                golden_id, self.annotator, self.quota.per_golden, self.quota.lease_s):
+            return Outcome(False, f"{golden_id} already has its {self.quota.per_golden} "
+                                  f"{'person' if self.quota.per_golden == 1 else 'people'} "
+                                  "(done, or on their screens now): pick another.")
+        self.open(index)
+        return Outcome(True)
 
     def _next_unfinished(self, after: int) -> int:
         n = len(self.golden_ids)
@@ -523,9 +600,12 @@ class Review:
                 shown_verdict=None if view.hidden else judge_verdict,
                 blind_verdict=blind,
                 decision_ms=round(elapsed_ms, 1), reason_wrong=reason_wrong, note=note,
-                grade=grade)
+                grade=grade, **self._quota_terms())
         except NotSaved as busy:  # nothing changed: the chunk stays as it was
             return Outcome(False, f"Not saved: {busy}")
+        except NotHeld:
+            assert self.quota is not None
+            return Outcome(False, lapsed(self.golden.id, self.quota))
         self._recount(self.golden.id, view.answer, label.answer, judge_verdict)
         self.labels[view.chunk.id] = label
         if blind_answer:
@@ -585,6 +665,11 @@ class Review:
         following = self._next_unfinished(self.index)
         if following == self.index:  # this golden, just finished, was the last unfinished one
             return Outcome(True, message + " Every golden is complete.")
+        if self.quota is not None:  # the next one this person may take
+            try:
+                following = self._claim_from(following, 1, True)
+            except NothingLeft as error:
+                return Outcome(True, f"{message} {error}")
         self._completed_here += 1
         if self.checks and is_turn(self.session_id, self.annotator, self._completed_here,
                                    self.check_rate):

@@ -6,7 +6,7 @@ person), so it stays quick while people label.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from annotator.columns import MISSING
@@ -16,20 +16,31 @@ from annotator.store.session import Session
 
 @dataclass(frozen=True, slots=True)
 class TeamProgress:
-    """Per person: chunks decided and goldens complete; per pair: agreement on shared chunks."""
+    """Per person: chunks decided and goldens complete; per pair: agreement on shared chunks;
+    under a quota of people per golden (--per-golden), each person's and each golden's claims."""
 
     goldens: int
     chunks: int
     people: list[dict[str, str]]
     pairs: list[dict[str, str]]
+    claims: list[dict[str, str]] = field(default_factory=list)
+    """Each claimed golden: its completed claims and the ones open on a screen now."""
 
 
 def team_progress(session: Session) -> TeamProgress:
     """Everyone's progress and pairwise agreement, as text ready to show."""
     frame = session.chunk_frame()
     labels = {name: session.label_columns(name, frame).verdict for name in session.annotators()}
+    by_golden, by_person = session.claim_counts()
     people = [{"name": name, "decided": f"{int((v != MISSING).sum()):,}",
                "complete": f"{int(frame.complete(v).sum()):,}"} for name, v in labels.items()]
+    if by_golden:
+        for row in people:
+            done, held = by_person.get(row["name"], (0, 0))
+            row["claims"] = f"{done:,} done, {held:,} open"
+    claims = [{"golden": golden_id, "done": str(done), "open": str(held)}
+              for golden_id in frame.golden_ids if golden_id in by_golden
+              for done, held in [by_golden[golden_id]]]
     pairs = []
     for (a, va), (b, vb) in combinations(labels.items(), 2):
         both = (va != MISSING) & (vb != MISSING)
@@ -39,4 +50,4 @@ def team_progress(session: Session) -> TeamProgress:
         pairs.append({"pair": f"{a} / {b}", "shared": f"{c.n:,}",
                       "percent": percent_agreement(c).format(3),
                       "kappa": cohen_kappa(c).format(3)})
-    return TeamProgress(len(frame.golden_ids), len(frame), people, pairs)
+    return TeamProgress(len(frame.golden_ids), len(frame), people, pairs, claims)

@@ -673,10 +673,11 @@ def m015_epochs(db: Database) -> None:
 
 
 @migrations()
-def m016_guidelines(db: Database) -> None:
-    """The team's guidelines, each version stored whole; the newest version each person has been
-    shown; and on every label the version its person had been shown when deciding it (None: no
-    guidelines shown yet)."""
+def m016_team(db: Database) -> None:
+    """A team's labelling: its guidelines, each version stored whole; the newest version each
+    person has been shown; on every label the version its person had been shown when deciding
+    it (None: no guidelines shown yet); and each person's claim on a golden under a quota of
+    people per golden (a lease until done: expires_at, then done_at)."""
     db.execute(
         """
         CREATE TABLE guidelines (
@@ -697,3 +698,16 @@ def m016_guidelines(db: Database) -> None:
         )"""
     )
     db.execute("ALTER TABLE labels ADD COLUMN guideline INTEGER CHECK (guideline >= 1)")
+    db.execute(
+        """
+        CREATE TABLE claims (
+            golden_id TEXT NOT NULL REFERENCES goldens(id) ON DELETE CASCADE,
+            annotator TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            expires_at TEXT,
+            done_at TEXT,
+            PRIMARY KEY (golden_id, annotator),
+            CHECK ((expires_at IS NULL) <> (done_at IS NULL))
+        )"""
+    )
+    db.execute("CREATE INDEX claims_annotator ON claims(annotator, done_at)")

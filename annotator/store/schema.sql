@@ -331,3 +331,13 @@ CREATE TABLE guideline_reads (
             version INTEGER NOT NULL,
             read_at TEXT NOT NULL
         );
+CREATE TABLE claims (
+            golden_id TEXT NOT NULL REFERENCES goldens(id) ON DELETE CASCADE,
+            annotator TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            expires_at TEXT,
+            done_at TEXT,
+            PRIMARY KEY (golden_id, annotator),
+            CHECK ((expires_at IS NULL) <> (done_at IS NULL))
+        );
+CREATE INDEX claims_annotator ON claims(annotator, done_at);

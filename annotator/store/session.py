@@ -17,12 +17,12 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from annotator.errors import NotSaved, ReadStopped, SessionError
+from annotator.errors import NotHeld, NotSaved, ReadStopped, SessionError
 from annotator.files import made_whole
 from annotator.models import (
     DESIGNS,
@@ -753,6 +753,8 @@ class Session:
         reason_wrong: bool = False,
         note: str | None = None,
         grade: int | None = None,
+        per_golden: int | None = None,
+        lease_s: float = 0.0,
     ) -> Label:
         """Record one person's decision on one chunk, with its event, and commit it.
 
@@ -760,7 +762,11 @@ class Session:
         ``reason_wrong`` marks the judge's reason wrong on an accepted verdict; ``grade`` is
         the grade ``verdict`` was read from, on a graded session. A note given
         here replaces the chunk's comment in the same transaction. A blind answer is kept once
-        given: a later decision on the same chunk leaves it alone.
+        given: a later decision on the same chunk leaves it alone. Under a quota of
+        ``per_golden`` people, the person must hold the chunk's golden (NotHeld, nothing
+        written, when it lapsed and others filled it): the decision renews the lease for
+        ``lease_s``, and the one completing the golden keeps it theirs for good, in the same
+        transaction.
         """
         kind = kind_of(verdict, "a label")
         if kind.needs_note and not (note or "").strip():
@@ -770,12 +776,17 @@ class Session:
         if reason_wrong and action != "accept":
             raise SessionError("Only an accepted verdict can have its reason marked wrong.")
         with self._write():
+            golden_id = self.golden_id_of(chunk_id)
+            stamp = now()
+            if per_golden is not None and not self._hold(golden_id, annotator, per_golden,
+                                                         lease_s, stamp):
+                raise NotHeld(f"{golden_id} is no longer yours: it has its {per_golden} "
+                              "people now.")
             before = self._label_row(annotator, chunk_id)
             if before is not None and before["blind_verdict"] is not None:
                 blind_verdict = before["blind_verdict"]
             if note is None and before is not None:
                 note = before["note"]
-            stamp = now()
             # The guidelines the person had been shown, read inside the write (a version set
             # since, which their screen shows before their next golden, is not yet theirs).
             self.conn.execute(
@@ -797,9 +808,12 @@ class Session:
             )
             after = self._label_row(annotator, chunk_id)
             assert after is not None
+            if per_golden is not None and self._completed(golden_id, annotator):
+                self.conn.execute("UPDATE claims SET done_at = ?, expires_at = NULL "
+                                  "WHERE golden_id = ? AND annotator = ? AND done_at IS NULL",
+                                  (stamp, golden_id, annotator))
             self._event(
-                "decide", annotator=annotator, chunk_id=chunk_id,
-                golden_id=self.golden_id_of(chunk_id),
+                "decide", annotator=annotator, chunk_id=chunk_id, golden_id=golden_id,
                 payload={"before": _decision_state(before), "after": _decision_state(after)},
             )
         return Label.of_row(after)
@@ -905,6 +919,74 @@ class Session:
         """Answered labels by the version of the guidelines they were made under."""
         return {row[0]: int(row[1]) for row in self.conn.execute(
             f"SELECT guideline, count(*) FROM labels l WHERE {ANSWERED} GROUP BY guideline")}
+
+    # -- assignment: each golden to at most K people (people/assignment.py) ----------------------
+
+    def claim(self, golden_id: str, annotator: str, per_golden: int, lease_s: float) -> bool:
+        """Give this person the golden for ``lease_s`` seconds (kept for good once they complete
+        it) when fewer than ``per_golden`` others hold or completed it; their unfinished claims
+        on other goldens are let go. False: the golden is full. Counted inside the write, which
+        no other writer shares, so no golden is ever held by more than ``per_golden``."""
+        with self._write():
+            self.conn.execute("DELETE FROM claims WHERE annotator = ? AND golden_id != ? "
+                              "AND done_at IS NULL", (annotator, golden_id))
+            return self._hold(golden_id, annotator, per_golden, lease_s, now())
+
+    def _hold(self, golden_id: str, annotator: str, per_golden: int, lease_s: float,
+              stamp: str) -> bool:
+        """Inside a write: keep, renew or take this person's claim on the golden (see claim)."""
+        mine = self.conn.execute("SELECT done_at, expires_at FROM claims "
+                                 "WHERE golden_id = ? AND annotator = ?",
+                                 (golden_id, annotator)).fetchone()
+        if mine is not None and mine[0] is not None:
+            return True
+        if mine is None or mine[1] <= stamp:  # none, or lapsed: a place must be free
+            held = self.conn.execute(
+                f"SELECT count(*) FROM claims WHERE golden_id = ? AND annotator != ? "
+                f"AND {_LIVE_CLAIM}", (golden_id, annotator, stamp)).fetchone()[0]
+            if held >= per_golden:
+                return False
+        done = self._completed(golden_id, annotator)
+        self.conn.execute(
+            """INSERT INTO claims(golden_id, annotator, claimed_at, expires_at, done_at)
+               VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT(golden_id, annotator) DO UPDATE SET
+                 expires_at = excluded.expires_at, done_at = excluded.done_at""",
+            (golden_id, annotator, stamp, None if done else _later(stamp, lease_s),
+             stamp if done else None))
+        return True
+
+    def _completed(self, golden_id: str, annotator: str) -> bool:
+        """Whether this person has answered every chunk of the golden."""
+        chunks, answered = self.conn.execute(
+            """SELECT count(*), count(l.answer) FROM chunks c LEFT JOIN labels l
+               ON l.chunk_id = c.id AND l.annotator = ? WHERE c.golden_id = ?""",
+            (annotator, golden_id)).fetchone()
+        return bool(chunks) and answered == chunks
+
+    def full_goldens(self, annotator: str, per_golden: int) -> set[str]:
+        """The goldens ``per_golden`` other people hold now or have completed."""
+        return {row[0] for row in self.conn.execute(
+            f"SELECT golden_id FROM claims WHERE annotator != ? AND {_LIVE_CLAIM} "
+            "GROUP BY golden_id HAVING count(*) >= ?", (annotator, now(), per_golden))}
+
+    def release_claims(self, annotator: str) -> int:
+        """Let go of this person's unfinished claims (their screen closed); how many."""
+        with self._write():
+            return self.conn.execute("DELETE FROM claims WHERE annotator = ? AND done_at IS NULL",
+                                     [annotator]).rowcount
+
+    def claim_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+        """(done, held now) per golden and per person, over the claims in force."""
+        per_golden: dict[str, tuple[int, int]] = {}
+        per_person: dict[str, tuple[int, int]] = {}
+        for golden_id, annotator, done in self.conn.execute(
+                f"SELECT golden_id, annotator, done_at IS NOT NULL FROM claims "
+                f"WHERE {_LIVE_CLAIM}", [now()]):
+            for key, table in ((golden_id, per_golden), (annotator, per_person)):
+                d, h = table.get(key, (0, 0))
+                table[key] = (d + 1, h) if done else (d, h + 1)
+        return per_golden, per_person
 
     def _label_row(self, annotator: str, chunk_id: int) -> sqlite3.Row | None:
         rows = self._rows(f"SELECT {_LABEL_COLUMNS} FROM labels WHERE annotator = ? AND chunk_id = ?",
@@ -2072,6 +2154,16 @@ def _storage_failure(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return any(word in text for word in ("locked", "busy", "full", "readonly", "read-only",
                                          "disk i/o"))
+
+
+_LIVE_CLAIM = "(done_at IS NOT NULL OR expires_at > ?)"
+"""A claim that counts toward its golden's quota (the ? is now): done, or its lease running."""
+
+
+def _later(stamp: str, seconds: float) -> str:
+    """The time ``seconds`` after an ISO time of now()'s form, in that form."""
+    return (datetime.fromisoformat(stamp) + timedelta(seconds=seconds)).isoformat(
+        timespec="milliseconds")
 
 
 def _decision_state(row: sqlite3.Row | None) -> dict[str, Any] | None:

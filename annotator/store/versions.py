@@ -11,5 +11,5 @@ MIGRATION_SET = "cp-annotator"
 NAMES = ("m001_initial", "m002_calibration", "m003_call_details", "m004_judge_designs",
          "m005_batches", "m006_probes", "m007_unsure_and_reasons",
          "m008_attention_checks", "m009_chunk_ids", "m010_answer_kinds", "m011_grades", "m012_distractor",
-         "m013_align", "m014_trust", "m015_epochs", "m016_guidelines")
+         "m013_align", "m014_trust", "m015_epochs", "m016_team")
 """Every migration this version knows, in the order they run."""

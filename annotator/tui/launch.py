@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from annotator.models import CHECKS_MIN
+from annotator.people.assignment import Quota
 from annotator.people.presence import one_screen
 from annotator.scoring.checks import Check
 from annotator.store.session import Session
@@ -19,18 +20,19 @@ SCREEN_BUSY_S = 2.0
 def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark: float,
                blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
                checks: Sequence[Check] = (), check_rate: float = 0.0,
-               checks_min: float = CHECKS_MIN) -> str:
+               checks_min: float = CHECKS_MIN, quota: Quota | None = None) -> str:
     """Run the screen until the person quits; return the sentence saying what is stored. A
     second screen under the same name on the session is refused (ScreenInUse)."""
     with one_screen(session.path, annotator, "adjudicate" if adjudicate else "annotate"):
         return _run(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                     only=only, adjudicate=adjudicate, checks=checks, check_rate=check_rate,
-                    checks_min=checks_min)
+                    checks_min=checks_min, quota=quota)
 
 
 def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: float,
          blind_rate: float, only: Sequence[str] | None, adjudicate: bool,
-         checks: Sequence[Check], check_rate: float, checks_min: float) -> str:
+         checks: Sequence[Check], check_rate: float, checks_min: float,
+         quota: Quota | None) -> str:
     if adjudicate:
         from annotator.people.adjudication import Adjudication
         from annotator.tui.app import AdjudicatorApp
@@ -46,8 +48,11 @@ def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: floa
     # count=False: the screen paints the golden first and reads the totals in a worker.
     review = Review(session, annotator, judge, blind_rate=blind_rate, pass_mark=pass_mark,
                     only=only, count=False, checks=checks, check_rate=check_rate,
-                    checks_min=checks_min)
-    AnnotatorApp(review, session.path.name).run()
+                    checks_min=checks_min, quota=quota)
+    try:
+        AnnotatorApp(review, session.path.name).run()
+    finally:
+        review.leave()  # the golden not finished goes back to the pool, however the app ended
     review.remember_position()  # the chunk under the cursor, to reopen there
     done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "
             f"by {annotator}; every" if review.totals_known else "Every")

@@ -36,6 +36,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from annotator.people.presence import in_use_sentence, is_open
+from annotator.people.team import TeamProgress
 from annotator.resolve import alike
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -362,21 +363,29 @@ def _page(title: str, text: str, *, status: int, raw: bool = False) -> web.Respo
                         content_type="text/html", status=status)
 
 
-def dashboard_html(rows: list[dict[str, Any]], pairs: list[dict[str, Any]], goldens: int,
-                   chunks: int) -> str:
-    """The dashboard's body: a table of people, a table of pairs (every value escaped)."""
+def dashboard_html(progress: TeamProgress) -> str:
+    """The dashboard's body: a table of people, of pairs and, under a quota of people per
+    golden, of the goldens claimed (every value escaped)."""
     def cell(value: Any) -> str:
         return f"<td>{html.escape(str(value))}</td>"
 
-    people = "".join(
-        "<tr>" + "".join(cell(row[k]) for k in ("name", "decided", "complete")) + "</tr>"
-        for row in rows) or '<tr><td colspan="3">nobody has labelled yet</td></tr>'
-    agreement = "".join(
-        "<tr>" + "".join(cell(pair[k]) for k in ("pair", "shared", "percent", "kappa")) + "</tr>"
-        for pair in pairs) or '<tr><td colspan="4">no two people share a chunk yet</td></tr>'
-    return (f"<p>{goldens:,} goldens, {chunks:,} chunks. This page reloads every "
-            f"{REFRESH_S} s.</p>"
+    def rows(items: list[dict[str, str]], keys: tuple[str, ...], empty: str) -> str:
+        return "".join("<tr>" + "".join(cell(item.get(k, "")) for k in keys) + "</tr>"
+                       for item in items) or f'<tr><td colspan="{len(keys)}">{empty}</td></tr>'
+
+    quota = bool(progress.claims)
+    keys = ("name", "decided", "complete", *(("claims",) if quota else ()))
+    page = (f"<p>{progress.goldens:,} goldens, {progress.chunks:,} chunks. This page reloads "
+            f"every {REFRESH_S} s.</p>"
             "<h2>People</h2><table><tr><th>annotator</th><th>chunks decided</th>"
-            f"<th>goldens complete</th></tr>{people}</table>"
+            f"<th>goldens complete</th>{'<th>goldens taken</th>' if quota else ''}</tr>"
+            f"{rows(progress.people, keys, 'nobody has labelled yet')}</table>"
             "<h2>Agreement between people</h2><table><tr><th>pair</th><th>chunks both labelled"
-            f"</th><th>agree</th><th>Cohen's kappa</th></tr>{agreement}</table>")
+            "</th><th>agree</th><th>Cohen's kappa</th></tr>"
+            + rows(progress.pairs, ("pair", "shared", "percent", "kappa"),
+                   "no two people share a chunk yet") + "</table>")
+    if quota:
+        page += ("<h2>Goldens taken</h2><table><tr><th>golden</th><th>people done</th>"
+                 "<th>on a screen now</th></tr>"
+                 f"{rows(progress.claims, ('golden', 'done', 'open'), '')}</table>")
+    return page

@@ -49,6 +49,7 @@ def _die_with_server(lifeline: int) -> None:
 def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
     """In the forked child: the screen for one person, on the pipes now at fds 0, 1 and 2."""
     from annotator.models import CHECKS_MIN
+    from annotator.people.assignment import LEASE_MINUTES, Quota
     from annotator.scoring.checks import load
     from annotator.store.session import Session
     from annotator.tui.launch import SCREEN_BUSY_S, run_screen
@@ -61,7 +62,10 @@ def run_tab(settings: dict[str, Any], request: dict[str, Any]) -> None:
             session, request["annotator"], settings["judge"], pass_mark=settings["pass_mark"],
             blind_rate=settings["blind_rate"], only=sample["golden_ids"] if sample else None,
             adjudicate=settings["adjudicate"], checks=load(session) if check_rate else [],
-            check_rate=check_rate, checks_min=settings.get("checks_min", CHECKS_MIN)) + "\n")
+            check_rate=check_rate, checks_min=settings.get("checks_min", CHECKS_MIN),
+            quota=None if settings.get("per_golden") is None else Quota(
+                settings["per_golden"], settings.get("lease_minutes", LEASE_MINUTES) * 60))
+            + "\n")
 
 
 def _rehearse() -> None:

@@ -70,6 +70,8 @@ class AnnotateScreen(Screen[None]):
     def on_mount(self) -> None:
         self.redraw()
         self.set_interval(self.POLL_SECONDS, self._poll_verdicts)
+        if self.review.quota is not None:  # keep the claim on the golden being read
+            self.set_interval(self.review.quota.renew_every_s, self._renew)
         if not self.review.totals_known:
             self._count()
 
@@ -78,10 +80,15 @@ class AnnotateScreen(Screen[None]):
             self.redraw()
             self._count()
 
+    def _renew(self) -> None:
+        if (lost := self.review.renew()) is not None:
+            self.say(lost)
+
     def on_unmount(self) -> None:
         # The totals worker's thread would keep the process alive till its read ends (a
         # second at a million chunks): a person who quits does not wait for it.
         self.review.stop_counting()
+        self.review.leave()
 
     @work(thread=True, exclusive=True, group="totals")
     def _count(self) -> None:
@@ -241,8 +248,7 @@ class AnnotateScreen(Screen[None]):
 
         def jump(golden_id: str | None) -> None:
             if golden_id is not None:
-                self.review.go_to(golden_id)
-                self.say(Outcome(True))
+                self.say(self.review.go_to(golden_id))
 
         self.app.push_screen(QueueScreen(self.review), jump)
 
