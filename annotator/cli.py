@@ -584,10 +584,24 @@ def _team_options(command: Callable[..., None]) -> Callable[..., None]:
                      help="With --per-golden: how long a golden stays taken by a screen that "
                      "stopped without closing (a killed process, a lost laptop) before it "
                      "returns to the pool; an open screen keeps its golden."),
+        click.option("--gate", type=click.IntRange(1), metavar="N",
+                     help="A qualification gate, kept in the session: each newcomer first "
+                     "answers N attention-check chunks, and their labels count toward the "
+                     "truth only once they are right on --checks-min of them (people who "
+                     "labelled before the gate are exempt)."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def _set_gate(session: Session, gate: int | None, checks_min: float,
+              checks_from: str | None) -> None:
+    """Keep the qualification gate in the session, once its checks can fill it."""
+    if gate is not None:
+        from annotator.scoring.gate import keep_gate
+
+        keep_gate(session, gate, checks_min, Path(checks_from) if checks_from else None)
 
 
 def _quota(per_golden: int | None, lease_minutes: float) -> Quota | None:
@@ -624,7 +638,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
                      blind_rate: float, sample_size: int | None, design: str, seed: int,
                      adjudicate: bool, check_rate: float, checks_from: str | None,
                      checks_min: float, per_golden: int | None, lease_minutes: float,
-                     delimiter: str) -> None:
+                     gate: int | None, delimiter: str) -> None:
     """Open the annotation screen on a session file, or on goldens in JSONL/JSON/CSV.
 
     A goldens file is imported into a session file beside it (same name, .db) on first
@@ -687,6 +701,7 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
                 only = draw(session, sample_size, design, seed, judge)["golden_ids"]
             pool, check_rate = _prepare_checks(session, check_rate, checks_from)
+            _set_gate(session, gate, checks_min, checks_from)
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
                         checks_min=checks_min, quota=_quota(per_golden, lease_minutes)),
@@ -2691,7 +2706,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
                   adjudicate: bool, user_header: str | None, trusted_proxy: str | None,
                   dashboard: bool, max_tabs: int | None, check_rate: float,
                   checks_from: str | None, checks_min: float, per_golden: int | None,
-                  lease_minutes: float) -> None:
+                  lease_minutes: float, gate: int | None) -> None:
     """Serve the annotation screen to a team's browsers, one session file for everyone.
 
     Each person opens http://HOST:PORT/?annotator=NAME (or the page asks for a name); each tab
@@ -2734,6 +2749,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
             draw(session, sample_size, design, seed, judge)
         if not adjudicate:  # kept in the session: each tab reads them there
             _, check_rate = _prepare_checks(session, check_rate, checks_from)
+            _set_gate(session, gate, checks_min, checks_from)
     settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
                 "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min,

@@ -21,6 +21,8 @@ from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTot
 from annotator.people.assignment import NothingLeft, Quota, lapsed, nothing_left
 from annotator.resolve import judge_named, one_judge
 from annotator.scoring.checks import Check, is_turn, next_check
+from annotator.scoring.checks import load as load_checks
+from annotator.scoring.gate import gating
 from annotator.stats.chunk_agreement import Confusion
 from annotator.stats.comparison import GoldenComparison
 from annotator.stats.metrics import context_precision_by_golden
@@ -202,6 +204,13 @@ class Review:
         if count:
             self.apply(self.count())
         self.open(*self._start())
+        self.gated = gating(session, annotator)
+        """Under the session's qualification gate (scoring/gate.py): this person answers check
+        chunks first, before any golden, until they have answered the gate's number."""
+        if self.gated:
+            if not self.checks:
+                self.checks = load_checks(session)
+            self._gate_check()
 
     # -- the running totals ---------------------------------------------------------------------
 
@@ -660,7 +669,8 @@ class Review:
             if self.stopping:
                 message += f" Sample: {self.stopping}."
         if self.check is not None:  # an attention check, answered: on to where it stood
-            self.open(self._after_check)
+            if not (self.gated and self._gate_check()):
+                self.open(self._after_check)
             return Outcome(True, message)
         following = self._next_unfinished(self.index)
         if following == self.index:  # this golden, just finished, was the last unfinished one
@@ -687,6 +697,19 @@ class Review:
         """The golden's place in the review, from 0, as the header shows it: a check takes the
         place of the golden it comes before, so nothing tells it apart."""
         return self._after_check if self.check is not None else self.index
+
+    def _gate_check(self) -> bool:
+        """Under the gate, open the next check while the person has check chunks to answer
+        (the golden on screen waits behind it); False once they have answered enough, or
+        every check."""
+        self.gated = gating(self.session, self.annotator)
+        if not self.gated:
+            return False
+        check = next_check(self.session, self.annotator, self.checks)
+        if check is None:
+            return False
+        self._open_check(check, self._after_check if self.check is not None else self.index)
+        return True
 
     def _open_check(self, check: Check, after: int) -> None:
         """Show a check as any golden; ``after`` is the golden to open once it is answered."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from annotator.columns import MISSING
+from annotator.scoring.gate import standing
 from annotator.stats.chunk_agreement import Confusion, cohen_kappa, percent_agreement
 from annotator.store.session import Session
 
@@ -34,6 +35,10 @@ def team_progress(session: Session) -> TeamProgress:
     by_golden, by_person = session.claim_counts()
     people = [{"name": name, "decided": f"{int((v != MISSING).sum()):,}",
                "complete": f"{int(frame.complete(v).sum()):,}"} for name, v in labels.items()]
+    at_gate = standing(session)
+    if at_gate is not None:
+        for row in people:
+            row["gate"] = at_gate[row["name"]].sentence if row["name"] in at_gate else ""
     if by_golden:
         for row in people:
             done, held = by_person.get(row["name"], (0, 0))

@@ -19,6 +19,7 @@ import numpy as np
 from annotator.columns import MISSING, ChunkFrame, JudgeColumns, LabelColumns
 from annotator.errors import SessionError
 from annotator.models import CHECKS_MIN, Scale
+from annotator.scoring.gate import counted_people
 from annotator.scoring.grouping import DEFAULT_GROUP_BY, system_values
 from annotator.scoring.truth import answers, team_truth
 from annotator.stats.bootstrap import ClusterSums, Estimates, Sums, column, confusion_formula
@@ -133,7 +134,7 @@ class Inputs:
     names: list[str]
     """The compared label sets' names."""
     everyone: list[str]
-    """Everyone who labelled the session."""
+    """Everyone who labelled the session and whose labels count (a gate leaves some out)."""
     golden_ids: list[str]
     cp_judge: np.ndarray
     """CP per golden under the judge's verdicts (NaN while incomplete)."""
@@ -182,7 +183,9 @@ def gather(session: Session, judge: str, only: Sequence[str] | None, options: Op
     threshold = None if scale is None else scale.relevant_from
     said = session.judge_columns(judge, frame, relevant_from=threshold)
     cp_judge = context_precision_by_golden(said.verdict, frame.sizes)
-    everyone = session.annotators()
+    # Everyone whose labels count: a qualification gate leaves out who has not passed it
+    # (report/sections/gate.py says who and why); a person named is compared all the same.
+    everyone = counted_people(session, session.annotators())
     chosen = everyone if options.gold or not options.annotators else list(options.annotators)
     people = {name: session.label_columns(name, frame, relevant_from=threshold)
               for name in chosen}

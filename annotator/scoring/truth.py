@@ -17,6 +17,7 @@ from annotator.errors import SessionError
 from annotator.lazy import np
 from annotator.models import Label
 from annotator.resolve import NOBODY, annotator_named
+from annotator.scoring.gate import counted_people
 from annotator.store.session import Session
 from annotator.verdict import Answer, kind_of
 
@@ -123,6 +124,7 @@ def truth(session: Session, annotator: str | None = None,
             unsure = unsure & ~settled
         return Truth(frame, verdict, annotator, unsure)
     gold = session.gold_column(frame)
+    people = counted_people(session, people)  # a gate leaves out who has not passed it
     if not people and not (gold != MISSING).any():
         raise SessionError(NOBODY)
     return team_truth(frame, {p: answers(session.label_columns(p, frame)) for p in people}, gold)

@@ -1727,6 +1727,24 @@ class Session:
 
     # -- the random sample (annotator.scoring.sampling) -----------------------------------------------
 
+    def gate(self) -> dict[str, Any] | None:
+        """The qualification gate (scoring/gate.py): {checks, min, set_at, exempt}; None when
+        the session has none."""
+        value = self._setting("gate")
+        return None if value is None else dict(value)
+
+    def set_gate(self, checks: int, minimum: float) -> dict[str, Any]:
+        """Keep a qualification gate of ``checks`` check chunks passed at ``minimum``; the people
+        who labelled before the first gate are exempt (the gate is for newcomers). Returns it."""
+        with self._write():
+            before = self._setting("gate")
+            exempt = before["exempt"] if before else [row[0] for row in self.conn.execute(
+                "SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
+            gate = {"checks": checks, "min": minimum,
+                    "set_at": before["set_at"] if before else now(), "exempt": exempt}
+            self._set_setting("gate", gate)
+        return gate
+
     def random_sample(self) -> dict[str, Any] | None:
         """The sample of goldens drawn for unbiased estimates: {size, seed, golden_ids} and, for
         a stratified or active design, what annotator.scoring.sampling stores with it."""

@@ -374,11 +374,14 @@ def dashboard_html(progress: TeamProgress) -> str:
                        for item in items) or f'<tr><td colspan="{len(keys)}">{empty}</td></tr>'
 
     quota = bool(progress.claims)
-    keys = ("name", "decided", "complete", *(("claims",) if quota else ()))
+    gated = any("gate" in row for row in progress.people)
+    keys = ("name", "decided", "complete", *(("claims",) if quota else ()),
+            *(("gate",) if gated else ()))
     page = (f"<p>{progress.goldens:,} goldens, {progress.chunks:,} chunks. This page reloads "
             f"every {REFRESH_S} s.</p>"
             "<h2>People</h2><table><tr><th>annotator</th><th>chunks decided</th>"
-            f"<th>goldens complete</th>{'<th>goldens taken</th>' if quota else ''}</tr>"
+            f"<th>goldens complete</th>{'<th>goldens taken</th>' if quota else ''}"
+            f"{'<th>qualification gate</th>' if gated else ''}</tr>"
             f"{rows(progress.people, keys, 'nobody has labelled yet')}</table>"
             "<h2>Agreement between people</h2><table><tr><th>pair</th><th>chunks both labelled"
             "</th><th>agree</th><th>Cohen's kappa</th></tr>"
