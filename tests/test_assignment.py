@@ -20,7 +20,7 @@ from annotator.people.review import Review
 from annotator.people.team import team_progress
 from annotator.store.session import Session
 from tests.conftest import ROOT, banking_file, write_lines
-from tests.waiting import wait_until
+from tests.waiting import PATIENCE, wait_until
 
 FIRST, SECOND = "savings-min-balance", "fd-premature-withdrawal"
 
@@ -120,6 +120,14 @@ def _workers(db: Path, mode: str, log: Path, names: list[str], lease_s: float
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Kill whatever is left of the workers (a failed test leaves none running)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _completed_by(db: Path) -> Counter[str]:
     """Per golden, how many people answered every one of its chunks."""
     conn = sqlite3.connect(db)
@@ -163,16 +171,19 @@ def test_fifty_people_on_three_processes_fill_every_golden_exactly_and_a_killed_
     logs = [tmp_path / f"said-{i}.jsonl" for i in range(3)]
     procs = [_workers(db, "exact", log, group, lease_s=1.0)
              for log, group in zip(logs, groups, strict=True)]
-    # Kill the first process mid-run, once its people have decided a good share, while they
-    # hold goldens they have not finished.
-    wait_until(lambda: _decisions(db, groups[0]) >= 200 and _open_claims(db, groups[0]),
-               "the first process's 200th decision")
-    procs[0].send_signal(signal.SIGKILL)
-    procs[0].wait()
-    orphans = _open_claims(db, groups[0])
-    for proc in procs[1:]:
-        _, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err.decode()[-3000:]
+    try:
+        # Kill the first process mid-run, once its people have decided a good share, while
+        # they hold goldens they have not finished.
+        wait_until(lambda: _decisions(db, groups[0]) >= 200 and _open_claims(db, groups[0]),
+                   "the first process's 200th decision")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        orphans = _open_claims(db, groups[0])
+        for proc in procs[1:]:
+            _, err = proc.communicate(timeout=PATIENCE)
+            assert proc.returncode == 0, err.decode()[-3000:]
+    finally:
+        _stop(procs)
 
     with Session(db) as session:
         by_golden, _ = session.claim_counts()
@@ -213,8 +224,11 @@ def test_the_obvious_recipe_over_assigns(tmp_path: Path) -> None:
     people = [f"p{i:02d}" for i in range(30)]
     procs = [_workers(db, "naive", tmp_path / f"said-{i}.jsonl", people[i::3], lease_s=60)
              for i in range(3)]
-    for proc in procs:
-        _, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err.decode()[-3000:]
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=PATIENCE)
+            assert proc.returncode == 0, err.decode()[-3000:]
+    finally:
+        _stop(procs)
     over = [g for g, n in _completed_by(db).items() if n > 2]
     assert over, "the naive recipe never over-assigned: the race did not happen"
