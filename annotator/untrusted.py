@@ -52,8 +52,10 @@ def parse_json(text: str, *, lone_surrogates: bool = False) -> Any:
     # Cheap checks first, the walk only when they say it may be needed.
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise UnsafeJson(f"the JSON is {MAX_DEPTH_NOTE}.")
-    # Only an escape can make a lone surrogate: check then, not always.
-    if not lone_surrogates and SURROGATE_ESCAPE.search(text):
+    # Only an escape can make a lone surrogate: check then, not always (every surrogate's
+    # escape starts \ud or \uD, found in C before the pattern is tried at every position).
+    if not lone_surrogates and ("\\ud" in text or "\\uD" in text) \
+            and SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

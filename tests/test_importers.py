@@ -426,3 +426,21 @@ def test_spans_written_twice_make_one_golden_each(tmp_path: Path) -> None:
     assert "4 spans are written twice" in result.output
     once = imported(FIXTURES / "otel-console-spans.jsonl", tmp_path / "o.db")
     assert once.exit_code == 0 and stored(tmp_path / "t.db") == stored(tmp_path / "o.db")
+
+
+@pytest.mark.parametrize("documents", [
+    [{"document.content": "a", "document.id": "d1", "document.score": 0.5,
+      "document.metadata": {"source": "kb.md"}},
+     {"document.metadata": {"source": "none"}},  # no content, id or score: no rank
+     {"document.content": "c [b]x[/b] 🏦", "document.score": 1}],
+    [{"document": {"content": "a", "id": "d1", "score": 0.5, "metadata": {"k": 1}}},
+     {"document": {"content": {"deep": "dict"}}}, {"document": {"id": "only-id"}}],
+    [{"document.content": ["list", "of", "words"], "document.id": 7}],
+])
+def test_a_rows_documents_read_at_once_equal_the_flattened_keys(documents: list[Any]) -> None:
+    from annotator.importers import openinference as oi
+
+    flat: dict[str, Any] = {}
+    oi._flat("retrieval.documents", documents, flat)
+    assert oi._documents({"attributes": flat}) == oi._documents(
+        {"attributes": {}, "documents": oi._row_documents(documents)})

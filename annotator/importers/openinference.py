@@ -105,7 +105,7 @@ def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
             _flat(f"{prefix}.{key}" if prefix else str(key), inner, out)
-    elif isinstance(value, list | tuple) and value and all(isinstance(v, dict) for v in value):
+    elif _is_records(value):
         for i, inner in enumerate(value):
             _flat(f"{prefix}.{i}", inner, out)
     elif value is not None:
@@ -122,17 +122,51 @@ def _sdk_span(span: dict[str, Any], line: int | None) -> dict[str, Any]:
             "name": span.get("name"), "attributes": attributes, "line": line}
 
 
+def _is_records(value: Any) -> bool:
+    """Whether a value is a non-empty list of objects (flattened by index, as OTLP lists)."""
+    return isinstance(value, list | tuple) and bool(value) and all(
+        isinstance(v, dict) for v in value)
+
+
+def _row_documents(value: Any) -> list[dict[str, Any]] | None:
+    """A dataframe row's ``retrieval.documents`` column read at once, as ``_documents`` reads
+    the flat keys (``document.content`` in each object, or ``document`` holding ``content``):
+    each document's content, id and score where given, a document giving none left out; None
+    when the column is no list of objects (then it is flattened as any attribute)."""
+    if not _is_records(value):
+        return None
+    out = []
+    for item in value:
+        inner = item.get("document")
+        nested = isinstance(inner, dict)
+        found = {}
+        for name in ("content", "id", "score"):
+            given = inner.get(name) if nested else item.get(f"document.{name}")
+            if given is not None and not (isinstance(given, dict | list | tuple) and (
+                    isinstance(given, dict) or _is_records(given))):
+                found[name] = given
+        if found:
+            out.append(found)
+    return out
+
+
 def _row_span(row: dict[str, Any], line: int | None, index: int) -> dict[str, Any]:
-    """A spans dataframe's row as a span."""
+    """A spans dataframe's row as a span (its documents read at once, not flattened)."""
     attributes: dict[str, Any] = {}
+    documents = None
     for column, value in row.items():
         if str(column).startswith(ATTRIBUTES):
-            _flat(str(column)[len(ATTRIBUTES):], value, attributes)
+            key = str(column)[len(ATTRIBUTES):]
+            if key == "retrieval.documents" and (read := _row_documents(value)) is not None:
+                documents = read
+                continue
+            _flat(key, value, attributes)
     attributes.setdefault(KIND, row.get("span_kind"))
     return {"trace": hex_id(row.get("context.trace_id")),
             "span": hex_id(row.get("context.span_id")) or f"row{index}",
             "parent": hex_id(row.get("parent_id")), "start": instant(row.get("start_time")),
-            "name": row.get("name"), "attributes": attributes, "line": line}
+            "name": row.get("name"), "attributes": attributes, "line": line,
+            "documents": documents}
 
 
 def _spans(documents: Iterable[tuple[int | None, Any]], name: str) -> list[dict[str, Any]]:
@@ -194,10 +228,12 @@ def rows(documents: Iterable[tuple[int | None, Any]], name: str, notices: list[s
                                "'retrieval.documents.N.document.content'", retriever))
 
 
-def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+def _documents(span: dict[str, Any]) -> list[dict[str, Any]]:
     """A retriever span's documents, in rank order."""
+    if span.get("documents") is not None:  # read at once from a dataframe's row
+        return list(span["documents"])
     found: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
+    for key, value in span["attributes"].items():
         if (match := DOCUMENT.match(str(key))) is not None:
             found.setdefault(int(match[1]), {})[match[2]] = value
     return [found[i] for i in sorted(found)]
@@ -216,7 +252,7 @@ def _trace_goldens(trace: str, members: list[dict[str, Any]], retriever: str | N
         llm[-1]["attributes"].get("output.value") if llm else None)
     found = []
     for span in chosen:
-        ranked = _documents(span["attributes"])
+        ranked = _documents(span)
         found.append(Retrieval(
             span["span"], span["attributes"].get("input.value")
             or root_attributes.get("input.value"), [d.get("content") for d in ranked],

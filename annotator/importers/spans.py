@@ -18,11 +18,14 @@ Golden = dict[str, Any]
 Span = TypeVar("Span")
 
 
+HEX = re.compile(r"[0-9a-fA-F]+")
+
+
 def hex_id(given: Any) -> str:
     """A trace or span id as hex, however the file wrote it (OTLP JSON's hex, protobuf's and
     MLflow 3's base64, MLflow 2's 0x hex); any other id as it is."""
     text = str(given or "").removeprefix("0x")  # MLflow 2 wrote ids as 0x-prefixed hex
-    if re.fullmatch(r"[0-9a-fA-F]+", text) and len(text) in (16, 32):
+    if len(text) in (16, 32) and HEX.fullmatch(text):
         return text.lower()
     try:
         raw = base64.b64decode(text, validate=True)

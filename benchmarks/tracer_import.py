@@ -1,0 +1,137 @@
+"""Tracer import beside its bare program: `annotator import --from phoenix` of Phoenix's spans
+dataframe as JSON lines (a row a span: a CHAIN root, a RETRIEVER with 10 documents, an LLM span,
+per trace), at two sizes.
+
+The bare program does the same work with nothing else: json.loads of each line, the spans
+gathered by trace, each retriever's question (its input, else the root's), documents (content,
+id, score) and response (the root's output), a content hash per golden, and the goldens and
+chunks written to SQLite with executemany in one transaction. Each runs in a process of its own,
+alternately; prints CPU medians, their ratio and the budget (2x), and the growth exponent of
+each from the smaller size to the larger (budget: within 0.1 of the bare program's).
+Run: python benchmarks/tracer_import.py [--traces 3000,30000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from measure import measured
+
+BUDGET, BUDGET_EXPONENT = 2.0, 0.1
+DOCUMENTS = 10
+
+BARE = r"""
+import hashlib, json, sqlite3, sys
+source, target = sys.argv[1], sys.argv[2]
+traces = {}
+with open(source, encoding="utf-8") as lines:
+    for line in lines:
+        span = json.loads(line)
+        traces.setdefault(span["context.trace_id"], []).append(span)
+goldens, chunks = [], []
+for trace_id, spans in traces.items():
+    root = next(s for s in spans if s["parent_id"] is None)
+    for span in spans:
+        if span["attributes.openinference.span.kind"] != "RETRIEVER":
+            continue
+        documents = span["attributes.retrieval.documents"] or []
+        question = span["attributes.input.value"] or root["attributes.input.value"]
+        response = root["attributes.output.value"]
+        texts = [d["document.content"] for d in documents]
+        metadata = json.dumps({"trace_id": trace_id, "span_id": span["context.span_id"],
+                               "retriever": span["name"]})
+        digest = hashlib.sha256(json.dumps([question, response, texts, metadata]).encode())
+        goldens.append((trace_id, len(goldens) + 1, question, response, metadata,
+                        digest.hexdigest()))
+        chunks += [(trace_id, rank, d["document.content"], d.get("document.id"),
+                    d.get("document.score")) for rank, d in enumerate(documents, 1)]
+conn = sqlite3.connect(target)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
+             "response TEXT, metadata TEXT, content_sha256 TEXT)")
+conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
+             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
+with conn:
+    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
+    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
+                     "VALUES (?, ?, ?, ?, ?)", chunks)
+print(len(goldens))
+"""
+
+
+def spans(path: Path, traces: int) -> None:
+    """Write Phoenix's spans dataframe as JSON lines: three spans a trace."""
+    with path.open("w", encoding="utf-8") as out:
+        for t in range(traces):
+            trace, root = f"{t:032x}", f"{t:08x}00000001"
+            base = {"start_time": 1796563045438 + t, "end_time": 1796563045440 + t,
+                    "status_code": "UNSET", "status_message": "", "events": [],
+                    "context.trace_id": trace}
+            question = f"What does clause {t} of the account terms say about fees?"
+            answer = f"Clause {t} sets the fee at {t % 97} rupees a quarter."
+            documents = [{"document.id": f"kb-{t}-{k}", "document.score": round(1 - k / 20, 3),
+                          "document.content": f"Passage {k} on clause {t}: the fee is "
+                          f"{(t + k) % 97} rupees a quarter, charged on the account's "
+                          "average balance; see the schedule of charges for the rest.",
+                          "document.metadata": {"source": "kb.md"}} for k in range(DOCUMENTS)]
+            rows = [
+                {"name": "query", "span_kind": "CHAIN", "parent_id": None,
+                 "context.span_id": root, "attributes.openinference.span.kind": "CHAIN",
+                 "attributes.input.value": question, "attributes.output.value": answer,
+                 "attributes.retrieval.documents": None},
+                {"name": "retrieve", "span_kind": "RETRIEVER", "parent_id": root,
+                 "context.span_id": f"{t:08x}00000002",
+                 "attributes.openinference.span.kind": "RETRIEVER",
+                 "attributes.input.value": question, "attributes.output.value": None,
+                 "attributes.retrieval.documents": documents},
+                {"name": "generate", "span_kind": "LLM", "parent_id": root,
+                 "context.span_id": f"{t:08x}00000003",
+                 "attributes.openinference.span.kind": "LLM",
+                 "attributes.input.value": None, "attributes.output.value": answer,
+                 "attributes.retrieval.documents": None},
+            ]
+            for row in rows:
+                out.write(json.dumps({**row, **base}) + "\n")
+
+
+def main() -> None:
+    """Print each size's figures beside the bare program's and the budget."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", default="3000,30000")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.traces.split(",")]
+    grown = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for traces in sizes:
+            folder = Path(tmp) / str(traces)
+            folder.mkdir()
+            source = folder / "spans.jsonl"
+            spans(source, traces)
+            ours, bare = [], []
+            for run in range(args.runs):
+                ours.append(measured([sys.executable, "-m", "annotator", "import", str(source),
+                                      "--from", "phoenix", "--session",
+                                      str(folder / f"ours{run}.db")])[0])
+                bare.append(measured([sys.executable, "-c", BARE, str(source),
+                                      str(folder / f"bare{run}.db")])[0])
+            o, b = statistics.median(ours), statistics.median(bare)
+            grown.append((traces * 3, o, b))
+            print(f"import --from phoenix, {traces * 3:,} spans ({traces:,} goldens x "
+                  f"{DOCUMENTS}): {o:.2f} s CPU against the bare program's {b:.2f} s "
+                  f"({o / b:.2f}x; budget {BUDGET:.0f}x)")
+    if len(grown) > 1:
+        (n1, o1, b1), (n2, o2, b2) = grown[0], grown[-1]
+        scale = math.log(n2 / n1)
+        print(f"growth exponent: {math.log(o2 / o1) / scale:.2f} against the bare program's "
+              f"{math.log(b2 / b1) / scale:.2f} (budget: within {BUDGET_EXPONENT})")
+
+
+if __name__ == "__main__":
+    main()
