@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from measure import measured
 
@@ -80,7 +81,7 @@ def spans(path: Path, traces: int) -> None:
                           f"{(t + k) % 97} rupees a quarter, charged on the account's "
                           "average balance; see the schedule of charges for the rest.",
                           "document.metadata": {"source": "kb.md"}} for k in range(DOCUMENTS)]
-            rows = [
+            rows: list[dict[str, Any]] = [
                 {"name": "query", "span_kind": "CHAIN", "parent_id": None,
                  "context.span_id": root, "attributes.openinference.span.kind": "CHAIN",
                  "attributes.input.value": question, "attributes.output.value": answer,

@@ -134,3 +134,15 @@ def test_the_gate_is_kept_by_serve_and_annotate_reads_it(db: Path) -> None:
         assert gate["exempt"] == ["sample-reviewer", "second-reviewer"]
         assert on_check(Review(session, "newcomer", "sample-judge"))
         assert Review(session, "sample-reviewer", "sample-judge").check is None
+
+
+def test_a_gated_newcomer_cannot_skip_the_checks_with_the_golden_keys(db: Path) -> None:
+    with Session(db) as session:
+        keep_gate(session, GATE, 0.75)
+        review = Review(session, "kim", "sample-judge")
+        assert on_check(review)
+        assert review.next_golden().ok and on_check(review)
+        assert review.previous_golden().ok and on_check(review)
+        assert review.go_to(session.golden_ids()[0]).ok and on_check(review)
+        assert review.take_next().ok and on_check(review)
+        assert session.labels("kim") == {}  # no golden decided before the gate

@@ -306,14 +306,26 @@ class Review:
             return {}
         return {"per_golden": self.quota.per_golden, "lease_s": self.quota.lease_s}
 
+    def _claims(self, golden_id: str) -> bool:
+        """Claim one golden for this person (True: theirs now; a busy file counts as no)."""
+        assert self.quota is not None
+        try:
+            return self.session.claim(golden_id, self.annotator, self.quota.per_golden,
+                                      self.quota.lease_s)
+        except NotSaved:
+            return False
+
     def renew(self) -> Outcome | None:
         """Keep this person's claim on the golden on screen while they read (a screen calls it
-        every few minutes); an Outcome saying so when the claim had lapsed and others took the
-        golden meanwhile."""
+        every minute); an Outcome saying so when the claim had lapsed and others took the
+        golden meanwhile. A busy file is tried again at the next call."""
         if self.quota is None or self.check is not None:
             return None
-        if self.session.claim(self.golden.id, self.annotator, self.quota.per_golden,
-                              self.quota.lease_s):
+        try:
+            if self.session.claim(self.golden.id, self.annotator, self.quota.per_golden,
+                                  self.quota.lease_s):
+                return None
+        except NotSaved:
             return None
         return Outcome(False, lapsed(self.golden.id, self.quota))
 
@@ -466,13 +478,25 @@ class Review:
         self.select(self.cursor + delta)
         return None
 
+    def _moved(self, index: int, *, step: int = 1, unfinished: bool = False) -> Outcome | None:
+        """Open a golden as a key asks (see open): None once it is open; an Outcome when the
+        person may take none now, or the file was busy; under the gate, the next check
+        instead (a newcomer answers the gate's checks before any golden)."""
+        if self.gated and self._gate_check():
+            return Outcome(True)
+        try:
+            self.open(index, step=step, unfinished=unfinished)
+        except NothingLeft as error:
+            return Outcome(False, str(error))
+        except NotSaved as busy:
+            return Outcome(False, f"Not saved: {busy}")
+        return None
+
     def next_golden(self) -> Outcome:
         """The next golden in order; past the last, the first again, said on the status line."""
         was = self.index
-        try:
-            self.open(self.index + 1)
-        except NothingLeft as error:
-            return Outcome(False, str(error))
+        if (refused := self._moved(self.index + 1)) is not None:
+            return refused
         wrapped = self.index <= was
         return Outcome(True, f"That was the last of {len(self.golden_ids):,} goldens: back to "
                              "the first." if wrapped and len(self.golden_ids) > 1 else "")
@@ -480,10 +504,8 @@ class Review:
     def previous_golden(self) -> Outcome:
         """The previous golden in order; before the first, the last, said on the status line."""
         was = self.index
-        try:
-            self.open(self.index - 1, step=-1)
-        except NothingLeft as error:
-            return Outcome(False, str(error))
+        if (refused := self._moved(self.index - 1, step=-1)) is not None:
+            return refused
         wrapped = self.index >= was
         return Outcome(True, f"That was the first of {len(self.golden_ids):,} goldens: on to "
                              "the last." if wrapped and len(self.golden_ids) > 1 else "")
@@ -493,22 +515,17 @@ class Review:
         following = self._next_unfinished(self.index)
         if following == self.index and self.is_complete(self.golden_ids[following]):
             return Outcome(False, "Every golden is complete.")
-        try:
-            self.open(following, unfinished=True)
-        except NothingLeft as error:
-            return Outcome(False, str(error))
-        return Outcome(True)
+        return self._moved(following, unfinished=True) or Outcome(True)
 
     def go_to(self, golden_id: str) -> Outcome:
         """Show the golden with this id (under a quota, only one this person can claim)."""
-        index = self._at[golden_id]
-        if self.quota is not None and not self.session.claim(
-                golden_id, self.annotator, self.quota.per_golden, self.quota.lease_s):
+        if self.gated and self._gate_check():
+            return Outcome(True)
+        if self.quota is not None and not self._claims(golden_id):
             return Outcome(False, f"{golden_id} already has its {self.quota.per_golden} "
                                   f"{'person' if self.quota.per_golden == 1 else 'people'} "
                                   "(done, or on their screens now): pick another.")
-        self.open(index)
-        return Outcome(True)
+        return self._moved(self._at[golden_id]) or Outcome(True)
 
     def _next_unfinished(self, after: int) -> int:
         n = len(self.golden_ids)
@@ -680,6 +697,8 @@ class Review:
                 following = self._claim_from(following, 1, True)
             except NothingLeft as error:
                 return Outcome(True, f"{message} {error}")
+            except NotSaved as busy:
+                return Outcome(True, f"{message} Not moved on: {busy}")
         self._completed_here += 1
         if self.checks and is_turn(self.session_id, self.annotator, self._completed_here,
                                    self.check_rate):
