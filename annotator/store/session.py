@@ -895,7 +895,7 @@ class Session:
                 self._rows(f"SELECT {columns(Guideline)} FROM guidelines ORDER BY version")]
 
     def guideline_in_force(self) -> int | None:
-        """The version of the guidelines a decision made now records (None: there are none)."""
+        """The newest version of the guidelines, the one screens show (None: there are none)."""
         value = self._scalar("SELECT max(version) FROM guidelines")
         return None if value is None else int(value)
 
