@@ -21,13 +21,15 @@ BUDGET_CPU_S = 10.0
 QUERIES, PAIRS = 82, 4423
 
 
-def write_collection(tmp: Path, judges: int, seed: int = 0) -> list[str]:
-    """Topics, the assessors' qrels (also the pool) and each judge's; the import's arguments."""
+def write_collection(tmp: Path, judges: int, seed: int = 0, scale: int = 1) -> list[str]:
+    """Topics, the assessors' qrels (also the pool) and each judge's, ``scale`` times the
+    collection's queries and pairs; the import's arguments."""
     rng = np.random.default_rng(seed)
-    sizes = rng.multinomial(PAIRS - QUERIES, np.full(QUERIES, 1 / QUERIES)) + 1
+    queries, count = QUERIES * scale, PAIRS * scale
+    sizes = rng.multinomial(count - queries, np.full(queries, 1 / queries)) + 1
     (tmp / "queries.tsv").write_text("".join(f"{2023000 + q}\tquery {q}\n"
-                                             for q in range(QUERIES)))
-    pairs = [(2023000 + q, f"msmarco_passage_{q:02d}_{k}") for q in range(QUERIES)
+                                             for q in range(queries)))
+    pairs = [(2023000 + q, f"msmarco_passage_{q:02d}_{k}") for q in range(queries)
              for k in range(int(sizes[q]))]
     truth = rng.choice(4, size=len(pairs), p=[0.45, 0.25, 0.2, 0.1])
     (tmp / "nist.qrels").write_text("".join(f"{q} 0 {d} {g}\n"
@@ -47,15 +49,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--judges", type=int, default=42)
     parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--scale", type=int, default=1,
+                        help="Times the collection's queries and pairs (100: 442,300 pairs).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        files = write_collection(tmp, args.judges)
+        files = write_collection(tmp, args.judges, scale=args.scale)
         db = str(tmp / "dl.db")
         annotator = [sys.executable, "-m", "annotator"]
         cpu, mb = measured([*annotator, "import-trec", db, "--queries",
                             str(tmp / "queries.tsv"), *files])
-        print(f"{QUERIES} queries, {PAIRS:,} pairs, {args.judges} judges graded 0-3, "
+        print(f"{QUERIES * args.scale:,} queries, {PAIRS * args.scale:,} pairs, "
+              f"{args.judges} judges graded 0-3, "
               f"{args.resamples:,} resamples")
         print(f"import-trec                : {cpu:6.2f} s CPU, {mb:4.0f} MB (no budget)")
         for fmt in ("table", "json", "html"):

@@ -367,3 +367,24 @@ def test_the_python_api_imports_a_collection_as_the_command_does(tmp_path: Path)
     with pytest.raises(AnnotatorError, match="0-N"):
         api.import_trec(tmp_path / "none.db", c["topics"], pool=c["files"]["nist"], scale="3")
     assert not (tmp_path / "none.db").exists()
+
+
+def test_qrels_outside_the_pool_are_counted_and_a_pair_graded_twice_is_refused(
+        tmp_path: Path) -> None:
+    c = collection(tmp_path, queries=3, docs=4)
+    judge = tmp_path / "outside.qrels"
+    judge.write_text(c["files"]["gpt"].read_text() + "q0 0 not-pooled 2\nq9 0 d9_0 1\n"
+                     "q0 0 not-pooled 2\n")  # the same grade again is no conflict
+    db = tmp_path / "trec.db"
+    said = ok("import-trec", str(db), "--queries", str(c["topics"]), "--pool",
+              str(c["files"]["nist"]), "--judge", f"gpt={judge}")
+    assert "grades 2 documents that the pool does not hold" in said
+    for extra, line in (("q0 0 d0_0 9\n", 13), ("q0 0 not-pooled 2\nq0 0 not-pooled 1\n", 14),
+                        (f"q0 0 d0_1 {2**40}\n", 13)):
+        bad = tmp_path / "bad.qrels"
+        bad.write_text(c["files"]["gpt"].read_text() + extra)
+        result = run("import-trec", str(tmp_path / "new.db"), "--queries", str(c["topics"]),
+                     "--pool", str(c["files"]["nist"]), "--judge", f"gpt={bad}")
+        assert result.exit_code == 2 and f"bad.qrels, line {line}" in result.output, \
+            result.output
+        assert not (tmp_path / "new.db").exists()
