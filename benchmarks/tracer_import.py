@@ -119,14 +119,17 @@ def main() -> None:
             for run in range(args.runs):
                 ours.append(measured([sys.executable, "-m", "annotator", "import", str(source),
                                       "--from", "phoenix", "--session",
-                                      str(folder / f"ours{run}.db")])[0])
+                                      str(folder / f"ours{run}.db")]))
                 bare.append(measured([sys.executable, "-c", BARE, str(source),
-                                      str(folder / f"bare{run}.db")])[0])
-            o, b = statistics.median(ours), statistics.median(bare)
+                                      str(folder / f"bare{run}.db")]))
+            o, b = (statistics.median(cpu for cpu, _ in ours),
+                    statistics.median(cpu for cpu, _ in bare))
+            o_mb, b_mb = max(mb for _, mb in ours), max(mb for _, mb in bare)
             grown.append((traces * 3, o, b))
             print(f"import --from phoenix, {traces * 3:,} spans ({traces:,} goldens x "
                   f"{DOCUMENTS}): {o:.2f} s CPU against the bare program's {b:.2f} s "
-                  f"({o / b:.2f}x; budget {BUDGET:.0f}x)")
+                  f"({o / b:.2f}x; budget {BUDGET:.0f}x); peak {o_mb:.0f} MB against "
+                  f"{b_mb:.0f} MB")
     if len(grown) > 1:
         (n1, o1, b1), (n2, o2, b2) = grown[0], grown[-1]
         scale = math.log(n2 / n1)

@@ -711,3 +711,6 @@ def m016_team(db: Database) -> None:
         )"""
     )
     db.execute("CREATE INDEX claims_annotator ON claims(annotator, done_at)")
+    # The chunks a judge was asked about more than once (the leaderboard's flip rate): found
+    # at once where none are, as for every imported judge, instead of by reading its calls.
+    db.execute("CREATE INDEX verdicts_repeated ON verdicts(judge, chunk_id) WHERE repetition > 1")

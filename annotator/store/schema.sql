@@ -341,3 +341,4 @@ CREATE TABLE claims (
             CHECK ((expires_at IS NULL) <> (done_at IS NULL))
         );
 CREATE INDEX claims_annotator ON claims(annotator, done_at);
+CREATE INDEX verdicts_repeated ON verdicts(judge, chunk_id) WHERE repetition > 1;

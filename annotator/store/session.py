@@ -1665,7 +1665,9 @@ class Session:
     def call_summary(self, judge: str) -> dict[str, Any]:
         """A judge's calls in all: count, failures, replies (to calls this tool made; imported
         verdicts have none) and those that were not a verdict, tokens, every latency."""
-        row = self._rows(
+        # One pass over the judge's calls; the unstable chunks and the latencies are read
+        # again only when there are some (an imported judge has neither).
+        row = dict(self._rows(
             """SELECT count(*) AS calls, count(error) AS failed,
                       sum(request_sha256 IS NOT NULL AND error IS NOT NULL
                           AND raw_reply IS NOT NULL) AS bad_replies,
@@ -1674,11 +1676,17 @@ class Session:
                       coalesce(sum(tokens_in), 0) AS tokens_in,
                       coalesce(sum(tokens_out), 0) AS tokens_out,
                       coalesce(sum(tokens_cached), 0) AS tokens_cached,
-                      count(DISTINCT CASE WHEN unstable = 1 THEN chunk_id END) AS unstable
-               FROM verdicts WHERE judge = ?""", [judge])[0]
+                      count(CASE WHEN unstable = 1 THEN 1 END) AS unstable,
+                      count(latency_ms) AS timed
+               FROM verdicts WHERE judge = ?""", [judge])[0])
+        if row["unstable"]:
+            row["unstable"] = self._scalar(
+                "SELECT count(DISTINCT chunk_id) FROM verdicts WHERE judge = ? AND unstable = 1",
+                [judge])
         latencies = [r[0] for r in self.conn.execute(
-            "SELECT latency_ms FROM verdicts WHERE judge = ? AND latency_ms IS NOT NULL", [judge])]
-        return {**dict(row), "latencies_ms": latencies}
+            "SELECT latency_ms FROM verdicts WHERE judge = ? AND latency_ms IS NOT NULL",
+            [judge])] if row.pop("timed") else []
+        return {**row, "latencies_ms": latencies}
 
     def calls(self, judge: str) -> list[dict[str, Any]]:
         """Every stored call of a judge (verdicts and errors), oldest first."""
