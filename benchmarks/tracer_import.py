@@ -1,14 +1,17 @@
-"""Tracer import beside its bare program: `annotator import --from phoenix` of Phoenix's spans
-dataframe as JSON lines (a row a span: a CHAIN root, a RETRIEVER with 10 documents, an LLM span,
-per trace), at two sizes.
+"""Tracer imports beside their bare programs, at two sizes: `annotator import --from phoenix`
+of Phoenix's spans dataframe as JSON lines (a row a span: a CHAIN root, a RETRIEVER with 10
+documents, an LLM span, per trace), and `--from langfuse` of Langfuse's observations as the API
+lists them (one document: a CHAIN, a RETRIEVER whose output is 10 LangChain documents, a
+GENERATION, per trace).
 
-The bare program does the same work with nothing else: json.loads of each line, the spans
-gathered by trace, each retriever's question (its input, else the root's), documents (content,
-id, score) and response (the root's output), a content hash per golden, and the goldens and
-chunks written to SQLite with executemany in one transaction. Each runs in a process of its own,
-alternately; prints CPU medians, their ratio and the budget (2x), and the growth exponent of
+Each bare program does the same work with nothing else: the file parsed, the spans gathered by
+trace, each retriever's question (its input, else the root's), documents (content, id, score)
+and response (the root's output), a content hash per golden, and the goldens and chunks written
+to SQLite with executemany in one transaction. Each runs in a process of its own, alternately;
+prints CPU medians, their ratio and the budget (2x), peak memory, and the growth exponent of
 each from the smaller size to the larger (budget: within 0.1 of the bare program's).
-Run: python benchmarks/tracer_import.py [--traces 3000,30000] [--runs 3]
+Run: python benchmarks/tracer_import.py [--tracer phoenix|langfuse] [--traces 3000,30000]
+[--runs 3]
 """
 
 from __future__ import annotations
@@ -66,6 +69,72 @@ print(len(goldens))
 """
 
 
+BARE_LANGFUSE = r"""
+import hashlib, json, sqlite3, sys
+source, target = sys.argv[1], sys.argv[2]
+traces = {}
+for item in json.load(open(source, encoding="utf-8"))["data"]:
+    traces.setdefault(item["traceId"], []).append(item)
+goldens, chunks = [], []
+for trace_id, items in traces.items():
+    root = next(o for o in items if not o.get("parentObservationId"))
+    for item in items:
+        if item["type"] != "RETRIEVER":
+            continue
+        documents = item["output"] or []
+        question = item["input"] or root["input"]["question"]
+        response = root["output"]
+        texts = [d["page_content"] for d in documents]
+        metadata = json.dumps({"trace_id": trace_id, "observation_id": item["id"],
+                               "retriever": item["name"]})
+        digest = hashlib.sha256(json.dumps([question, response, texts, metadata]).encode())
+        goldens.append((trace_id, len(goldens) + 1, question, response, metadata,
+                        digest.hexdigest()))
+        chunks += [(trace_id, rank, d["page_content"], d["metadata"].get("id"), None)
+                   for rank, d in enumerate(documents, 1)]
+conn = sqlite3.connect(target)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
+             "response TEXT, metadata TEXT, content_sha256 TEXT)")
+conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
+             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
+with conn:
+    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
+    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
+                     "VALUES (?, ?, ?, ?, ?)", chunks)
+print(len(goldens))
+"""
+
+
+def _passages(t: int) -> list[str]:
+    return [f"Passage {k} on clause {t}: the fee is {(t + k) % 97} rupees a quarter, charged on "
+            "the account's average balance; see the schedule of charges for the rest."
+            for k in range(DOCUMENTS)]
+
+
+def observations(path: Path, traces: int) -> None:
+    """Write Langfuse's observations as its API lists them: three a trace, in one document."""
+    data: list[dict[str, Any]] = []
+    for t in range(traces):
+        trace, when = f"trace-{t}", f"2026-11-30T09:{t // 60 % 60:02d}:{t % 60:02d}"
+        question = f"What does clause {t} of the account terms say about fees?"
+        answer = f"Clause {t} sets the fee at {t % 97} rupees a quarter."
+        data += [
+            {"id": f"root-{t}", "traceId": trace, "startTime": f"{when}.000Z", "type": "CHAIN",
+             "name": "rag", "input": {"question": question}, "output": answer},
+            {"id": f"ret-{t}", "traceId": trace, "startTime": f"{when}.005Z",
+             "parentObservationId": f"root-{t}", "type": "RETRIEVER", "name": "retriever",
+             "input": question,
+             "output": [{"page_content": text, "metadata": {"id": f"kb-{t}-{k}",
+                                                            "source": "kb.md"},
+                         "type": "Document"} for k, text in enumerate(_passages(t))]},
+            {"id": f"gen-{t}", "traceId": trace, "startTime": f"{when}.009Z",
+             "parentObservationId": f"root-{t}", "type": "GENERATION", "name": "llm",
+             "output": {"role": "assistant", "content": answer}},
+        ]
+    path.write_text(json.dumps({"data": data}), encoding="utf-8")
+
+
 def spans(path: Path, traces: int) -> None:
     """Write Phoenix's spans dataframe as JSON lines: three spans a trace."""
     with path.open("w", encoding="utf-8") as out:
@@ -77,10 +146,8 @@ def spans(path: Path, traces: int) -> None:
             question = f"What does clause {t} of the account terms say about fees?"
             answer = f"Clause {t} sets the fee at {t % 97} rupees a quarter."
             documents = [{"document.id": f"kb-{t}-{k}", "document.score": round(1 - k / 20, 3),
-                          "document.content": f"Passage {k} on clause {t}: the fee is "
-                          f"{(t + k) % 97} rupees a quarter, charged on the account's "
-                          "average balance; see the schedule of charges for the rest.",
-                          "document.metadata": {"source": "kb.md"}} for k in range(DOCUMENTS)]
+                          "document.content": text, "document.metadata": {"source": "kb.md"}}
+                         for k, text in enumerate(_passages(t))]
             rows: list[dict[str, Any]] = [
                 {"name": "query", "span_kind": "CHAIN", "parent_id": None,
                  "context.span_id": root, "attributes.openinference.span.kind": "CHAIN",
@@ -104,6 +171,7 @@ def spans(path: Path, traces: int) -> None:
 def main() -> None:
     """Print each size's figures beside the bare program's and the budget."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tracer", choices=("phoenix", "langfuse"), default="phoenix")
     parser.add_argument("--traces", default="3000,30000")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
@@ -113,20 +181,21 @@ def main() -> None:
         for traces in sizes:
             folder = Path(tmp) / str(traces)
             folder.mkdir()
-            source = folder / "spans.jsonl"
-            spans(source, traces)
+            source = folder / ("spans.jsonl" if args.tracer == "phoenix" else "obs.json")
+            (spans if args.tracer == "phoenix" else observations)(source, traces)
+            bare_program = BARE if args.tracer == "phoenix" else BARE_LANGFUSE
             ours, bare = [], []
             for run in range(args.runs):
                 ours.append(measured([sys.executable, "-m", "annotator", "import", str(source),
-                                      "--from", "phoenix", "--session",
+                                      "--from", args.tracer, "--session",
                                       str(folder / f"ours{run}.db")]))
-                bare.append(measured([sys.executable, "-c", BARE, str(source),
+                bare.append(measured([sys.executable, "-c", bare_program, str(source),
                                       str(folder / f"bare{run}.db")]))
             o, b = (statistics.median(cpu for cpu, _ in ours),
                     statistics.median(cpu for cpu, _ in bare))
             o_mb, b_mb = max(mb for _, mb in ours), max(mb for _, mb in bare)
             grown.append((traces * 3, o, b))
-            print(f"import --from phoenix, {traces * 3:,} spans ({traces:,} goldens x "
+            print(f"import --from {args.tracer}, {traces * 3:,} spans ({traces:,} goldens x "
                   f"{DOCUMENTS}): {o:.2f} s CPU against the bare program's {b:.2f} s "
                   f"({o / b:.2f}x; budget {BUDGET:.0f}x); peak {o_mb:.0f} MB against "
                   f"{b_mb:.0f} MB")
