@@ -88,14 +88,23 @@ def parse_stream(text: str) -> list[Any]:
 
 
 def _depth(value: Any) -> int:
-    """How deep lists and objects nest (without recursion: the value may be very deep)."""
+    """How deep the lists and objects of a parsed value nest, or a depth past MAX_DEPTH as soon
+    as one is found (without recursion: the value may be very deep). Only containers are
+    stacked: a tracer's export of 100 MB holds millions of strings and numbers."""
+    if type(value) is not dict and type(value) is not list:
+        return 0
     deepest, stack = 0, [(value, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
+        item, level = pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_DEPTH:
+                return deepest
+        inner = level + 1
+        for child in (item.values() if type(item) is dict else item):
+            if type(child) is dict or type(child) is list:  # as json makes them: no subclass
+                push((child, inner))
     return deepest
 
 

@@ -202,3 +202,49 @@ def test_import_results_answers_hostile_result_lines_with_a_sentence(
     copy_of.unlink(missing_ok=True)
     shutil.copy(db, copy_of)
     _sentence_or_clean(["import-results", str(copy_of), str(source)])
+
+
+def test_the_depth_walk_equals_a_recursive_count_on_random_values() -> None:
+    import random
+
+    from annotator.untrusted import _depth
+
+    def reference(value: object) -> int:
+        if isinstance(value, dict):
+            return 1 + max((reference(v) for v in value.values()), default=0)
+        if isinstance(value, list):
+            return 1 + max((reference(v) for v in value), default=0)
+        return 0
+
+    rng = random.Random(5)
+
+    def made(level: int) -> object:
+        kind = rng.random()
+        if level > 12 or kind < 0.3:
+            return rng.choice([1, "x", None, 2.5, True])
+        if kind < 0.65:
+            return [made(level + 1) for _ in range(rng.randint(0, 4))]
+        return {f"k{i}": made(level + 1) for i in range(rng.randint(0, 4))}
+
+    for _ in range(300):
+        value = made(0)
+        assert _depth(value) == reference(value)
+
+
+def test_a_one_line_json_file_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    from annotator.formats import reading
+
+    calls: list[int] = []
+    parse = reading.parse_json
+
+    def counted(text: str, **kwargs: Any) -> Any:
+        calls.append(len(text))
+        return parse(text, **kwargs)
+
+    monkeypatch.setattr(reading, "parse_json", counted)
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"user_input": "q", "reference": "r", "retrieved_contexts":
+                                ["a " * 1000]}) + "\n", encoding="utf-8")
+    assert len(list(reading.read_goldens(path))) == 1
+    assert len(calls) == 1

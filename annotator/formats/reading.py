@@ -251,10 +251,11 @@ def _read_json_lines(path: Path, notes: Notices, checks: list[CheckRecord] | Non
     with path.open("rb") as handle:
         first = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
         handle.seek(0)
-        if first.startswith(b"[") or (first.startswith(b"{") and _one_document(handle)):
+        one, head = (_one_document(handle) if first.startswith(b"{") else (False, _UNREAD))
+        if first.startswith(b"[") or one:
             yield from _read_json_document(path, handle, ids, notes)
             return
-        lines = _json_lines(handle, name)
+        lines = _json_lines(handle, name, head)
         for line_no, obj in lines:
             seen_any = True
             if line_no == 1 and (importer := notes.importer(obj, 1)) is not None:
@@ -329,12 +330,22 @@ def _wrong_shape(error: Exception) -> str:
         f"no {visible(text)[:60]}")
 
 
-def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
+_UNREAD = object()
+"""No line parsed yet (``_one_document`` gives the first line's value when it parsed it)."""
+
+
+def _json_lines(handle: IO[bytes], name: str, head: Any = _UNREAD) -> Iterator[tuple[int, Any]]:
     """(line number, parsed JSON) of each line of a JSON lines file, blank lines skipped; a
-    line that is not UTF-8 or not JSON is an InputError naming it."""
+    line that is not UTF-8 or not JSON is an InputError naming it. ``head``: the first line,
+    already parsed (a one-line export of 100 MB is parsed once)."""
     # A regular file (read_goldens refuses others): its size bounds every line, and a one-line
     # JSON document of hundreds of MB is a file of this kind.
     for line_no, raw in enumerate(handle, 1):
+        if line_no == 1 and head is not _UNREAD:
+            del raw
+            yield 1, head
+            head = _UNREAD  # not kept alive while the rest is read
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -358,18 +369,26 @@ def _json_lines(handle: IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
         yield line_no, value
 
 
-def _one_document(handle: IO[bytes]) -> bool:
+def _one_document(handle: IO[bytes]) -> tuple[bool, Any]:
     """Whether a file starting with '{' is one JSON document (pretty-printed, or one object
-    holding a whole table) rather than JSON Lines: its first line alone does not parse."""
+    holding a whole table) rather than JSON Lines: its first line alone does not parse; and,
+    for JSON Lines, that line parsed (``_UNREAD`` where its reading must say what is wrong:
+    not UTF-8, or JSON a session cannot hold)."""
     first_line = handle.readline()
     handle.seek(0)
     try:
-        parse_json(first_line.decode("utf-8-sig", "replace"))
+        text = first_line.decode("utf-8").removeprefix("\ufeff")
+        strict = True
+    except UnicodeDecodeError:  # decided on the readable part; the reading names the byte
+        text, strict = first_line.decode("utf-8-sig", "replace"), False
+    del first_line
+    try:
+        value = parse_json(text)
     except json.JSONDecodeError:
-        return True
+        return True, _UNREAD
     except UnsafeJson:
-        return False  # the line parses far enough to be JSON Lines; its error comes there
-    return False
+        return False, _UNREAD  # the line parses far enough to be JSON Lines; its error comes there
+    return False, value if strict else _UNREAD
 
 
 def _read_json_document(
