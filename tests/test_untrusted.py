@@ -236,7 +236,7 @@ def test_a_one_line_json_file_is_parsed_once(tmp_path: Path, monkeypatch: pytest
     from annotator.formats import reading
 
     calls: list[int] = []
-    parse = reading.parse_json
+    parse = parse_json  # as reading imported it
 
     def counted(text: str, **kwargs: Any) -> Any:
         calls.append(len(text))
