@@ -15,6 +15,7 @@ from sklearn.metrics import cohen_kappa_score
 from textual.widgets import Markdown
 
 from annotator.cli import cli
+from annotator.exports import calibration_records
 from annotator.formats import read_goldens, write_jsonl
 from annotator.people.guidelines import due
 from annotator.people.merge import merge_sessions
@@ -255,6 +256,10 @@ def test_exports_carry_the_version_and_an_import_and_a_merge_keep_it(db: Path, t
         with again_out.open("w", encoding="utf-8") as f:
             write_jsonl(again.export_records(), f)
     assert again_out.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+
+    with Session(db) as session:
+        first_record = next(calibration_records(session))
+    assert first_record["human_guidelines"] == {"alice": [1] * 5, "bob": [None] * 5}
 
     merged = tmp_path / "merged.db"
     merge_sessions([db, tmp_path / "again.db"], merged)

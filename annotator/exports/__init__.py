@@ -4,7 +4,8 @@ and runs (``trec``).
 
 - ``calibration`` (JSONL): one golden per line with its ranked chunks, the truth on each
   chunk (gold, agreed, or one person's) and where it came from, every person's labels, every
-  judge's verdicts and reasons, context precision under each, and the golden's split.
+  judge's verdicts and reasons, context precision under each, and the golden's split; with
+  guidelines, the version each label was made under.
 - ``ragas-annotation`` (JSON): RAGAS's ``MetricAnnotation`` file, as loaded by
   ``MetricAnnotation.from_json`` and ``metric.train(path=...)``. RAGAS keys a sample's prompts
   by name and context precision calls its one prompt once per chunk, so every chunk is its own
@@ -49,6 +50,7 @@ def calibration_records(session: Session, annotator: str | None = None) -> Itera
     splits = session.splits()
     judges = [j.name for j in session.judges()]
     people = session.annotators()
+    versioned = bool(session.guidelines())  # a session without guidelines: no such key
     for page in _pages(session):
         verdicts = {name: session.verdicts(name, page) for name in judges}
         labels = {name: session.labels(name, page) for name in people}
@@ -77,6 +79,10 @@ def calibration_records(session: Session, annotator: str | None = None) -> Itera
                                                               for v in said])
                        for name, said in judged.items()}},
             }
+            if versioned:  # the guidelines' version each label was made under
+                record["human_guidelines"] = {
+                    p: [None if (lab := labels[p].get(c)) is None else lab.guideline
+                        for c in ids] for p in people}
             yield record
 
 
