@@ -31,6 +31,21 @@ from measure import measured
 BUDGET, BUDGET_EXPONENT = 2.0, 0.1
 DOCUMENTS = 10
 
+STORE = r"""
+conn = sqlite3.connect(target)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
+             "response TEXT, metadata TEXT, content_sha256 TEXT)")
+conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
+             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
+with conn:
+    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
+    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
+                     "VALUES (?, ?, ?, ?, ?)", chunks)
+print(len(goldens))
+"""
+"""Every bare program's end: the goldens and chunks it built, stored in one transaction."""
+
 BARE = r"""
 import hashlib, json, sqlite3, sys
 source, target = sys.argv[1], sys.argv[2]
@@ -56,18 +71,7 @@ for trace_id, spans in traces.items():
                         digest.hexdigest()))
         chunks += [(trace_id, rank, d["document.content"], d.get("document.id"),
                     d.get("document.score")) for rank, d in enumerate(documents, 1)]
-conn = sqlite3.connect(target)
-conn.execute("PRAGMA journal_mode = WAL")
-conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
-             "response TEXT, metadata TEXT, content_sha256 TEXT)")
-conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
-             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
-with conn:
-    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
-    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
-                     "VALUES (?, ?, ?, ?, ?)", chunks)
-print(len(goldens))
-"""
+""" + STORE
 
 
 BARE_LANGFUSE = r"""
@@ -93,18 +97,7 @@ for trace_id, items in traces.items():
                         digest.hexdigest()))
         chunks += [(trace_id, rank, d["page_content"], d["metadata"].get("id"), None)
                    for rank, d in enumerate(documents, 1)]
-conn = sqlite3.connect(target)
-conn.execute("PRAGMA journal_mode = WAL")
-conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
-             "response TEXT, metadata TEXT, content_sha256 TEXT)")
-conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
-             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
-with conn:
-    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
-    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
-                     "VALUES (?, ?, ?, ?, ?)", chunks)
-print(len(goldens))
-"""
+""" + STORE
 
 
 BARE_MLFLOW = r"""
@@ -130,18 +123,7 @@ for trace in json.load(open(source, encoding="utf-8")):
                         digest.hexdigest()))
         chunks += [(trace_id, rank, d["page_content"], d["metadata"].get("chunk_id"), None)
                    for rank, d in enumerate(documents, 1)]
-conn = sqlite3.connect(target)
-conn.execute("PRAGMA journal_mode = WAL")
-conn.execute("CREATE TABLE goldens (id TEXT PRIMARY KEY, position INTEGER, user_input TEXT, "
-             "response TEXT, metadata TEXT, content_sha256 TEXT)")
-conn.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, golden_id TEXT, rank INTEGER, "
-             "text TEXT, doc_id TEXT, score REAL, UNIQUE (golden_id, rank))")
-with conn:
-    conn.executemany("INSERT INTO goldens VALUES (?, ?, ?, ?, ?, ?)", goldens)
-    conn.executemany("INSERT INTO chunks(golden_id, rank, text, doc_id, score) "
-                     "VALUES (?, ?, ?, ?, ?)", chunks)
-print(len(goldens))
-"""
+""" + STORE
 
 
 def _mlflow_span(trace: str, t: int, span_id: str, parent: str | None, name: str, kind: str,
