@@ -173,7 +173,8 @@ async def test_i_without_guidelines_says_so_on_the_status_line(db: Path) -> None
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("i")
             assert not on_guidelines(app)
-            assert "no guidelines yet" in str(app.screen.query_one("#status", Static).content)
+            status = str(app.screen.query_one("#status", Static).content)
+            assert "No guidelines yet" in status and len(status) < 80  # one line at 80 columns
 
 
 def _label_under_two_versions(db: Path, seed: int = 3) -> dict[int | None, tuple[list[int],

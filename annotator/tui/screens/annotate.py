@@ -260,8 +260,8 @@ class AnnotateScreen(Screen[None]):
     def action_guidelines(self) -> None:
         guideline = self.review.session.guideline()
         if guideline is None:
-            self.say(Outcome(False, "The session has no guidelines yet; a lead sets them with "
-                                    "'annotator guidelines SESSION set FILE.md'."))
+            self.say(Outcome(False, "No guidelines yet: 'annotator guidelines SESSION set "
+                                    "FILE.md' sets them."))
             return
         self._show_guidelines(guideline, new=False)
 
