@@ -81,7 +81,7 @@ def test_set_show_and_list_and_the_same_text_twice_stores_nothing(db: Path, tmp_
     (None, "there is no such file"),
     (b"", "it is empty"),
     (b"# ok\n\xff\xfe bad", "line 2: not UTF-8 text"),
-    (b"x" * 1_000_001, "guidelines are at most"),
+    (b"x" * 100_001, "guidelines are at most 100,000 bytes"),
 ])
 def test_a_bad_file_is_one_sentence_exit_2_and_changes_nothing(
         db: Path, tmp_path: Path, content: bytes | None, says: str) -> None:
