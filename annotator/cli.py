@@ -2887,7 +2887,7 @@ def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
 @click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
 def info_command(session_path: str) -> None:
     """Summarise a session: goldens, chunks, judges, each person's progress, splits, the random
-    sample, gold labels and merge conflicts.
+    sample, gold labels, the team's guidelines, gate and claims, and merge conflicts.
 
     \b
     Example:
@@ -2943,6 +2943,22 @@ def info_command(session_path: str) -> None:
                          f"{sample['size']} --seed {sample['seed']}).")
         if gold := session.gold_labels():
             notes.append(f"Gold labels: {counted(len(gold), 'chunk')} adjudicated.")
+        if versions := session.guidelines():
+            latest = versions[-1]
+            notes.append(f"Guidelines: version {latest.version} in force, set "
+                         f"{latest.set_at[:16].replace('T', ' ')}"
+                         f"{f' by {latest.set_by}' if latest.set_by else ''} ('annotator "
+                         f"guidelines {_hint_word(session_path)} list').")
+        if gate := session.gate():
+            notes.append(f"Qualification gate: {counted(gate['checks'], 'check chunk')} at "
+                         f"{gate['min']:.0%} for newcomers "
+                         f"({counted(len(gate['exempt']), 'person', 'people')} exempt).")
+        by_golden, _ = session.claim_counts()
+        if by_golden:
+            done = sum(d for d, _ in by_golden.values())
+            held = sum(h for _, h in by_golden.values())
+            notes.append(f"Goldens taken (--per-golden): {counted(done, 'claim')} done, "
+                         f"{held:,} open now, on {counted(len(by_golden), 'golden')}.")
         if conflicts := session.label_conflicts():
             chunks = len({(c["annotator"], c["chunk_id"]) for c in conflicts})
             notes.append(f"Merge conflicts: {counted(chunks, 'chunk')} one person labelled "

@@ -134,6 +134,9 @@ def test_the_gate_is_kept_by_serve_and_annotate_reads_it(db: Path) -> None:
         assert gate["exempt"] == ["sample-reviewer", "second-reviewer"]
         assert on_check(Review(session, "newcomer", "sample-judge"))
         assert Review(session, "sample-reviewer", "sample-judge").check is None
+    said = CliRunner().invoke(cli, ["info", str(db)]).output
+    assert f"Qualification gate: {GATE} check chunks at 80% for newcomers (2 people exempt)" \
+        in " ".join(said.split())
 
 
 def test_a_gated_newcomer_cannot_skip_the_checks_with_the_golden_keys(db: Path) -> None:

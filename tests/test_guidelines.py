@@ -75,6 +75,8 @@ def test_set_show_and_list_and_the_same_text_twice_stores_nothing(db: Path, tmp_
     assert "Stricter" in runner.invoke(cli, ["guidelines", str(db), "show"]).stdout
     listed = runner.invoke(cli, ["guidelines", str(db), "list"]).stdout
     assert "version 1" in listed and "by lead" in listed and "version 2" in listed
+    info = " ".join(runner.invoke(cli, ["info", str(db)]).stdout.split())
+    assert "Guidelines: version 2 in force" in info
 
 
 @pytest.mark.parametrize(("content", "says"), [
