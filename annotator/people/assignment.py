@@ -51,6 +51,12 @@ def nothing_left(quota: Quota, goldens: int) -> str:
             "stopped: try again later, or ask for a larger --per-golden.")
 
 
+def taken(golden_id: str, quota: Quota) -> str:
+    """The sentence for a person asking for a golden others fill."""
+    return (f"{golden_id} already has its {_people(quota.per_golden)} (done, or on their "
+            "screens now): pick another.")
+
+
 def lapsed(golden_id: str, quota: Quota) -> str:
     """The sentence for a person whose claim lapsed and whose golden others took meanwhile."""
     return (f"Your claim on {golden_id} lapsed (no sign of your screen for "

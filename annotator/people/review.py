@@ -18,7 +18,7 @@ from annotator.columns import MISSING
 from annotator.errors import NotHeld, NotSaved, SessionError
 from annotator.lazy import np
 from annotator.models import CHECKS_MIN, Action, Chunk, Golden, Label, ReviewTotals, StoredVerdict
-from annotator.people.assignment import NothingLeft, Quota, lapsed, nothing_left
+from annotator.people.assignment import NothingLeft, Quota, lapsed, nothing_left, taken
 from annotator.resolve import judge_named, one_judge
 from annotator.scoring.checks import Check, is_turn, next_check
 from annotator.scoring.checks import load as load_checks
@@ -268,14 +268,14 @@ class Review:
         return (first if first != -1 else 0), None
 
     def open(self, index: int, cursor: int | None = None, *, step: int = 1,
-             unfinished: bool = False) -> None:
+             unfinished: bool = False, only: bool = False) -> None:
         """Show the golden at ``index``; the cursor goes to its first pending chunk. Under a
         quota, the golden is claimed first: one other people fill (or, with ``unfinished``, one
-        this person has completed) is passed over, walking by ``step``; NothingLeft when every
-        golden is passed over."""
+        this person has completed) is passed over, walking by ``step`` (with ``only``, never:
+        that golden or none); NothingLeft when every golden is passed over."""
         index %= len(self.golden_ids)
         if self.quota is not None:
-            claimed = self._claim_from(index, step, unfinished)
+            claimed = self._claim_from(index, step, unfinished, only)
             if claimed != index:  # another golden than asked for: start at its first pending
                 index, cursor = claimed, None
         self.index = index
@@ -286,9 +286,14 @@ class Review:
         self.select(self._first_pending() if cursor is None else cursor)
         self.remember_position()
 
-    def _claim_from(self, index: int, step: int, unfinished: bool) -> int:
+    def _claim_from(self, index: int, step: int, unfinished: bool, only: bool = False) -> int:
         """The first golden from ``index`` (by ``step``) this person can claim, claimed."""
         assert self.quota is not None
+        if only:
+            if self.session.claim(self.golden_ids[index], self.annotator, self.quota.per_golden,
+                                  self.quota.lease_s):
+                return index
+            raise NothingLeft(taken(self.golden_ids[index], self.quota))
         full = self.session.full_goldens(self.annotator, self.quota.per_golden)
         n = len(self.golden_ids)
         for i in ((index + k * step) % n for k in range(n)):
@@ -305,15 +310,6 @@ class Review:
         if self.quota is None:
             return {}
         return {"per_golden": self.quota.per_golden, "lease_s": self.quota.lease_s}
-
-    def _claims(self, golden_id: str) -> bool:
-        """Claim one golden for this person (True: theirs now; a busy file counts as no)."""
-        assert self.quota is not None
-        try:
-            return self.session.claim(golden_id, self.annotator, self.quota.per_golden,
-                                      self.quota.lease_s)
-        except NotSaved:
-            return False
 
     def renew(self) -> Outcome | None:
         """Keep this person's claim on the golden on screen while they read (a screen calls it
@@ -478,14 +474,15 @@ class Review:
         self.select(self.cursor + delta)
         return None
 
-    def _moved(self, index: int, *, step: int = 1, unfinished: bool = False) -> Outcome | None:
+    def _moved(self, index: int, *, step: int = 1, unfinished: bool = False,
+               only: bool = False) -> Outcome | None:
         """Open a golden as a key asks (see open): None once it is open; an Outcome when the
         person may take none now, or the file was busy; under the gate, the next check
         instead (a newcomer answers the gate's checks before any golden)."""
         if self.gated and self._gate_check():
             return Outcome(True)
         try:
-            self.open(index, step=step, unfinished=unfinished)
+            self.open(index, step=step, unfinished=unfinished, only=only)
         except NothingLeft as error:
             return Outcome(False, str(error))
         except NotSaved as busy:
@@ -519,13 +516,7 @@ class Review:
 
     def go_to(self, golden_id: str) -> Outcome:
         """Show the golden with this id (under a quota, only one this person can claim)."""
-        if self.gated and self._gate_check():
-            return Outcome(True)
-        if self.quota is not None and not self._claims(golden_id):
-            return Outcome(False, f"{golden_id} already has its {self.quota.per_golden} "
-                                  f"{'person' if self.quota.per_golden == 1 else 'people'} "
-                                  "(done, or on their screens now): pick another.")
-        return self._moved(self._at[golden_id]) or Outcome(True)
+        return self._moved(self._at[golden_id], only=True) or Outcome(True)
 
     def _next_unfinished(self, after: int) -> int:
         n = len(self.golden_ids)
@@ -686,19 +677,10 @@ class Review:
             if self.stopping:
                 message += f" Sample: {self.stopping}."
         if self.check is not None:  # an attention check, answered: on to where it stood
-            if not (self.gated and self._gate_check()):
-                self.open(self._after_check)
-            return Outcome(True, message)
+            return _then(message, self._moved(self._after_check, unfinished=True))
         following = self._next_unfinished(self.index)
         if following == self.index:  # this golden, just finished, was the last unfinished one
             return Outcome(True, message + " Every golden is complete.")
-        if self.quota is not None:  # the next one this person may take
-            try:
-                following = self._claim_from(following, 1, True)
-            except NothingLeft as error:
-                return Outcome(True, f"{message} {error}")
-            except NotSaved as busy:
-                return Outcome(True, f"{message} Not moved on: {busy}")
         self._completed_here += 1
         if self.checks and is_turn(self.session_id, self.annotator, self._completed_here,
                                    self.check_rate):
@@ -706,8 +688,8 @@ class Review:
             if check is not None:
                 self._open_check(check, following)
                 return Outcome(True, message)
-        self.open(following)
-        return Outcome(True, message)
+        # Under a quota, the next golden this person may take (or why none).
+        return _then(message, self._moved(following, unfinished=True))
 
     # -- attention checks (annotator.scoring.checks) ------------------------------------------------------
 
@@ -815,6 +797,14 @@ class Review:
             return Outcome(False, f"Comment not saved: {busy}")
         self.reload()
         return Outcome(True, "Comment saved." if note else "Comment removed.")
+
+
+def _then(message: str, refused: Outcome | None) -> Outcome:
+    """A decision's outcome (it is stored whatever follows), with why the screen did not move
+    on when it did not."""
+    if refused is None or refused.ok:
+        return Outcome(True, message)
+    return Outcome(True, f"{message} {refused.message}")
 
 
 def _cp(value: float | None) -> str:
