@@ -94,6 +94,17 @@ class _Merge:
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(sql, params).fetchone()
 
+    def clash(self, table: str, key: str, content: str, where: str = "1"
+              ) -> tuple[Any, int, int] | None:
+        """The first ``key`` of a merge table whose ``content`` differs between two files
+        (rows ``a`` and ``b`` meeting ``where``), with the two files' numbers; None when none
+        does."""
+        found: tuple[Any, int, int] | None = self.one(
+            f"""SELECT a.{key}, min(a.src, b.src), max(a.src, b.src)
+                FROM {table} a JOIN {table} b ON b.{key} = a.{key} AND b.{content} > a.{content}
+                WHERE {where} ORDER BY a.{key} LIMIT 1""")
+        return found
+
     def run(self) -> None:
         self.goldens()
         self.chunks()
@@ -115,11 +126,7 @@ class _Merge:
         stops the merge (their labels would claim one version for two texts)."""
         self.conn.execute(f"CREATE TEMP TABLE all_guidelines AS "
                           f"{self.every('guidelines', '*')}")
-        clash = self.one("""SELECT a.version, min(a.src, b.src), max(a.src, b.src)
-                            FROM all_guidelines a JOIN all_guidelines b
-                              ON b.version = a.version AND b.sha256 > a.sha256
-                            ORDER BY a.version LIMIT 1""")
-        if clash is not None:
+        if (clash := self.clash("all_guidelines", "version", "sha256")) is not None:
             version, first, second = clash
             raise SessionError(
                 f"Version {version} of the guidelines differs between {self.names[first]} and "
@@ -138,11 +145,7 @@ class _Merge:
         self.conn.execute(f"CREATE TEMP TABLE all_goldens AS "
                           f"{self.every('goldens', 'id, position, ' + ', '.join(_GOLDEN_COLUMNS))}")
         self.conn.execute("CREATE INDEX temp.all_goldens_id ON all_goldens(id, created_at)")
-        clash = self.one("""SELECT a.id, min(a.src, b.src), max(a.src, b.src) FROM all_goldens a
-                            JOIN all_goldens b ON b.id = a.id
-                             AND b.content_sha256 > a.content_sha256
-                            ORDER BY a.id LIMIT 1""")
-        if clash is not None:
+        if (clash := self.clash("all_goldens", "id", "content_sha256")) is not None:
             golden_id, first, second = clash
             raise SessionError(
                 f"Golden '{golden_id}' differs between {self.names[first]} and "
@@ -198,11 +201,9 @@ class _Merge:
         settings = "json_array(model, base_url, prompt_id, prompt_sha256, parameters, prompt_text)"
         self.conn.execute(f"CREATE TEMP TABLE all_judges AS "
                           f"{self.every('judges', f'*, {settings} AS setup')}")
-        clash = self.one("""SELECT a.name, min(a.src, b.src), max(a.src, b.src) FROM all_judges a
-                            JOIN all_judges b ON b.name = a.name AND b.setup > a.setup
-                            WHERE a.prompt_id <> 'imported' AND b.prompt_id <> 'imported'
-                            ORDER BY a.name LIMIT 1""")
-        if clash is not None:
+        if (clash := self.clash("all_judges", "name", "setup",
+                                "a.prompt_id <> 'imported' AND b.prompt_id <> 'imported'")
+                ) is not None:
             name, first, second = clash
             raise SessionError(
                 f"Judge '{name}' has other settings in {self.names[second]} than in "
