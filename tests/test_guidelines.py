@@ -146,6 +146,8 @@ async def test_the_screen_shows_new_guidelines_before_the_next_golden_and_on_i(d
             source = app.screen.query_one(Markdown).source
             assert "\x1b" not in source and "␛]52" in source and "[b]states[/b]" in source
             assert session.guidelines_read("alice") == 0  # not read till closed
+            await pilot.press(*"af10ux[d]mc")  # keys typed at the guidelines reach nothing behind
+            assert on_guidelines(app) and stamped(db) == []
             await pilot.press("enter")
             assert not on_guidelines(app)
             assert session.guidelines_read("alice") == 1
