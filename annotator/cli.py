@@ -604,10 +604,14 @@ def _set_gate(session: Session, gate: int | None, checks_min: float,
         keep_gate(session, gate, checks_min, Path(checks_from) if checks_from else None)
 
 
-def _quota(per_golden: int | None, lease_minutes: float) -> Quota | None:
+def _quota(session: Session, per_golden: int | None, lease_minutes: float) -> Quota | None:
+    """The quota asked for, with what people completed before it counted in (once)."""
     from annotator.people.assignment import Quota
 
-    return None if per_golden is None else Quota(per_golden, lease_minutes * 60)
+    if per_golden is None:
+        return None
+    session.claim_completed()
+    return Quota(per_golden, lease_minutes * 60)
 
 
 @cli.command("annotate")
@@ -704,7 +708,9 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
             _set_gate(session, gate, checks_min, checks_from)
         _say(run_screen(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                         only=only, adjudicate=adjudicate, checks=pool, check_rate=check_rate,
-                        checks_min=checks_min, quota=_quota(per_golden, lease_minutes)),
+                        checks_min=checks_min,
+                        quota=None if adjudicate else _quota(session, per_golden,
+                                                             lease_minutes)),
              err=True)
 
 
@@ -2750,6 +2756,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
         if not adjudicate:  # kept in the session: each tab reads them there
             _, check_rate = _prepare_checks(session, check_rate, checks_from)
             _set_gate(session, gate, checks_min, checks_from)
+            _quota(session, per_golden, lease_minutes)  # each tab makes its own from settings
     settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
                 "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min,

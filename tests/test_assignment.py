@@ -232,3 +232,18 @@ def test_the_obvious_recipe_over_assigns(tmp_path: Path) -> None:
         _stop(procs)
     over = [g for g, n in _completed_by(db).items() if n > 2]
     assert over, "the naive recipe never over-assigned: the race did not happen"
+
+
+def test_goldens_completed_before_the_quota_count_toward_it(tmp_path: Path) -> None:
+    from tests.test_gate import _serve
+
+    db = banking_file(tmp_path / "team.db", people=("sample-reviewer", "second-reviewer"))
+    assert "is in use" in _serve(db, "--per-golden", "2")  # serve counts them in, then stops
+    with Session(db) as session:
+        by_golden, by_person = session.claim_counts()
+        assert len(by_golden) == 16 and set(by_golden.values()) == {(2, 0)}
+        assert by_person["sample-reviewer"] == (16, 0)
+        assert session.claim_completed() == 0  # once: counting again adds nothing
+        with pytest.raises(NothingLeft):
+            Review(session, "newcomer", "sample-judge", quota=Quota(2, 600))
+        assert Review(session, "newcomer", "sample-judge", quota=Quota(3, 600)).golden.id == FIRST

@@ -964,6 +964,19 @@ class Session:
             (annotator, golden_id)).fetchone()
         return bool(chunks) and answered == chunks
 
+    def claim_completed(self) -> int:
+        """Count, as done claims, the goldens people completed before any quota (so turning on
+        --per-golden midway never sends a golden to more people than it asks); how many were
+        added. Idempotent."""
+        with self._write():
+            return self.conn.execute(
+                f"""INSERT OR IGNORE INTO claims(golden_id, annotator, claimed_at, done_at)
+                    SELECT c.golden_id, l.annotator, min(l.updated_at), max(l.updated_at)
+                    FROM labels l JOIN chunks c ON c.id = l.chunk_id WHERE {ANSWERED}
+                    GROUP BY c.golden_id, l.annotator
+                    HAVING count(*) = (SELECT count(*) FROM chunks x
+                                       WHERE x.golden_id = c.golden_id)""").rowcount
+
     def full_goldens(self, annotator: str, per_golden: int) -> set[str]:
         """The goldens ``per_golden`` other people hold now or have completed."""
         return {row[0] for row in self.conn.execute(
