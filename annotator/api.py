@@ -9,7 +9,6 @@ judges --format json` write (docs/python.md); the chunks are one dict a chunk, r
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,11 +43,9 @@ def open_session(path: str | Path) -> Session:
 def _session(where: SessionLike) -> Iterator[Session]:
     """The Session given, or the file opened for the call and closed after it."""
     if isinstance(where, Session):
-        try:
-            where.conn.total_changes  # noqa: B018  (raises on a closed connection)
-        except sqlite3.ProgrammingError:
-            raise SessionError(f"The session {where.path} was closed; open it again with "
-                               f"annotator.api.open_session({str(where.path)!r}).") from None
+        if where.closed:
+            raise SessionError(f"The session {where.where} was closed; open it again with "
+                               f"annotator.api.open_session({where.where!r}).")
         yield where
         return
     if not isinstance(where, str | Path):

@@ -17,6 +17,7 @@ from annotator.importers import SOURCES
 from annotator.judge.providers import PROVIDERS
 from annotator.judge.styles import PROMPTS
 from annotator.models import CHECKS_MIN, DEFAULT_CHECK_RATE, DESIGNS
+from annotator.place import is_url, shown
 from annotator.report.columns import MATRIX_UP_TO, SORT_KEYS
 from annotator.report.output import FORMATS
 from annotator.stats.alt_test import ALPHA as ALT_ALPHA
@@ -189,10 +190,29 @@ def _epoch_option(command: Callable[..., None]) -> Callable[..., None]:
              "Verdicts of two epochs are never pooled.")(command)
 
 
+class _SessionPlace(click.ParamType):  # type: ignore[type-arg]
+    """A session's place: a file's path, or a PostgreSQL URL (taken as it is)."""
+
+    name = "session"
+
+    def __init__(self, *, exists: bool = False) -> None:
+        self.file = click.Path(exists=exists, dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        """A URL as typed; a path checked as click.Path checks it."""
+
+        return value if is_url(value) else self.file.convert(value, param, ctx)
+
+
+SESSION = _SessionPlace()
+SESSION_EXISTS = _SessionPlace(exists=True)
+
+
 def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Session:
     from annotator.store.session import Session
 
-    _OPENED.append(path)  # before opening: a refusal's hint may name it too
+    _OPENED.append(shown(path))  # before opening: a refusal's hint may name it too
     Session.upgrading = _upgrading
     return Session(path, create=create, reads_only=reads_only)
 
@@ -202,7 +222,7 @@ def _open(path: str, *, create: bool = False, reads_only: bool = False) -> Sessi
 
 @cli.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--session", "-s", "session_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--session", "-s", "session_path", required=True, type=SESSION,
               help="The session file to import into (created if missing).")
 @click.option("--replace", is_flag=True,
               help="Overwrite goldens, verdicts and labels that differ from the stored ones.")
@@ -382,7 +402,7 @@ def import_trec_command(session_path: str, queries: str, run: str | None, pool: 
 
 
 @cli.command("export")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--format", "-f", "fmt",
               type=click.Choice(["jsonl", "csv", "calibration", "ragas-annotation", "qrels",
                                  "run", "mlflow-feedback", "phoenix-annotations",
@@ -506,7 +526,7 @@ def _write_feedback(session: Session, out: Any, judge: str | None, annotator: st
         raise SessionError(
             "The feedback export holds the dev split only, so an optimizer never sees the "
             f"goldens a tuned prompt is tested on; make a split first: 'annotator split "
-            f"{session.path} --dev 0.5 --seed 1'.")
+            f"{session.where} --dev 0.5 --seed 1'.")
     defined = next(j for j in session.judges() if j.name == name)
     with contextlib.suppress(SessionError):  # an imported judge: --against says
         against = stored_settings(defined).prompt.against  # what the judge itself saw
@@ -532,7 +552,7 @@ def _write_trec(session: Session, fmt: str, output: str | None, truth: str,
         whose = {"human": "people's labels" + (f" ({annotator})" if annotator else ""),
                  "gold": "gold labels (adjudicate disagreements with 'annotator annotate "
                  "--adjudicate' first, or use --truth human)"}.get(truth, f"{truth}'s verdicts")
-        raise AnnotatorError(f"No chunk of {session.path} has {whose}: the qrels would be "
+        raise AnnotatorError(f"No chunk of {session.where} has {whose}: the qrels would be "
                              "empty, so nothing was written.")
     lines: int = _write_output(output, lambda out: trec.write_qrels(session, frame, verdict,
                                                                           out))
@@ -615,7 +635,7 @@ def _quota(session: Session, per_golden: int | None, lease_minutes: float) -> Qu
 
 
 @cli.command("annotate")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--annotator", "-a", default=_login_name, show_default="your login name",
               help="Whose labels these are; several people can share one session file.")
 @click.option("--judge", "-j", help="Whose verdicts to review (default: the only judge, or ask).")
@@ -662,12 +682,15 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Before anything is imported or drawn: a screen in a pipe draws escape codes for ever.
-        raise AnnotatorError(_no_terminal(Path(session_path)))
+        raise AnnotatorError(_no_terminal(session_path))
     from annotator.models import GOLDENS_SUFFIXES
     from annotator.store.session import Session
 
     source = Path(session_path)
-    if source.suffix.lower() in GOLDENS_SUFFIXES:
+    db_path: Path | str
+    if is_url(session_path):
+        db_path = session_path
+    elif source.suffix.lower() in GOLDENS_SUFFIXES:
         from annotator.intake import Intake, sources
 
         db_path = source.with_suffix(".db")
@@ -714,16 +737,18 @@ def annotate_command(session_path: str, annotator: str, judge: str | None, pass_
              err=True)
 
 
-def _no_terminal(source: Path) -> str:
+def _no_terminal(typed: str) -> str:
     """Why annotate cannot run in a pipe, and the commands that can, on the session they can
     open: a goldens file's session is the .db beside it (or made by import), and a path that
     is no session gets the sentence that says so instead."""
     from annotator.models import GOLDENS_SUFFIXES
     from annotator.store.session import Session
 
-    db = source.with_suffix(".db") if source.suffix.lower() in GOLDENS_SUFFIXES else source
-    where, session = _hint_word(str(source)), _hint_word(str(db))
-    if db != source and source.exists() and not db.exists():
+    source = Path(typed)
+    db: Path | str = typed if is_url(typed) else (
+        source.with_suffix(".db") if source.suffix.lower() in GOLDENS_SUFFIXES else source)
+    where, session = _hint_word(shown(typed)), _hint_word(shown(db))
+    if isinstance(db, Path) and db != source and source.exists() and not db.exists():
         readers = (f"'annotator import {where} --session {session}' makes its session, and "
                    f"'annotator report {session}' reads it in a pipe")
     else:
@@ -796,7 +821,7 @@ def _sending_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 @cli.command("judge")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--model", "-m", required=True, help="The model name the endpoint knows.")
 @click.option("--provider", type=click.Choice(list(PROVIDERS)), default="openai",
               show_default=True, help="Whose API the endpoint speaks: OpenAI's Chat "
@@ -1247,7 +1272,7 @@ def _endpoint(given: str | None, stored: str | None = None, provider: str = "ope
 
 
 @cli.command("probe")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.option("--judge", "-j", help="Whose gullibility to test (default: the only judge); its "
               "stored settings are used as they are.")
 @click.option("--goldens", "golden_count", type=click.IntRange(1), default=100,
@@ -1332,7 +1357,7 @@ def probe_command(session_path: str, judge: str | None, golden_count: int, per_g
 
 
 @cli.command("recheck")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.option("--judge", "-j", help="Which judge to re-check (default: the only judge); its "
               "stored settings are used as they are.")
 @click.option("--canary", "canary_size", type=click.IntRange(1),
@@ -1550,12 +1575,12 @@ def _print_recheck_history(session: Session, name: str, tolerance: float, alpha:
     ids, how = session.canary()
     if not ids or how is None:
         raise AnnotatorError(f"Judge '{name}' has never been re-checked: run 'annotator recheck "
-                             f"{_hint_word(str(session.path))} --judge {name}' first.")
+                             f"{_hint_word(session.where)} --judge {name}' first.")
     looks, in_agreement = history(session, name, Canary(ids, how), tolerance=tolerance,
                                   alpha=alpha)
     if not looks:
         raise AnnotatorError(f"Judge '{name}' has never been re-checked: run 'annotator recheck "
-                             f"{_hint_word(str(session.path))} --judge {name}' first.")
+                             f"{_hint_word(session.where)} --judge {name}' first.")
     alarm = looks[-1].bound is not None and looks[-1].bound.alarm
     if fmt == "json":
         from annotator.jsonout import write_json
@@ -1639,11 +1664,11 @@ def _print_recheck_plan(session: Session, name: str, drop: float, tolerance: flo
          f"{power:.0%} of re-checks (worse: kappa drop beyond {tolerance:g}, McNemar p < "
          f"{alpha:g}), {basis}; on goldens of {plan.per_golden} chunks, each chunk on its own "
          "(goldens whose chunks move together need more). Freeze one with 'annotator recheck "
-         f"{session.path} --judge {name} --canary {plan.chunks}'.")
+         f"{session.where} --judge {name} --canary {plan.chunks}'.")
 
 
 @cli.command("report")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--judge", "-j", help="Whose verdicts to check (default: the only judge).")
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
 @click.option("--all-annotators", is_flag=True,
@@ -1766,7 +1791,7 @@ def _write_output(output: str | None, write: Callable[[Any], Any]) -> Any:
 
 
 @cli.command("sample")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.option("--size", type=click.IntRange(1), required=True, help="Goldens (active: draws).")
 @click.option("--design", type=click.Choice(DESIGNS), default="uniform", show_default=True,
               help="uniform: at random; stratified: by strata of the judge's CP (per system), "
@@ -1817,7 +1842,7 @@ def sample_command(session_path: str, size: int, design: str, seed: int, judge: 
 
 
 @cli.command("trust")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.option("--judge", "-j", required=True, help="The judge whose verdicts to keep or escalate.")
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the team's).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1,
@@ -1966,7 +1991,7 @@ def _trust_lines(fitted: Any, session_path: str) -> list[str]:
 
 
 @cli.command("guidelines")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.argument("action", type=click.Choice(["set", "show", "list"]))
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @click.option("--version", "version", type=click.IntRange(min=1),
@@ -2027,7 +2052,7 @@ def guidelines_command(session_path: str, action: str, file: str | None, version
 
 
 @cli.command("plan")
-@click.argument("session_path", metavar="SESSION", type=click.Path(exists=True, dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION_EXISTS)
 @click.option("--judge", "-j", help="Whose verdicts to plan from (default: the only judge).")
 @click.option("--target-width", type=click.FloatRange(0, 1, min_open=True), default=0.03,
               show_default=True, help="The 95% half-width on mean CP to reach.")
@@ -2069,7 +2094,7 @@ def plan_command(session_path: str, judge: str | None, target_width: float,
 
 
 @cli.command("judges")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--annotator", "-a", help="Whose labels are the truth (default: the only annotator).")
 @click.option("--judge", "-j", "judges", multiple=True,
               help="Score only these judges (repeat the option; default: every judge).")
@@ -2144,7 +2169,7 @@ def judges_command(session_path: str, annotator: str | None, judges: tuple[str, 
 
 
 @cli.command("align")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--judge", "-j", required=True, help="The judge whose prompt to improve (its "
               "model and endpoint judge the candidates).")
 @click.option("--optimizer-model", required=True, help="The model that proposes revised prompts.")
@@ -2329,7 +2354,7 @@ def _print_align_plan(plan: Any, options: Any, prepared: Any) -> None:
 
 
 @cli.command("align-log")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--run", "run_id", type=int, help="One run's candidates, with their prompts' "
               "rationales and why any was rejected (default: every run, one line each).")
 def align_log_command(session_path: str, run_id: int | None) -> None:
@@ -2397,7 +2422,7 @@ def _prices(given: tuple[str, ...]) -> dict[str, Price]:
 
 
 @cli.command("batches")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--judge", "-j", help="Only this judge's batches.")
 @click.option("--base-url", help="The endpoint the batches were created at (default: the one "
               "each judge was run with, else $OPENAI_BASE_URL).")
@@ -2528,7 +2553,7 @@ def _endpoint_error(error: Exception, judge: str, url: str | None, *,
 
 
 @cli.command("import-results")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True))
 @_stops_on_signals
 def import_results_command(session_path: str, results: tuple[str, ...]) -> None:
@@ -2636,7 +2661,7 @@ def prompts_check(path: str) -> None:
 
 
 @cli.command("split")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--dev", "dev", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Share of goldens for the dev split; the rest are test.")
 @click.option("--seed", type=int, required=True, help="The same seed gives the same split.")
@@ -2678,7 +2703,7 @@ def split_command(session_path: str, dev: float, seed: int, stratify: str | None
 
 
 @cli.command("serve")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on; anything but this machine's own is open to "
               "anyone who can reach the port.")
@@ -2746,8 +2771,8 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
                                      "(e.g. 127.0.0.1 or 10.0.0.0/24).",
                                      param_hint="--trusted-proxy") from None
     max_tabs = max_tabs or default_max_tabs()
-    db_path = Path(session_path)
     with _open(session_path) as session:
+        name = session.name
         judge = _choose_judge(session, judge) if not adjudicate else judge
         if sample_size is not None:
             from annotator.scoring.sampling import draw
@@ -2757,7 +2782,8 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
             _, check_rate = _prepare_checks(session, check_rate, checks_from)
             _set_gate(session, gate, checks_min, checks_from)
             _quota(session, per_golden, lease_minutes)  # each tab makes its own from settings
-    settings = {"session": str(db_path.resolve()), "judge": judge, "pass_mark": pass_mark,
+    settings = {"session": session_path if is_url(session_path) else str(
+                    Path(session_path).resolve()), "judge": judge, "pass_mark": pass_mark,
                 "blind_rate": blind_rate, "sample": sample_size is not None,
                 "adjudicate": adjudicate, "check_rate": check_rate, "checks_min": checks_min,
                 "per_golden": per_golden, "lease_minutes": lease_minutes}
@@ -2780,7 +2806,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
              "anyone. Put it behind a proxy that authenticates people and pass --user-header "
              "(README: 'Serving a team').", err=True)
     shown_host = host if loopback or host not in ("0.0.0.0", "::") else "THIS-MACHINE"
-    _say(f"Serving {db_path.name} on http://{shown_host}:{port}/?annotator=NAME"
+    _say(f"Serving {name} on http://{shown_host}:{port}/?annotator=NAME"
          + (f" (dashboard: http://{shown_host}:{port}/dashboard)" if dashboard else "")
          + f", at most {max_tabs} screens at once (--max-tabs). Ctrl+C stops it; every "
          "decision is already saved.", err=True)
@@ -2790,7 +2816,7 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
             return session.annotators()
 
     try:
-        TeamServer(settings, host=host, port=port, title=f"cp-annotator: {db_path.name}",
+        TeamServer(settings, host=host, port=port, title=f"cp-annotator: {name}",
                    user_header=user_header, dashboard=show, max_tabs=max_tabs,
                    trusted_proxy=trusted_proxy, known_names=known_names).serve()
     except OSError as error:  # the address: taken, not this machine's, or not ours to use
@@ -2846,7 +2872,7 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
 
 
 @cli.command("copy")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.argument("target", metavar="NEW", type=click.Path(dir_okay=False))
 def copy_command(session_path: str, target: str) -> None:
     """Copy a session to a new file, everything in it, even while it is in use.
@@ -2866,7 +2892,7 @@ def copy_command(session_path: str, target: str) -> None:
 
 
 @cli.command("remove-judge")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 @click.argument("name")
 @click.option("--annotator", "-a", default=_login_name, show_default="your login name",
               help="Who removed it, for the session's event log.")
@@ -2891,7 +2917,7 @@ def remove_judge_command(session_path: str, name: str, annotator: str) -> None:
 
 
 @cli.command("info")
-@click.argument("session_path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("session_path", metavar="SESSION", type=SESSION)
 def info_command(session_path: str) -> None:
     """Summarise a session: goldens, chunks, judges, each person's progress, splits, the random
     sample, gold labels, the team's guidelines, gate and claims, and merge conflicts.

@@ -166,7 +166,7 @@ def test_chunks_read_as_columns_are_the_session_jsonl_s_chunk_table(tmp_path: Pa
         # An empty note stored by an older version, on a golden with no other note: the
         # session JSONL gives that golden's chunks no note at all.
         session.decide("alice", goldens[2].chunks[0].id, 0, "set")
-        with session.conn:
+        with session.sqlite:
             session.conn.execute("UPDATE labels SET note = '' WHERE chunk_id = ?",
                                  [goldens[2].chunks[0].id])
         session.record_call("sample-judge", first[0].id, verdict=1, reason="again",

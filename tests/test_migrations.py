@@ -118,7 +118,7 @@ def test_answers_kept_as_a_verdict_and_a_flag_upgrade_to_their_kinds(tmp_path: P
 def test_the_schema_stores_every_kind_of_answer_and_nothing_else(session: Session,
                                                                    table: str) -> None:
     # A kind added to verdict.py without the migration that lets the schema hold it fails here.
-    conn = session.conn
+    conn = session.sqlite
     owner = {"labels": "chunk_id", "label_conflicts": "chunk_id", "check_answers": "check_id"}
     conn.execute("INSERT INTO goldens(id, position, user_input, metadata, content_sha256, "
                  "created_at) VALUES ('g', 1, 'q', '{}', 'x', 't')")

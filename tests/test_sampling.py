@@ -192,7 +192,7 @@ def test_the_report_estimates_mean_cp_as_the_design_allows(tmp_path: Path, desig
                                        else "golden_systems")
         session.conn.execute("UPDATE settings SET value = ? WHERE key = 'random_sample'",
                              [json.dumps(stored)])
-        session.conn.commit()
+        session.sqlite.commit()
         old = build_report(session, resamples=0, target_width=0.02).design
     section = report.design
     assert old is not None and section is not None and old.systems == section.systems
@@ -266,7 +266,7 @@ def test_a_stored_sample_of_a_design_this_release_does_not_know_is_refused(
         stored["design"] = "adaptive"  # a later release's, or a hand edit
         session.conn.execute("UPDATE settings SET value = ? WHERE key = 'random_sample'",
                              [json.dumps(stored)])
-        session.conn.commit()
+        session.sqlite.commit()
     db = str(tmp_path / "s.db")
     code, _, err = invoke("report", db)
     assert code == 2 and "Traceback" not in err

@@ -190,7 +190,7 @@ def prepare(session: Session, options: AlignOptions) -> Prepared:
     judges = {j.name: j for j in session.judges()}
     if options.judge not in judges:
         known = ", ".join(sorted(judges)) or "none yet"
-        raise SessionError(f"There is no judge '{options.judge}' in {session.path} (judges: "
+        raise SessionError(f"There is no judge '{options.judge}' in {session.where} (judges: "
                            f"{known}).")
     settings = stored_settings(judges[options.judge])
     # Candidates are judged in the response format and with the logprobs the judge's endpoint
@@ -203,7 +203,7 @@ def prepare(session: Session, options: AlignOptions) -> Prepared:
     splits = session.splits()
     if not splits:
         raise SessionError("align needs a dev/test split, so that candidates are chosen on dev "
-                           f"and judged once on test: 'annotator split {session.path} --dev 0.5 "
+                           f"and judged once on test: 'annotator split {session.where} --dev 0.5 "
                            "--seed 1'.")
     seen = {g for g, _, _ in session.judge_examples().get(options.judge, [])}
     ids = [g for g in session.golden_ids() if g not in seen]
@@ -215,7 +215,7 @@ def prepare(session: Session, options: AlignOptions) -> Prepared:
             f"goldens (there are {len(dev)} and {len(test)}): below that the test split can "
             "almost never show a better candidate (one better by 0.1 kappa is kept about 1% of "
             "the time at 5), so the run would spend its calls for nothing. Label more of them "
-            f"with 'annotator annotate {session.path}'.")
+            f"with 'annotator annotate {session.where}'.")
     parts = assign_splits(dev, 1 - options.validation, options.seed)
     train = [g for g in dev if parts[g] == "dev"]
     validation = [g for g in dev if parts[g] == "test"]
@@ -473,13 +473,13 @@ async def align(session: Session, options: AlignOptions, prepared: Prepared,
     # Under the session's start lock: what a stopped run left is cleared, and this run is
     # created and holds its own lock before anyone else may look (no run is taken for dead).
     with contextlib.ExitStack() as running:
-        with one_screen(session.path, "start", ALIGN_ROLE):
+        with one_screen(session.place, "start", ALIGN_ROLE):
             for sentence in clear_stopped_runs(session):
                 say(sentence)
             state.run_id = session.start_align_run(
                 options.judge, prepared.settings.model, options.optimizer_model,
                 options.optimizer_url, settings, prepared.train, prepared.validation)
-            running.enter_context(one_screen(session.path, _run_key(state.run_id), ALIGN_ROLE))
+            running.enter_context(one_screen(session.place, _run_key(state.run_id), ALIGN_ROLE))
         try:
             result = await _search(state)
         except BaseException as error:
@@ -508,7 +508,7 @@ def clear_stopped_runs(session: Session) -> list[str]:
     recorded as stopped. Sentences saying what was removed."""
     said = []
     for run in session.align_runs():
-        if run["finished_at"] is not None or is_open(session.path, _run_key(run["id"]),
+        if run["finished_at"] is not None or is_open(session.place, _run_key(run["id"]),
                                                      ALIGN_ROLE):
             continue
         prefix = f"{CANDIDATE_MARK}{run['id']}."
@@ -617,7 +617,7 @@ async def _search(state: _Run) -> AlignResult:
     if best is None:
         result.sentence = (f"No candidate could be judged ({counted(result.rejected, 'reply', 'replies')} "
                            "rejected, each with its reason in the align record: 'annotator "
-                           f"align-log {session.path}'); nothing was registered.")
+                           f"align-log {session.where}'); nothing was registered.")
         return result
     result.best = best
     session.update_align_run(state.run_id, best_candidate=best.candidate_id)

@@ -96,7 +96,7 @@ def choose_canary(session: Session, size: int | None = None, seed: int = 0, *,
         where = "in the test split " if splits else ""
         raise SessionError(f"No chunk {where}has a person's label yet, so there is no canary to "
                            f"re-check against: label some goldens first ('annotator annotate "
-                           f"{session.path}').")
+                           f"{session.where}').")
     rng = np.random.default_rng(seed)
     rows = np.flatnonzero(eligible)
     if size is not None:

@@ -108,7 +108,7 @@ def fit_trust(session: Session, judge: str, *, annotator: str | None = None,
     if not splits:
         raise SessionError("Trust or escalate fits its threshold on the dev split and checks "
                            "it on the test split: make them first with 'annotator split "
-                           f"{session.path} --dev 0.5 --seed 1'.")
+                           f"{session.where} --dev 0.5 --seed 1'.")
     frame = session.chunk_frame()
     truth = find_truth(session, annotator, frame)
     split = _split_of(session, frame, names, splits)
@@ -166,7 +166,7 @@ def _columns(session: Session, frame: ChunkFrame, judge: str) -> _Columns:
         raise SessionError(
             f"'{judge}' gives no confidence to threshold: its verdicts carry no P(relevant) and "
             "it was run once. Run it with logprobs on an endpoint that returns them "
-            f"('annotator judge {session.path} --model M --name {judge}'), or repeat it "
+            f"('annotator judge {session.where} --model M --name {judge}'), or repeat it "
             f"('--repeat 5'): the agreement of its runs is then its confidence.")
     k = min(len(by_run) for by_run in runs.values())
     chunk_ids = np.asarray(list(runs), dtype=np.int64)
@@ -216,7 +216,7 @@ def escalated(session: Session, judge: str) -> list[tuple[str, int]]:
     stored = session.trust_threshold(judge)
     if stored is None:
         raise SessionError(f"'{judge}' has no trust threshold yet: fit one with 'annotator "
-                           f"trust {session.path} --judge {judge}'.")
+                           f"trust {session.where} --judge {judge}'.")
     frame = session.chunk_frame()
     columns = _columns(session, frame, judge)
     judged = columns.verdict != MISSING

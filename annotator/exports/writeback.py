@@ -75,7 +75,7 @@ def feedback(session: Session, annotator: str | None) -> Iterator[Feedback]:
                                    chunk.rank, chunk.doc_id, verdict, kind_of(answer).word,
                                    label.note)
     if not found:
-        raise SessionError(f"No golden of {session.path} came from a tracer (none holds a "
+        raise SessionError(f"No golden of {session.where} came from a tracer (none holds a "
                            "trace_id in its metadata): import the traces with 'annotator "
                            "import FILE --from openinference|mlflow|langfuse' to write labels "
                            "back.")

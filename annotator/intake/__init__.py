@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotator.files import new_session_file
 from annotator.formats import ColumnMap, companion_files, read_goldens
 from annotator.models import CheckRecord, ImportSummary
-from annotator.store.session import Session
+from annotator.store.session import Session, new_session
 
 Progress = Callable[[str], AbstractContextManager[Callable[[int], None] | None]]
 """Given a file's name, a context whose value hears how many goldens are in so far."""
@@ -55,7 +54,7 @@ class Intake:
         stored; ``then`` runs on the session after the last. A stop (an error, Ctrl-C) keeps
         the files stored before it."""
         done: list[Imported] = []
-        with new_session_file(session_path, keep=lambda: bool(done)), \
+        with new_session(session_path, keep=lambda: bool(done)), \
                 Session(session_path, create=True) as session:
             for path in self.files:
                 notices: list[str] = []

@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.errors import SessionError
-from annotator.files import new_session_file
 from annotator.importers.trec import Collection, named_file, read_collection, scale_of
 from annotator.models import ImportSummary, Scale
-from annotator.store.session import Session
+from annotator.store.session import Session, exists, new_session
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +78,7 @@ def read_collection_files(session_path: str | Path, queries: str | Path, *,
     except ValueError as error:
         raise SessionError(str(error)) from None
     stored = None  # a session that has a scale holds each file's grades to it, line by line
-    if given is None and Path(session_path).exists():
+    if given is None and exists(session_path):
         with Session(session_path, create=False) as session:
             stored = session.scale()
     top = given.top if given is not None else stored.top if stored is not None else None
@@ -101,7 +100,7 @@ def store_collection(session_path: str | Path, read: CollectionRead, *, replace:
     scale (and whether it is an unranked pool) as the session's settings."""
     done: list[CollectionImport] = []
     found = read.collection
-    with new_session_file(session_path, keep=lambda: bool(done)), \
+    with new_session(session_path, keep=lambda: bool(done)), \
             Session(session_path, create=True) as session:
         # No qrels and no --scale: the session's own scale, else binary.
         read_on = read.from_files or session.scale() or Scale(1, 1)

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.errors import SessionError
-from annotator.files import new_session_file
-from annotator.store.session import Session
+from annotator.store.session import Session, new_session
 from annotator.verdict import Answer
 
 
@@ -57,7 +56,7 @@ def merge_sessions(paths: Sequence[str | Path], output: str | Path) -> MergeSumm
         with Session(path, create=False):  # each must be a session of ours, up to date
             pass
     names = [str(p) for p in paths]
-    with new_session_file(out), Session(out) as session:
+    with new_session(out), Session(out) as session:
         facts = session.merge_from(sources, names)
     return MergeSummary(
         names, facts.goldens, facts.judges, facts.annotators, facts.labels,

@@ -1,5 +1,6 @@
 """One screen a name on a session: a screen holds a lock for its person's name, across every
-process on this machine (``annotate`` in two terminals, a served tab beside a terminal).
+process on this machine (``annotate`` in two terminals, a served tab beside a terminal), and
+on a PostgreSQL session across every host (an advisory lock of the database).
 
 Two screens under one name would each count the other's decisions as theirs, and an undo on
 one would restore its own state over the other's decision. The lock is an ``flock`` on a file
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from annotator.errors import AnnotatorError
+from annotator.place import is_url, shown
 
 FOLDER = "cp-annotator-screens"
 
@@ -46,10 +48,20 @@ def _lock_path(session: Path, name: str, role: str) -> Path:
 
 
 @contextlib.contextmanager
-def one_screen(session: Path, name: str, role: str = "annotate") -> Iterator[None]:
+def one_screen(session: Path | str, name: str, role: str = "annotate") -> Iterator[None]:
     """Hold the name's screen on ``session`` while the block runs; raise ScreenInUse if another
-    process holds it (its process id is said)."""
-    path = _lock_path(session, name, role)
+    process holds it (its process id is said). On a PostgreSQL session the lock is the
+    database's own, so it holds across hosts."""
+    if is_url(session):
+        from annotator.store.postgres import held
+
+        with held(str(session), f"screen:{role}:{name}") as got:
+            if not got:
+                raise ScreenInUse(in_use_sentence(
+                    name, f"on {shown(session)} in another terminal or tab (on some host)"))
+            yield
+        return
+    path = _lock_path(Path(session), name, role)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
@@ -70,7 +82,7 @@ def one_screen(session: Path, name: str, role: str = "annotate") -> Iterator[Non
         os.close(fd)
 
 
-def is_open(session: Path, name: str, role: str = "annotate") -> bool:
+def is_open(session: Path | str, name: str, role: str = "annotate") -> bool:
     """Whether a screen is open under ``name`` on ``session`` in any process of this machine."""
     try:
         with one_screen(session, name, role):

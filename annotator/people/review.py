@@ -149,8 +149,8 @@ class Review:
         self.session_id = session.session_id
         self.golden_ids = session.golden_ids()
         if not self.golden_ids:
-            raise SessionError(f"{session.path} holds no goldens yet; import some with "
-                               f"'annotator import FILE --session {session.path}'.")
+            raise SessionError(f"{session.where} holds no goldens yet; import some with "
+                               f"'annotator import FILE --session {session.where}'.")
         self.sampled = only is not None
         stored = session.random_sample() if only is not None else None
         self.sample: dict[str, Any] | None = (

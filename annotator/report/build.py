@@ -74,7 +74,7 @@ def build_report(
     sections: dict[str, Any] = {}
     for section in SECTIONS:
         sections.update(section.data(inputs, estimates, made[section.id]))
-    report = Report(session=str(session.path), judge=judge, annotators=inputs.names,
+    report = Report(session=session.where, judge=judge, annotators=inputs.names,
                     pass_mark=pass_mark, resamples=resamples, seed=seed,
                     convention=CONVENTION_RAGAS, headline=[], sections=sections,
                     target_width=target_width, unranked=inputs.unranked)

@@ -174,11 +174,11 @@ def gather(session: Session, judge: str, only: Sequence[str] | None, options: Op
     scale = session.scale()
     if scale is not None and options.relevant_from is not None:
         if not 1 <= options.relevant_from <= scale.top:
-            raise SessionError(f"{session.path} grades 0 to {scale.top}: --relevant-from must "
+            raise SessionError(f"{session.where} grades 0 to {scale.top}: --relevant-from must "
                                f"be 1 to {scale.top}, not {options.relevant_from}.")
         scale = Scale(scale.top, options.relevant_from)
     elif scale is None and options.relevant_from is not None:
-        raise SessionError(f"{session.path} holds no grades, so there is no threshold to move: "
+        raise SessionError(f"{session.where} holds no grades, so there is no threshold to move: "
                            "leave out --relevant-from.")
     threshold = None if scale is None else scale.relevant_from
     said = session.judge_columns(judge, frame, relevant_from=threshold)

@@ -283,7 +283,7 @@ def build_leaderboard(session: Session, *, annotator: str | None = None,
     pairs = _pairs(pair_data, est, len(frame.golden_ids))
     rows.sort(key=_sort_key(sort, set(rows[0].stats) if rows else None))
     best = _best(names, pairs)
-    board = Leaderboard(str(session.path), truth, split, int(shared.sum()),
+    board = Leaderboard(session.where, truth, split, int(shared.sum()),
                         int(_complete(shared, frame).sum()), resamples, seed, sort,
                         rows, pairs, best, [], pairwise, left_out,
                         excluded=seen.excluded if seen.note is not None else 0,
@@ -577,7 +577,7 @@ def _judged_once(session: Session, judge: str, defined: Judge | None) -> str:
         return ("judged once: its verdicts were imported, so no run of it can be repeated here; "
                 "a judge run here with --repeat 3 has one")
     url = f" --base-url {defined.base_url}" if defined.base_url else ""
-    return (f"judged once: run 'annotator judge {session.path} --model {defined.model}{url} "
+    return (f"judged once: run 'annotator judge {session.where} --model {defined.model}{url} "
             f"--name {judge} --repeat 3' to measure")
 
 

@@ -7,10 +7,19 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from annotator.store import postgres
+
+    Connection = sqlite3.Connection | postgres.Connection
 
 
-def drop_indexes(conn: sqlite3.Connection, tables: Sequence[str]) -> list[str]:
-    """Drop the secondary indexes of these tables; return the SQL that makes them again."""
+def drop_indexes(conn: Connection, tables: Sequence[str]) -> list[str]:
+    """Drop the secondary indexes of these tables; return the SQL that makes them again
+    (PostgreSQL's indexes stay: its load is its own, see store/postgres.py)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return []
     marks = ",".join("?" * len(tables))
     found = conn.execute(  # read whole: an open read of the schema blocks DROP INDEX
         f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
@@ -20,14 +29,14 @@ def drop_indexes(conn: sqlite3.Connection, tables: Sequence[str]) -> list[str]:
     return [sql for _, sql in found]
 
 
-def build_indexes(conn: sqlite3.Connection, statements: Sequence[str]) -> None:
+def build_indexes(conn: Connection, statements: Sequence[str]) -> None:
     """Make the dropped indexes again."""
     for sql in statements:
         conn.execute(sql)
 
 
 @contextlib.contextmanager
-def fresh_load(conn: sqlite3.Connection, when: bool = True, *, own_rows: bool = False
+def fresh_load(conn: Connection, when: bool = True, *, own_rows: bool = False
                ) -> Iterator[bool]:
     """Run a bulk load into a session that holds no goldens yet (``when``) as a bare program
     would; yields whether it could.
@@ -44,7 +53,7 @@ def fresh_load(conn: sqlite3.Connection, when: bool = True, *, own_rows: bool = 
     Both are set back when the load ends, however it ends.
     """
     switched = False
-    if when and not conn.in_transaction:
+    if when and not conn.in_transaction and isinstance(conn, sqlite3.Connection):
         with contextlib.suppress(sqlite3.OperationalError):
             switched = conn.execute("PRAGMA main.journal_mode = delete").fetchone()[0] == "delete"
     try:

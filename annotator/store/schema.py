@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from annotator.store.versions import MIGRATION_SET, NAMES
+
+if TYPE_CHECKING:
+    from annotator.store import postgres
 
 SCRIPT = Path(__file__).with_name("schema.sql")
 MIGRATIONS_TABLE = "_sqlite_migrations"
@@ -27,10 +32,11 @@ def statements() -> list[str]:
     return [s.strip() for s in SCRIPT.read_text(encoding="utf-8").split(";\n") if s.strip()]
 
 
-def create(conn: sqlite3.Connection) -> None:
-    """Lay the whole schema into an empty file, inside the caller's transaction, with the
-    session's own identity and every migration recorded as applied."""
-    for statement in statements():
+def create(conn: sqlite3.Connection | postgres.Connection, script: Sequence[str] | None = None) -> None:
+    """Lay the whole schema into an empty file (or the ``script`` given, a PostgreSQL
+    database's), inside the caller's transaction, with the session's own identity and every
+    migration recorded as applied."""
+    for statement in statements() if script is None else script:
         conn.execute(statement)
     # What m001_initial writes, and sqlite-utils' record of each migration (its time format).
     # 32 random hex digits, as m001's uuid4().hex (the uuid module costs start-up time).

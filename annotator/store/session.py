@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from annotator.errors import NotHeld, NotSaved, ReadStopped, SessionError
-from annotator.files import made_whole
+from annotator.files import made_whole, new_session_file
 from annotator.models import (
     DESIGNS,
     GOLD_FIELDS,
@@ -49,6 +49,7 @@ from annotator.models import (
     Undone,
     is_candidate,
 )
+from annotator.place import is_url, shown
 from annotator.redact import scrub, scrubbed
 from annotator.store import bulk, epochs, merging, schema, versions
 from annotator.store.importer import Importer
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from annotator.columns import ChunkFrame, JudgeColumns, LabelColumns
+    from annotator.store import postgres
 
 BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another process's write to finish before giving up."""
@@ -162,6 +164,35 @@ def read_only_place(path: Path) -> str | None:
     return None
 
 
+def exists(place: str | Path) -> bool:
+    """Whether a session is there: a file, or a database a session was laid out in."""
+    if not is_url(place):
+        return Path(place).exists()
+    from annotator.store import postgres
+
+    return not postgres.is_empty(str(place))
+
+
+@contextmanager
+def new_session(place: str | Path, keep: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """Around making a session: if the block fails, what it made is gone again unless
+    ``keep()`` says it holds work (files.new_session_file for a file; a database it laid out
+    is emptied again), and a session that existed before is never touched."""
+    if not is_url(place):
+        with new_session_file(place, keep):
+            yield
+        return
+    from annotator.store import postgres
+
+    empty = postgres.is_empty(str(place))
+    try:
+        yield
+    except BaseException:
+        if empty and not keep():
+            postgres.empty_again(str(place))
+        raise
+
+
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that never writes. With a -wal file beside it SQLite reads the log as
     usual; with none (a place that takes no writes, so no writer can start one) the file is
@@ -196,6 +227,11 @@ class Session:
         self._epochs_known: dict[tuple[str, str | None, str | None], str] = {}
         self._chosen_epochs: dict[str, str] = {}
         """Judge name -> the epoch read as its verdicts (``epochs_read``; others: the latest)."""
+        self.dialect = "sqlite"
+        """Which store holds the session: "sqlite" (a file) or "postgresql" (a database)."""
+        if is_url(path):
+            self._open_postgres(str(path), create)
+            return
         exists = self.path.exists()
         if not create and not exists:
             raise SessionError(
@@ -222,7 +258,7 @@ class Session:
             except SessionError:
                 conn.close()
                 raise
-            self.conn = conn
+            self.conn: sqlite3.Connection | postgres.Connection = conn
             Session.opened.add(self.path)
             conn.execute("PRAGMA foreign_keys = ON")
             if not self.read_only and conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -259,8 +295,53 @@ class Session:
                 "is made by 'annotator import'."
             ) from None
 
+    def _open_postgres(self, url: str, create: bool) -> None:
+        """Open (or with ``create``, lay out) a session in a PostgreSQL database: the same
+        checks as a file's, one sentence each, nothing written before they pass."""
+        from annotator.store import postgres
+
+        self.path = Path(shown(url))  # no password in it; sentences name ``where``
+        self._url = url
+        self.read_only = False
+        self.dialect = "postgresql"
+        conn = postgres.Connection(url, connect_timeout=min(self.busy_timeout, 10))
+        conn.know_ids(postgres.id_tables(schema.statements()))
+        self.conn = conn
+        try:
+            tables = conn.tables()
+            if not tables and not create:
+                raise SessionError(f"{self.where} holds no session yet. Make one with "
+                                   f"'annotator import GOLDENS.jsonl --session URL' or "
+                                   f"'annotator copy S.db URL'.")
+            if not tables:
+                with self._write():
+                    schema.create(conn, postgres.schema_statements(schema.statements()))
+                return
+            if postgres.MIGRATIONS_TABLE not in tables:
+                shown_tables = ", ".join(tables[:8]) + (
+                    f" and {len(tables) - 8} more" if len(tables) > 8 else "")
+                raise SessionError(
+                    f"{self.where} is a PostgreSQL database of another application (its tables: "
+                    f"{shown_tables}), not a cp-annotator session; it was left as it is. Give "
+                    "an empty database of its own.")
+            applied = self._applied(conn)
+            if newer := sorted(applied - set(versions.NAMES)):
+                raise SessionError(
+                    f"{self.where} was written by a newer cp-annotator (its schema has "
+                    f"{', '.join(newer)}, which this version does not know); it was left as it "
+                    "is. Upgrade: pip install --upgrade cp-annotator.")
+            if applied != set(versions.NAMES):
+                raise SessionError(
+                    f"{self.where} lacks part of this version's schema "
+                    f"({', '.join(sorted(set(versions.NAMES) - applied))}); it was left as it "
+                    "is. Copy it out with the cp-annotator that made it ('annotator copy URL "
+                    "S.db'), then in with this one.")
+        except BaseException:
+            conn.close()
+            raise
+
     @staticmethod
-    def _applied(conn: sqlite3.Connection) -> set[str]:
+    def _applied(conn: sqlite3.Connection | postgres.Connection) -> set[str]:
         """The migrations the file has had (none for a new file). The table itself is read
         (NOT INDEXED): its few rows are the first page a damaged file shows on."""
         try:
@@ -276,7 +357,47 @@ class Session:
         first use, since reading and writing go through ``conn``."""
         import sqlite_utils
 
-        return sqlite_utils.Database(self.conn)
+        return sqlite_utils.Database(self.sqlite)
+
+    @property
+    def sqlite(self) -> sqlite3.Connection:
+        """The file's own connection, for what only SQLite has (its backup API, ATTACH,
+        sqlite-utils); a PostgreSQL session reaches those through a file copy instead."""
+        if not isinstance(self.conn, sqlite3.Connection):
+            raise SessionError(f"{self.where} is a PostgreSQL session; this works on a session "
+                               f"file: 'annotator copy {self.where} S.db' makes one.")
+        return self.conn
+
+    @property
+    def place(self) -> Path | str:
+        """What opens the session again (a URL with its password: never to be printed)."""
+        return self._url if self.dialect == "postgresql" else self.path
+
+    @property
+    def name(self) -> str:
+        """A short name for titles: the file's name, or the database's."""
+        if self.dialect == "postgresql":
+            from urllib.parse import urlsplit
+
+            return urlsplit(self._url).path.lstrip("/") or "postgresql"
+        return self.path.name
+
+    @property
+    def where(self) -> str:
+        """The session's place as it may be printed: a file's path, or a URL without its
+        password."""
+        return shown(self._url) if self.dialect == "postgresql" else str(self.path)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session was closed."""
+        if isinstance(self.conn, sqlite3.Connection):
+            try:
+                self.conn.total_changes  # noqa: B018  (raises on a closed connection)
+            except sqlite3.ProgrammingError:
+                return True
+            return False
+        return self.conn.closed
 
     def _check_ours(self, conn: sqlite3.Connection, create: bool) -> None:
         """Refuse, before anything is written, a SQLite file that is not a session (another
@@ -308,7 +429,7 @@ class Session:
         """Close the file; after writes, fold the write-ahead log into it first, so a plain copy
         of the file taken afterwards holds everything (another connection still open may keep
         part of the log: 'annotator copy' is the safe copy)."""
-        if self._wrote:
+        if self._wrote and self.dialect == "sqlite":
             # Busy with another connection: its own close checkpoints instead.
             with contextlib.suppress(sqlite3.OperationalError):
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -325,7 +446,7 @@ class Session:
             with made_whole(target, overwrite=False) as tmp:
                 out = sqlite3.connect(tmp)
                 try:
-                    self.conn.backup(out)
+                    self.sqlite.backup(out)
                     out.execute("PRAGMA journal_mode = WAL")
                 finally:
                     out.close()
@@ -335,7 +456,7 @@ class Session:
     def another(self) -> Session:
         """A second connection to the same file, for a worker thread (a sqlite3 connection
         stays in the thread that opened it)."""
-        return Session(self.path, create=False, busy_timeout=self.busy_timeout)
+        return Session(self.place, create=False, busy_timeout=self.busy_timeout)
 
     def __enter__(self) -> Session:
         return self
@@ -398,7 +519,7 @@ class Session:
             then = "Check the disk, then try again."
         else:
             return error
-        return NotSaved(f"{self.path} {why}, so nothing was saved. {then}", busy=busy)
+        return NotSaved(f"{self.where} {why}, so nothing was saved. {then}", busy=busy)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         cursor = self.conn.execute(sql, params)
@@ -583,7 +704,7 @@ class Session:
         # 100,000s of labels.
         rows = self.conn.execute(
             f"""SELECT {_LABEL_COLUMNS} FROM labels
-                WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE 1 {where})""",
+                WHERE annotator = ? AND chunk_id IN (SELECT c.id FROM chunks c WHERE TRUE {where})""",
             [annotator, *params],
         )
         return {row[0]: Label.of_row(row) for row in rows}
@@ -629,7 +750,8 @@ class Session:
         """Give up any read of this connection once ``stop()`` holds (asked every ``every``
         SQLite steps): it raises ReadStopped. For a worker's connection, so the screen that
         started it can close at once, whatever the read is doing."""
-        self.conn.set_progress_handler(lambda: int(stop()), every)
+        if self.dialect == "sqlite":  # PostgreSQL's reads are not stopped midway
+            self.sqlite.set_progress_handler(lambda: int(stop()), every)
 
     def review_totals(self, annotator: str, judge: str | None) -> ReviewTotals:
         """Chunks and this person's decisions per golden, and their (label, verdict) pair
@@ -1075,7 +1197,7 @@ class Session:
         (align registers its kept candidate so)."""
         with self._write():
             if self._scalar("SELECT 1 FROM judges WHERE name = ?", [new]):
-                raise SessionError(f"A judge named '{new}' is already in {self.path}.")
+                raise SessionError(f"A judge named '{new}' is already in {self.where}.")
             self.conn.execute(f"INSERT INTO judges SELECT ?, {_JUDGE_REST} FROM judges "
                               "WHERE name = ?", [new, old])
             for table in ("verdicts", "judge_examples", "batches", "batch_requests",
@@ -1100,7 +1222,7 @@ class Session:
         """Freeze the canary: these chunks, in this order, chosen as ``how`` says."""
         with self._write():
             if self._scalar("SELECT EXISTS(SELECT 1 FROM canary)"):
-                raise SessionError(f"The canary of {self.path} is already chosen; it stays as "
+                raise SessionError(f"The canary of {self.where} is already chosen; it stays as "
                                    "it is, so every re-check asks the same chunks.")
             self.conn.executemany("INSERT INTO canary(chunk_id, position) VALUES (?, ?)",
                                   [(c, i) for i, c in enumerate(chunk_ids)])
@@ -1118,7 +1240,7 @@ class Session:
         """One re-check as stored (figures as the JSON text they are stored as)."""
         rows = self._rows("SELECT * FROM rechecks WHERE id = ?", [recheck_id])
         if not rows:
-            raise SessionError(f"There is no re-check {recheck_id} in {self.path}.")
+            raise SessionError(f"There is no re-check {recheck_id} in {self.where}.")
         return dict(rows[0])
 
     def open_recheck(self, judge: str) -> dict[str, Any] | None:
@@ -1391,7 +1513,7 @@ class Session:
         if known is None:
             rows = self._rows("SELECT * FROM judges WHERE name = ?", [judge])
             if not rows:
-                raise SessionError(f"There is no judge named '{judge}' in {self.path}.")
+                raise SessionError(f"There is no judge named '{judge}' in {self.where}.")
             examples = self.conn.execute("SELECT golden_id, rank, verdict FROM judge_examples "
                                          "WHERE judge = ? ORDER BY position", [judge]).fetchall()
             known = self._definitions[judge] = (rows[0]["model"],
@@ -1626,7 +1748,7 @@ class Session:
             """SELECT note, count(*) FROM (
                  SELECT confidence_note AS note, max(id) FROM verdicts
                  WHERE judge = ? AND error IS NULL AND repetition = 1 AND epoch IS ?
-                 GROUP BY chunk_id)
+                 GROUP BY chunk_id) AS latest
                WHERE note IS NOT NULL GROUP BY note ORDER BY count(*) DESC""",
             [judge, self.epoch_in_use(judge)]))
 
@@ -1641,10 +1763,10 @@ class Session:
                     "NULL AND repetition = 1 AND epoch IS ? GROUP BY chunk_id")
         epoch = self.epoch_in_use(judge)
         total, useful = self.conn.execute(
-            f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force})",
+            f"SELECT count(*), coalesce(sum(verdict), 0) FROM ({in_force}) AS latest",
             [judge, epoch]).fetchone()
         top = self.conn.execute(
-            f"SELECT reason, count(*) FROM ({in_force}) WHERE reason IS NOT NULL AND reason != '' "
+            f"SELECT reason, count(*) FROM ({in_force}) AS latest WHERE reason IS NOT NULL AND reason != '' "
             "GROUP BY reason ORDER BY count(*) DESC LIMIT 1", [judge, epoch]).fetchone()
         return int(total), int(useful), top[0] if top else None, int(top[1]) if top else 0
 
@@ -1737,12 +1859,12 @@ class Session:
         if stored is not None and stored.top != scale.top and self._scalar(
                 "SELECT EXISTS(SELECT 1 FROM labels WHERE grade IS NOT NULL) OR EXISTS("
                 "SELECT 1 FROM verdicts WHERE grade IS NOT NULL)"):
-            raise SessionError(f"{self.path} grades 0 to {stored.top}; it cannot take grades "
+            raise SessionError(f"{self.where} grades 0 to {stored.top}; it cannot take grades "
                                f"0 to {scale.top} too. Import into a new session.")
         if self.count_goldens() and self.unranked() != unranked:
             have, given = ("unranked pools", "a ranking") if self.unranked() else (
                 "ranked lists", "an unranked pool")
-            raise SessionError(f"{self.path} holds {have}; {given} cannot join them (CP and "
+            raise SessionError(f"{self.where} holds {have}; {given} cannot join them (CP and "
                                "every rank statistic would mean nothing there). Import into a "
                                "new session.")
 
@@ -1776,10 +1898,10 @@ class Session:
         # The one check of a stored design: every reader below may then dispatch on its name.
         if (design := sample.get("design", "uniform")) not in DESIGNS:
             raise SessionError(
-                f"{self.path} holds a sample drawn by a design this release does not know "
+                f"{self.where} holds a sample drawn by a design this release does not know "
                 f"({json.dumps(design)}; it knows {', '.join(DESIGNS)}): it was written by "
                 "another release or by hand. Draw a sample again with 'annotator sample "
-                f"{self.path} --size N --design D' (it replaces that one), or open the file "
+                f"{self.where} --size N --design D' (it replaces that one), or open the file "
                 "with the release that drew it.")
         return sample
 
@@ -2144,8 +2266,8 @@ class Session:
         """Fill this empty session from other session files, in SQLite (store/merging.py), in
         one transaction; say what it holds."""
         if self.count_goldens():
-            raise SessionError(f"{self.path} already holds goldens; merge into a new file.")
-        conn = self.conn
+            raise SessionError(f"{self.where} already holds goldens; merge into a new file.")
+        conn = self.sqlite
         merging.attach(conn, paths)
         try:
             with bulk.fresh_load(conn), self._write(immediate=False):

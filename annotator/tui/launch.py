@@ -23,7 +23,7 @@ def run_screen(session: Session, annotator: str, judge: str | None, *, pass_mark
                checks_min: float = CHECKS_MIN, quota: Quota | None = None) -> str:
     """Run the screen until the person quits; return the sentence saying what is stored. A
     second screen under the same name on the session is refused (ScreenInUse)."""
-    with one_screen(session.path, annotator, "adjudicate" if adjudicate else "annotate"):
+    with one_screen(session.place, annotator, "adjudicate" if adjudicate else "annotate"):
         return _run(session, annotator, judge, pass_mark=pass_mark, blind_rate=blind_rate,
                     only=only, adjudicate=adjudicate, checks=checks, check_rate=check_rate,
                     checks_min=checks_min, quota=quota)
@@ -38,10 +38,10 @@ def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: floa
         from annotator.tui.app import AdjudicatorApp
 
         adjudication = Adjudication(session, annotator)
-        AdjudicatorApp(adjudication, session.path.name).run()
+        AdjudicatorApp(adjudication, session.name).run()
         return (f"Gold labels on {adjudication.settled:,} of "
                 f"{counted(len(adjudication.disputes), 'disputed chunk')}; every one is in "
-                f"{session.path}.")
+                f"{session.where}.")
     from annotator.people.review import Review
     from annotator.tui.app import AnnotatorApp
 
@@ -50,10 +50,10 @@ def _run(session: Session, annotator: str, judge: str | None, *, pass_mark: floa
                     only=only, count=False, checks=checks, check_rate=check_rate,
                     checks_min=checks_min, quota=quota)
     try:
-        AnnotatorApp(review, session.path.name).run()
+        AnnotatorApp(review, session.name).run()
     finally:
         review.leave()  # the golden not finished goes back to the pool, however the app ended
     review.remember_position()  # the chunk under the cursor, to reopen there
     done = (f"{review.chunks_decided:,} of {counted(review.total_chunks, 'chunk')} decided "
             f"by {annotator}; every" if review.totals_known else "Every")
-    return f"{done} decision is in {session.path}."
+    return f"{done} decision is in {session.where}."

@@ -37,7 +37,9 @@ from textual_serve.server import Server, to_int
 
 from annotator.people.presence import in_use_sentence, is_open
 from annotator.people.team import TeamProgress
+from annotator.place import place_of
 from annotator.resolve import alike
+from annotator.tui.zygote import SETTINGS_VARIABLE
 
 TEMPLATES = Path(__file__).parent / "templates"
 NAME = re.compile(r"^[\w .@+-]{1,64}$")
@@ -165,7 +167,7 @@ class TeamServer(Server):
                              f"{links}, or <a href=\"/?annotator={quote(name, safe='')}&amp;new=1"
                              f"\">go on as {html.escape(name)}</a>.</p>", status=409, raw=True)
         role = "adjudicate" if self.settings["adjudicate"] else "annotate"
-        if self.open_tabs.get(name) or is_open(Path(self.settings["session"]), name, role):
+        if self.open_tabs.get(name) or is_open(place_of(self.settings["session"]), name, role):
             return _page("That name is in use",
                          in_use_sentence(name, "in another tab, browser or terminal"),
                          status=409)
@@ -268,14 +270,17 @@ class Zygote:
         # of it at import, which the zygote does once for every tab.
         env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
                "TEXTUAL_FPS": "60", "TEXTUAL_COLOR_SYSTEM": "truecolor",
-               "TERM_PROGRAM": "textual", "TERM_PROGRAM_VERSION": version("textual-serve")}
+               "TERM_PROGRAM": "textual", "TERM_PROGRAM_VERSION": version("textual-serve"),
+               # In the environment, not the command line: a session's URL may hold a
+               # password, and any user of the machine can read a process's arguments.
+               SETTINGS_VARIABLE: json.dumps(settings)}
         # The lifeline: the zygote and every tab hold its read end and exit when it reads
         # end-of-file, which the kernel gives them once this process is gone, however it went
         # (a SIGKILL too). The write end stays here, never written.
         lifeline, self.lifeline = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "annotator.tui.zygote", str(self.path), json.dumps(settings),
-             str(lifeline)], stdout=subprocess.PIPE, env=env, text=True, pass_fds=(lifeline,))
+            [sys.executable, "-m", "annotator.tui.zygote", str(self.path), str(lifeline)],
+            stdout=subprocess.PIPE, env=env, text=True, pass_fds=(lifeline,))
         os.close(lifeline)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()

@@ -7,7 +7,8 @@ a Unix socket) and forks: the child has everything imported, opens the session i
 SQLite connection crosses a fork) and runs the screen on those pipes, as textual-serve expects.
 Children share the parent's memory until they write to it.
 
-Run by the server: python -m annotator.tui.zygote SOCKET SETTINGS_JSON LIFELINE_FD
+Run by the server: python -m annotator.tui.zygote SOCKET LIFELINE_FD, with the settings as JSON
+in the environment (SETTINGS_VARIABLE).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ MESSAGE_BYTES = 4096
 WARM = ("annotator.store.session", "annotator.people.review", "annotator.tui.app",
         "annotator.tui.launch", "annotator.tui.screens.queue", "annotator.tui.screens.comment")
 """Imported once, before any fork: what every tab needs (and the screens opened first)."""
+SETTINGS_VARIABLE = "CP_ANNOTATOR_SERVE_SETTINGS"
+"""The zygote's settings, as JSON: in its environment, which only its user can read."""
 READY = "ready"
 """The line the zygote prints once it listens."""
 
@@ -139,4 +142,4 @@ def spawn(path: Path, fds: list[int], request: dict[str, Any]) -> int:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]))
+    main(sys.argv[1], json.loads(os.environ.pop(SETTINGS_VARIABLE)), int(sys.argv[2]))
