@@ -143,6 +143,7 @@ def _hint_word(path: str) -> str:
     import re
     import shlex
 
+    path = shown(path)  # a URL's login never printed
     if shlex.quote(path) == path:
         return path
     return '"' + re.sub(r'(["\\$`])', r"\\\1", path) + '"'
@@ -2017,7 +2018,7 @@ def guidelines_command(session_path: str, action: str, file: str | None, version
     if action == "set":
         if file is None:
             raise click.UsageError("'set' needs the guidelines file: "
-                                   f"annotator guidelines {session_path} set FILE.md")
+                                   f"annotator guidelines {_hint_word(session_path)} set FILE.md")
         text = read_file(file)
         with _open(session_path) as session:
             number, new = session.set_guidelines(text, source=file, by=by or _login_name())
@@ -2831,10 +2832,9 @@ def serve_command(session_path: str, host: str, port: int, judge: str | None, pa
 
 
 @cli.command("merge")
-@click.argument("sources", metavar="SESSION...", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=False))
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="The new team session file to write.")
+@click.argument("sources", metavar="SESSION...", nargs=-1, required=True, type=SESSION_EXISTS)
+@click.option("--output", "-o", required=True, type=SESSION,
+              help="The new team session to write (a file, or an empty PostgreSQL database).")
 def merge_command(sources: tuple[str, ...], output: str) -> None:
     """Merge several people's session files over the same goldens into a new one.
 
@@ -2850,7 +2850,7 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
     from annotator.people.merge import merge_sessions
 
     summary = merge_sessions(sources, output)
-    _say(f"Merged {counted(len(sources), 'file')} into {output}: "
+    _say(f"Merged {counted(len(sources), 'session')} into {shown(output)}: "
          f"{counted(summary.goldens, 'golden')}, {counted(summary.labels, 'label')} from "
          f"{counted(len(summary.annotators), 'annotator')} "
          f"({', '.join(summary.annotators) or 'none'}), judges: "
@@ -2873,22 +2873,39 @@ def merge_command(sources: tuple[str, ...], output: str) -> None:
 
 @cli.command("copy")
 @click.argument("session_path", metavar="SESSION", type=SESSION)
-@click.argument("target", metavar="NEW", type=click.Path(dir_okay=False))
+@click.argument("target", metavar="NEW", type=SESSION)
 def copy_command(session_path: str, target: str) -> None:
-    """Copy a session to a new file, everything in it, even while it is in use.
+    """Copy a session to a new file or an empty PostgreSQL database, everything in it, even
+    while it is in use.
 
     A plain cp of a session file in use can miss the newest verdicts and labels (they may
     still be in its -wal file); this copy takes them all, through SQLite's backup API.
+    Between a file and a database (either way) every table is copied in one transaction and
+    its rows counted on both sides.
 
     \b
     Example:
       annotator copy base.db alice.db
+      annotator copy team.db postgresql://annotator@db.internal/team
+      annotator copy postgresql://annotator@db.internal/team snapshot.db
     """
+    from annotator.progress import counter
+
     with _open(session_path, reads_only=True) as session:
-        session.copy_to(target)
+        copied = [0]
+
+        with counter(f"Copying {shown(session_path)}", unit="rows") as show:
+            def advance(_table: str, rows: int) -> None:
+                copied[0] += rows
+                show(copied[0])
+
+            counts = session.copy_to(target, advance)
         goldens, chunks = session.count_goldens(), session.count_chunks()
-    _say(f"Copied {session_path} to {target}: {counted(goldens, 'golden')}, "
-         f"{counted(chunks, 'chunk')}, every verdict and label.")
+    checked = "" if counts is None else (
+        f" ({counted(sum(counts.values()), 'row')} in {counted(len(counts), 'table')}, "
+        "counted on both sides)")
+    _say(f"Copied {shown(session_path)} to {shown(target)}: {counted(goldens, 'golden')}, "
+         f"{counted(chunks, 'chunk')}, every verdict and label{checked}.")
 
 
 @cli.command("remove-judge")
@@ -2933,7 +2950,7 @@ def info_command(session_path: str) -> None:
     with _open(session_path, reads_only=True) as session:
         console = Console(highlight=False)
         chunk_counts = session.chunk_counts()
-        console.print(Text.assemble((visible(session_path), "bold"),
+        console.print(Text.assemble((visible(shown(session_path)), "bold"),
                                     f": {counted(len(chunk_counts), 'golden')}"
                                     f", {counted(sum(chunk_counts.values()), 'chunk')}"))
         # Names and paths are data: Text cells, so brackets in them are never read as markup.

@@ -1,14 +1,14 @@
 """Where a session lives: a SQLite file's path, or a PostgreSQL database's URL.
 
-Every command takes either. A URL's password is never shown: ``shown`` is what a sentence,
-a log line or the screen may say of a place.
+Every command takes either. A URL's login is never shown: ``shown`` is what a sentence, a log
+line or the screen may say of a place.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+
+from annotator.redact import scrub
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -19,23 +19,20 @@ def is_url(place: str | Path) -> bool:
 
 
 def shown(place: str | Path) -> str:
-    """A place as it may be printed: a URL with its password (and any password= in its
-    query) replaced by ***."""
+    """A place as it may be printed: a URL's login (user and password) hidden as ***, as
+    every line this tool prints hides any URL's (annotator.redact)."""
     if not is_url(place):
         return str(place)
-    text = str(place)
-    try:
-        parts = urlsplit(text)
-        netloc = parts.netloc
-        if "@" in netloc:
-            login, host = netloc.rsplit("@", 1)
-            if ":" in login:
-                login = login.split(":", 1)[0] + ":***"
-            netloc = f"{login}@{host}"
-        query = re.sub(r"(?i)(password=)[^&]*", r"\1***", parts.query)
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:  # unparseable: say nothing of it that could be a secret
-        return text.split("://", 1)[0] + "://***"
+    return scrub(str(place))
+
+
+def place_name(place: str | Path) -> str:
+    """A short name for a place: a file's name, or a database's (a URL's path)."""
+    if is_url(place):
+        from urllib.parse import urlsplit
+
+        return urlsplit(str(place)).path.lstrip("/") or "postgresql"
+    return Path(place).name
 
 
 def place_of(text: str | Path) -> str | Path:

@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from annotator.cli import cli
+from annotator.place import place_name, shown
 from annotator.store.session import Session
 from tests import pg_server
-from tests.conftest import TEAM_BANKING
+from tests.conftest import TEAM_BANKING, dump
 
 _names = itertools.count(1)
 
@@ -67,7 +68,7 @@ def _workflow(place: str, folder: Path) -> dict[str, bytes]:
         session.set_guidelines("# Rules\nA chunk is useful when it answers.", source=None,
                                by="lead")
         session.decide("dan", chunk_ids[4], 1, "accept")
-        shown = session.where
+        where = session.where
     outputs = {}
     for name, args in {
             "jsonl": ("export", place, "--format", "jsonl"),
@@ -78,7 +79,7 @@ def _workflow(place: str, folder: Path) -> dict[str, bytes]:
     }.items():
         out = folder / f"{name}.out"
         run(*args, "--output", str(out))
-        outputs[name] = out.read_bytes().replace(shown.encode(), b"SESSION")
+        outputs[name] = out.read_bytes().replace(where.encode(), b"SESSION")
     return outputs
 
 
@@ -99,3 +100,94 @@ def test_the_same_events_give_the_same_bytes_on_both_stores(
     for name, expected in on_file.items():
         assert on_server[name] == expected, name
     assert b"carol" in on_file["jsonl"] and "שלום".encode() in on_file["jsonl"]
+
+
+def test_copy_moves_a_session_whole_both_ways(url: str, tmp_path: Path) -> None:
+    original = tmp_path / "team.db"
+    run("import", str(TEAM_BANKING), "--session", str(original))
+    with Session(original, create=False) as session:
+        first = next(iter(session.chunk_ids().values()))[0]
+        session.decide("carol", first, 1, "set")
+        session.undo("carol")
+        session.set_guidelines("Be kind.", source=None, by="lead")
+        session.claim(next(iter(session.golden_ids())), "carol", 2, 60)
+    said = run("copy", str(original), url)
+    assert "counted on both sides" in said and "16 goldens" in said
+    back = tmp_path / "back.db"
+    run("copy", url, str(back))
+    assert sorted(dump(back)) == sorted(dump(original))  # a file's row order is no content
+    with Session(url, create=False) as session:  # new rows after copied ones get new ids
+        session.decide("carol", first, 0, "set")
+        assert session.labels("carol")[first].verdict == 0
+    refused = fails("copy", str(original), url)
+    assert "already holds tables" in refused
+
+
+# Each command as a team runs it, SESSION standing for the session's place; True: its output
+# is compared between the stores byte for byte (False: it holds times or counts of requests);
+# "refused": it refuses (exit 2, what the store holds is too little), in the same words.
+COMMANDS: list[tuple[tuple[str, ...], bool | str]] = [
+    (("import", str(TEAM_BANKING), "--session", "SESSION"), True),
+    (("judge", "SESSION", "--model", "fake", "--name", "fake-judge"), False),
+    (("split", "SESSION", "--dev", "0.5", "--seed", "1"), True),
+    (("sample", "SESSION", "--size", "8", "--seed", "3", "--format", "json"), True),
+    (("plan", "SESSION", "--judge", "fake-judge"), True),
+    (("info", "SESSION"), True),
+    (("guidelines", "SESSION", "set", "GUIDE"), True),
+    (("guidelines", "SESSION", "list"), True),
+    (("guidelines", "SESSION", "show"), True),
+    (("trust", "SESSION", "--judge", "fake-judge", "--format", "json"), True),
+    (("recheck", "SESSION", "--judge", "fake-judge", "--canary", "10"), False),
+    (("recheck", "SESSION", "--judge", "fake-judge", "--history"), False),
+    (("probe", "SESSION", "--judge", "fake-judge", "--goldens", "3"), False),
+    (("align", "SESSION", "--judge", "fake-judge", "--optimizer-model", "fake",
+      "--dry-run"), "refused"),
+    (("judges", "SESSION"), False),  # the judge's latencies
+    (("report", "SESSION", "--all-annotators", "--judge", "fake-judge"), True),
+    (("report", "SESSION", "--format", "json", "--group-by", "retriever", "--all-annotators", "--judge",
+      "sample-judge"), True),
+    (("export", "SESSION", "--format", "ragas-annotation", "--judge", "fake-judge"), True),
+    (("export", "SESSION", "--format", "run", "--system", "bm25"), True),
+    (("export", "SESSION", "--format", "calibration"), True),
+    (("export", "SESSION", "--format", "feedback", "--judge", "fake-judge"), True),
+    (("align-log", "SESSION"), True),
+    (("batches", "SESSION"), True),
+    (("merge", "SESSION", "SESSION", "--output", "MERGED"), True),
+    (("info", "MERGED"), True),
+    (("remove-judge", "SESSION", "sample-judge"), True),
+    (("info", "SESSION"), True),
+]
+
+
+def _commands(place: str, merged: str, folder: Path, env: dict[str, str]) -> list[str]:
+    guide = folder / "guide.md"
+    guide.write_text("# Useful\nA chunk is useful when it states part of the answer.\n")
+    outputs = []
+    for args, compared in COMMANDS:
+        typed = [{"SESSION": place, "GUIDE": str(guide), "MERGED": merged}.get(a, a)
+                 for a in args]
+        result = CliRunner().invoke(cli, typed, env=env, catch_exceptions=False)
+        assert result.exit_code == (2 if compared == "refused" else 0), (args, result.output)
+        if compared:
+            said = result.output.replace(f" {place_name(place)}\n", " NAME\n")
+            for name, typed_as in (("SESSION", place), ("MERGED", merged)):
+                said = said.replace(f'"{shown(typed_as)}"', name).replace(shown(typed_as), name)
+            # A line wraps where its place's name ends: the words are compared, not the wrap.
+            outputs.append(" ".join(said.split()))
+    return outputs
+
+
+def test_every_command_takes_a_url_and_says_the_same(server: pg_server.Server, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": fake.base_url, "COLUMNS": "120"}
+        _clock(monkeypatch)
+        on_file = _commands(str(tmp_path / "s.db"), str(tmp_path / "merged.db"), tmp_path, env)
+        _clock(monkeypatch)
+        on_server = _commands(server.create_database("commands"),
+                              server.create_database("merged"), tmp_path, env)
+    for (args, _), said_file, said_server in zip(
+            [c for c in COMMANDS if c[1]], on_file, on_server, strict=True):
+        assert said_server == said_file, args

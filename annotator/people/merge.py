@@ -8,12 +8,14 @@ kept and reported as a conflict; different people's labels are never a conflict.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotator.errors import SessionError
-from annotator.store.session import Session, new_session
+from annotator.place import is_url, place_of, shown
+from annotator.store.session import Session, exists, new_session
 from annotator.verdict import Answer
 
 
@@ -42,22 +44,34 @@ class MergeSummary:
 
 
 def merge_sessions(paths: Sequence[str | Path], output: str | Path) -> MergeSummary:
-    """Merge session files into a new one; on any error the new file is not left behind.
+    """Merge sessions into a new one; on any error the new one is not left behind.
 
     The merge runs in SQLite (store/merging.py): memory stays flat however many and large
-    the files are.
+    the files are. A PostgreSQL session merged is first copied into a file of its own, and a
+    merge into a database is made in a file, then copied in whole (annotator copy's way).
     """
-    out = Path(output)
-    if out.exists():
-        raise SessionError(f"{out} already exists; merge into a new file (it may be one of "
-                           "the files you merge, under a new name).")
-    sources = [Path(p) for p in paths]
-    for path in sources:
-        with Session(path, create=False):  # each must be a session of ours, up to date
+    if exists(output):
+        raise SessionError(f"{shown(output)} already exists; merge into a new "
+                           f"{'database' if is_url(output) else 'file'} (it may be one of "
+                           "the sessions you merge, under a new name).")
+    for path in paths:
+        with Session(place_of(path), create=False):  # each must be a session of ours, up to date
             pass
-    names = [str(p) for p in paths]
-    with new_session(out), Session(out) as session:
-        facts = session.merge_from(sources, names)
+    names = [shown(p) for p in paths]
+    with tempfile.TemporaryDirectory(prefix="cp-annotator-merge-") as folder:
+        sources = []
+        for n, path in enumerate(paths):
+            if is_url(path):
+                with Session(str(path), create=False) as session:
+                    session.copy_to(Path(folder) / f"source-{n}.db")
+                sources.append(Path(folder) / f"source-{n}.db")
+            else:
+                sources.append(Path(path))
+        out = Path(folder) / "merged.db" if is_url(output) else Path(output)
+        with new_session(out), Session(out) as session:
+            facts = session.merge_from(sources, names)
+            if is_url(output):
+                session.copy_to(str(output))
     return MergeSummary(
         names, facts.goldens, facts.judges, facts.annotators, facts.labels,
         [LabelConflict(annotator, golden_id, rank, versions)

@@ -328,10 +328,10 @@ class Connection:
             "SELECT table_name FROM information_schema.tables WHERE table_schema = "
             "current_schema() AND table_type = 'BASE TABLE'", []))
 
-    def reset_sequences(self, tables: Sequence[str]) -> None:
-        """After rows came with their own ids (a copy, an import): each id sequence moves past
-        them, so the next row made here gets a new id."""
-        for table in tables:
+    def reset_sequences(self) -> None:
+        """After rows came with their own ids (a copy): each id sequence moves past them, so
+        the next row made here gets a new id."""
+        for table in sorted(self._ids):
             self._run(f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "
                       f"coalesce((SELECT max(id) FROM \"{table}\"), 0) + 1, false)", [])
 

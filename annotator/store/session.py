@@ -49,7 +49,7 @@ from annotator.models import (
     Undone,
     is_candidate,
 )
-from annotator.place import is_url, shown
+from annotator.place import is_url, place_name, shown
 from annotator.redact import scrub, scrubbed
 from annotator.store import bulk, epochs, merging, schema, versions
 from annotator.store.importer import Importer
@@ -376,11 +376,7 @@ class Session:
     @property
     def name(self) -> str:
         """A short name for titles: the file's name, or the database's."""
-        if self.dialect == "postgresql":
-            from urllib.parse import urlsplit
-
-            return urlsplit(self._url).path.lstrip("/") or "postgresql"
-        return self.path.name
+        return place_name(self.place)
 
     @property
     def where(self) -> str:
@@ -435,13 +431,47 @@ class Session:
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.close()
 
-    def copy_to(self, target: str | Path) -> None:
+    def copy_to(self, target: str | Path,
+                advance: Callable[[str, int], None] | None = None) -> dict[str, int] | None:
         """Write a consistent copy of the session, its log included, to a new file (SQLite's
-        backup API: safe while others use the session). The copy appears whole or not at all."""
-        target = Path(target)
-        exists = SessionError(f"{target} already exists; copy to a new file, or remove it first.")
+        backup API: safe while others use the session) or an empty PostgreSQL database; the
+        copy appears whole or not at all. Between stores, each table's rows are counted on both
+        sides (store/transfer.py): those counts are returned."""
+        if self.dialect == "postgresql" or is_url(target):
+            return self._transfer(target, advance)
+        self._backup(Path(target))
+        return None
+
+    def _transfer(self, target: str | Path, advance: Callable[[str, int], None] | None
+                  ) -> dict[str, int]:
+        from annotator.store import transfer
+
+        if is_url(target):
+            if exists(target):
+                raise SessionError(f"{shown(target)} already holds tables; copy into an empty "
+                                   "database ('createdb NAME' makes one).")
+            with new_session(target), Session(target) as out:
+                return transfer.copy_rows(self, out, advance)
+        path = Path(target)
+        if path.exists():
+            raise SessionError(f"{path} already exists; copy to a new file, or remove it first.")
+        try:
+            with made_whole(path, overwrite=False) as tmp, Session(tmp) as out:
+                return transfer.copy_rows(self, out, advance)
+        except FileExistsError:  # it appeared meanwhile: never overwritten
+            raise SessionError(f"{path} already exists; copy to a new file, or remove it "
+                               "first.") from None
+
+    def ids_after_copy(self) -> None:
+        """After rows came with their ids: PostgreSQL's id sequences move past them (SQLite
+        takes the next id from the rows themselves)."""
+        if not isinstance(self.conn, sqlite3.Connection):
+            self.conn.reset_sequences()
+
+    def _backup(self, target: Path) -> None:
+        taken = SessionError(f"{target} already exists; copy to a new file, or remove it first.")
         if target.exists():
-            raise exists
+            raise taken
         try:
             with made_whole(target, overwrite=False) as tmp:
                 out = sqlite3.connect(tmp)
@@ -451,7 +481,7 @@ class Session:
                 finally:
                     out.close()
         except FileExistsError:  # it appeared meanwhile: never overwritten
-            raise exists from None
+            raise taken from None
 
     def another(self) -> Session:
         """A second connection to the same file, for a worker thread (a sqlite3 connection

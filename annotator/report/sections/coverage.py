@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from annotator.columns import MISSING
+from annotator.place import place_name
 from annotator.report.blocks import Block, Grid
 from annotator.report.cells import who
 from annotator.report.inputs import Columns, Inputs
@@ -56,7 +56,7 @@ def blocks(report: Report) -> list[Block]:
     """The 'What was compared' table."""
     cov = report.coverage
     compared = [
-        ["session", Path(report.session).name],
+        ["session", place_name(report.session)],
         ["judge", report.judge],
         ["annotators", who(report)],
         ["goldens / chunks", f"{cov.goldens} / {cov.chunks}"],

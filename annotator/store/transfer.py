@@ -1,0 +1,69 @@
+"""A session copied whole between stores (a file and a PostgreSQL database, either way):
+every table's rows in one transaction of the target, then counted on both sides.
+
+A copy from a file to a file uses SQLite's backup API instead (Session.copy_to).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING
+
+from annotator.errors import SessionError
+from annotator.store import schema
+
+if TYPE_CHECKING:
+    from annotator.store.session import Session
+
+BATCH = 5_000
+"""Rows read and written at a time: a million chunks never sit in memory at once."""
+
+
+@cache
+def layout() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each table in creation order (a row's references come before it), with the columns a
+    copy writes: all but the generated ones, which the target computes."""
+    out = []
+    for statement in schema.statements():
+        made = re.match(r'CREATE TABLE "?(\w+)"?\s*\((.*)\)\s*$', statement, re.DOTALL)
+        if made is None:
+            continue
+        columns = [m.group(1) for m in re.finditer(
+            r'(?:^|,|\()\s*"?(\w+)"?\s+(?:INTEGER|TEXT|REAL|BLOB)\b(?![^,]*GENERATED)',
+            made.group(2))]
+        out.append((made.group(1), tuple(columns)))
+    return tuple(out)
+
+
+def copy_rows(source: Session, target: Session,
+              advance: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Every row of ``source`` into ``target`` (a session just laid out, holding nothing of
+    its own yet), in one transaction; each table's count, checked equal on both sides."""
+    counts: dict[str, int] = {}
+    with target.transaction():
+        for table, _ in layout():  # what laying out the target wrote (its id, its migrations)
+            target.conn.execute(f'DELETE FROM "{table}"')
+        for table, columns in layout():
+            names = ", ".join(f'"{c}"' for c in columns)
+            marks = ", ".join("?" * len(columns))
+            # In a set order: an event's undo names an earlier event; a golden's position.
+            order = {"goldens": "position", "events": "id"}.get(table, ", ".join(
+                f'"{c}"' for c in columns[:2]))
+            rows = source.conn.execute(f'SELECT {names} FROM "{table}" ORDER BY {order}')
+            insert = f'INSERT INTO "{table}"({names}) VALUES ({marks})'
+            copied = 0
+            while batch := rows.fetchmany(BATCH):
+                target.conn.executemany(insert, batch)
+                copied += len(batch)
+                if advance is not None:
+                    advance(table, len(batch))
+            counts[table] = copied
+        target.ids_after_copy()
+        for table, copied in counts.items():
+            there = int(target.conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+            if there != copied:
+                raise SessionError(f"The copy of {table} holds {there} rows where "
+                                   f"{source.where} gave {copied}; nothing was copied.")
+    return counts
