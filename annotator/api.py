@@ -20,22 +20,24 @@ from annotator.importers import SOURCES
 from annotator.intake import Intake
 from annotator.jsonout import plain
 from annotator.models import ImportSummary
+from annotator.place import shown
 from annotator.stats.alt_test import ALPHA as ALT_ALPHA
 from annotator.stats.alt_test import EPSILON
-from annotator.store.session import Session
+from annotator.store.session import Session, exists
 
 if TYPE_CHECKING:
     import pandas
 
 SessionLike = str | Path | Session
-"""A session file's path, or a Session already open."""
+"""A session file's path, a PostgreSQL URL, or a Session already open."""
 
 
 def open_session(path: str | Path) -> Session:
-    """Open an existing session file (``with open_session(p) as s:`` closes it again)."""
-    if not Path(path).exists():
-        raise SessionError(f"{path} does not exist; make it with annotator.api.import_goldens("
-                           f"{str(path)!r}, 'goldens.jsonl').")
+    """Open an existing session, a file or a PostgreSQL URL (``with open_session(p) as s:``
+    closes it again)."""
+    if not exists(path):
+        raise SessionError(f"{shown(path)} does not exist; make it with "
+                           f"annotator.api.import_goldens({shown(path)!r}, 'goldens.jsonl').")
     return Session(path, create=False)
 
 

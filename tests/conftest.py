@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import tempfile
 from collections.abc import Container, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -33,8 +34,12 @@ TEAM_BANKING = ROOT / "sample_sessions" / "team" / "banking.jsonl"
 """The same goldens labelled by two people, sample-reviewer and second-reviewer."""
 
 
-def banking_file(path: Path, *, people: Container[str] = ("sample-reviewer",)) -> Path:
-    """A session file at ``path`` holding the banking sample, its judge and these people's labels."""
+P = TypeVar("P", bound=str | Path)
+
+
+def banking_file(path: P, *, people: Container[str] = ("sample-reviewer",)) -> P:
+    """A session at ``path`` (a file or a PostgreSQL URL) holding the banking sample, its
+    judge and these people's labels."""
     records = [dataclasses.replace(g, human_labels={k: v for k, v in g.human_labels.items()
                                                     if k in people})
                for g in read_goldens(TEAM_BANKING)]
@@ -70,10 +75,19 @@ def golden(**overrides: Any) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not ...}
 
 
-def dump(session_path: Path) -> list[str]:
-    """Every row of a session file as SQL text, to compare a file before and after."""
+def dump(session_path: str | Path) -> list[str]:
+    """Every row of a session as SQL text (a database's: each row as text, table by table), to
+    compare a session before and after."""
     import sqlite3
 
+    from annotator.place import is_url
+
+    if is_url(session_path):
+        from annotator.store.transfer import layout
+
+        with Session(session_path, create=False) as session:
+            return [f"{table}: {tuple(row)}" for table, _ in layout()
+                    for row in session.conn.execute(f'SELECT * FROM "{table}" ORDER BY 1')]
     conn = sqlite3.connect(session_path)
     try:
         return list(conn.iterdump())
@@ -86,16 +100,39 @@ def session_path(tmp_path: Path) -> Path:
     return tmp_path / "session.db"
 
 
+STORES = ("sqlite", "postgresql")
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[Any]:
+    """A PostgreSQL server of the tests' own (tests/pg_server.py), started on first use."""
+    from tests import pg_server
+
+    with pg_server.running() as server:
+        yield server
+
+
+@pytest.fixture(params=STORES)
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where a new session goes: a file, then an empty PostgreSQL database (each test that
+    takes a ``session`` or ``banking`` runs on both stores)."""
+    if request.param == "sqlite":
+        return tmp_path / "session.db"
+    server = request.getfixturevalue("pg")
+    return str(server.create_database(f"store{next(_databases)}"))
+
+
 @pytest.fixture
-def session(session_path: Path) -> Iterator[Session]:
-    with Session(session_path) as s:
+def session(place: str | Path) -> Iterator[Session]:
+    with Session(place) as s:
         yield s
 
 
 @pytest.fixture
-def banking(tmp_path: Path) -> Iterator[Session]:
-    """A session holding the banking sample."""
-    with Session(banking_file(tmp_path / "banking.db")) as s:
+def banking(place: str | Path) -> Iterator[Session]:
+    """A session holding the banking sample, on each store."""
+    with Session(banking_file(place)) as s:
         yield s
 
 

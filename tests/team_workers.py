@@ -92,8 +92,9 @@ def naive(path: str, name: str, quota: Quota, log: Log) -> None:
                 continue
             with session.transaction():
                 session.conn.execute(
-                    "INSERT OR REPLACE INTO claims(golden_id, annotator, claimed_at, expires_at, "
-                    "done_at) VALUES (?, ?, 'now', 'later', NULL)", (golden_id, name))
+                    "INSERT INTO claims(golden_id, annotator, claimed_at, expires_at, done_at) "
+                    "VALUES (?, ?, 'now', 'later', NULL) ON CONFLICT(golden_id, annotator) DO "
+                    "UPDATE SET expires_at = 'later', done_at = NULL", (golden_id, name))
             for chunk_id in chunks[golden_id]:
                 answer = rng.randint(0, 1)
                 session.decide(name, chunk_id, answer, "set")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -26,11 +25,12 @@ FIRST, SECOND = "savings-min-balance", "fd-premature-withdrawal"
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return banking_file(tmp_path / "banking.db", people=())
+def db(place: str | Path) -> str | Path:
+    """The banking sample, nobody's labels, on each store."""
+    return banking_file(place, people=())
 
 
-def test_a_golden_goes_to_at_most_k_people_and_a_completed_one_stays_theirs(db: Path) -> None:
+def test_a_golden_goes_to_at_most_k_people_and_a_completed_one_stays_theirs(db: str | Path) -> None:
     one = Quota(1, 600)
     with Session(db) as a, Session(db) as b, Session(db) as c:
         alice = Review(a, "alice", "sample-judge", quota=one)
@@ -51,7 +51,7 @@ def test_a_golden_goes_to_at_most_k_people_and_a_completed_one_stays_theirs(db: 
         assert carol.golden.id == FIRST
 
 
-def test_leaving_returns_the_unfinished_golden_and_keeps_the_labels(db: Path) -> None:
+def test_leaving_returns_the_unfinished_golden_and_keeps_the_labels(db: str | Path) -> None:
     one = Quota(1, 600)
     with Session(db) as a, Session(db) as b:
         alice = Review(a, "alice", "sample-judge", quota=one)
@@ -63,7 +63,7 @@ def test_leaving_returns_the_unfinished_golden_and_keeps_the_labels(db: Path) ->
         assert len(b.labels("alice")) == 2  # every decision stays
 
 
-def test_a_lapsed_lease_lets_another_take_the_golden_and_refuses_a_late_decision(db: Path
+def test_a_lapsed_lease_lets_another_take_the_golden_and_refuses_a_late_decision(db: str | Path
                                                                                  ) -> None:
     with Session(db) as a, Session(db) as b:
         alice = Review(a, "alice", "sample-judge", quota=Quota(1, 0.0))  # lapses at once
@@ -77,21 +77,20 @@ def test_a_lapsed_lease_lets_another_take_the_golden_and_refuses_a_late_decision
         assert alice.take_next().ok and alice.golden.id == SECOND
 
 
-def test_a_person_who_can_take_nothing_is_told_why(tmp_path: Path) -> None:
+def test_a_person_who_can_take_nothing_is_told_why(tmp_path: Path, place: str | Path) -> None:
     source = write_lines(tmp_path / "two.jsonl", [
         {"id": f"g{i}", "user_input": "q", "reference": "r", "retrieved_contexts": ["a", "b"]}
         for i in range(2)])
-    with Session(tmp_path / "two.db") as s:
+    with Session(place) as s:
         s.import_goldens(read_goldens(source), path=str(source))
-    with Session(tmp_path / "two.db") as a, Session(tmp_path / "two.db") as b, \
-            Session(tmp_path / "two.db") as c:
+    with Session(place) as a, Session(place) as b, Session(place) as c:
         Review(a, "alice", None, quota=Quota(1, 600))
         Review(b, "bob", None, quota=Quota(1, 600))
         with pytest.raises(NothingLeft, match=r"Every one of the 2 goldens .* has its 1 person"):
             Review(c, "carol", None, quota=Quota(1, 600))
 
 
-def test_the_dashboard_shows_each_persons_and_each_goldens_claims(db: Path) -> None:
+def test_the_dashboard_shows_each_persons_and_each_goldens_claims(db: str | Path) -> None:
     with Session(db) as a, Session(db) as b:
         alice = Review(a, "alice", "sample-judge", quota=Quota(2, 600))
         for _ in alice.golden.chunks:
@@ -103,17 +102,18 @@ def test_the_dashboard_shows_each_persons_and_each_goldens_claims(db: Path) -> N
     assert progress.claims[0] == {"golden": FIRST, "done": "1", "open": "1"}
 
 
-def _big_session(path: Path, goldens: int = 300, chunks: int = 5) -> Path:
-    source = write_lines(path.with_suffix(".jsonl"), [
+def _big_session(place: str | Path, folder: Path, goldens: int = 300, chunks: int = 5
+                 ) -> str | Path:
+    source = write_lines(folder / "goldens.jsonl", [
         {"id": f"g{i:03d}", "user_input": f"question {i}", "reference": "r",
          "retrieved_contexts": [f"chunk {i}-{k}" for k in range(chunks)]}
         for i in range(goldens)])
-    with Session(path) as session:
+    with Session(place) as session:
         session.import_goldens(read_goldens(source), path=str(source))
-    return path
+    return place
 
 
-def _workers(db: Path, mode: str, log: Path, names: list[str], lease_s: float
+def _workers(db: str | Path, mode: str, log: Path, names: list[str], lease_s: float
              ) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "tests.team_workers", str(db), mode, str(log),
                              "2", str(lease_s), *names], cwd=ROOT,
@@ -128,44 +128,35 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
-def _completed_by(db: Path) -> Counter[str]:
+def _completed_by(db: str | Path) -> Counter[str]:
     """Per golden, how many people answered every one of its chunks."""
-    conn = sqlite3.connect(db)
-    try:
-        rows = conn.execute(
+    with Session(db, create=False) as session:
+        rows = session.conn.execute(
             """SELECT c.golden_id FROM labels l JOIN chunks c ON c.id = l.chunk_id
                WHERE l.answer IS NOT NULL GROUP BY c.golden_id, l.annotator
                HAVING count(*) = (SELECT count(*) FROM chunks x WHERE x.golden_id = c.golden_id)
             """).fetchall()
-    finally:
-        conn.close()
     return Counter(golden_id for (golden_id,) in rows)
 
 
-def _open_claims(db: Path, names: list[str]) -> set[tuple[str, str]]:
+def _open_claims(db: str | Path, names: list[str]) -> set[tuple[str, str]]:
     """(golden, person) of the goldens these people hold and have not finished."""
-    conn = sqlite3.connect(db)
-    try:
-        return {(g, a) for g, a in conn.execute(
+    with Session(db, create=False) as session:
+        return {(g, a) for g, a in session.conn.execute(
             f"SELECT golden_id, annotator FROM claims WHERE done_at IS NULL AND annotator IN "
             f"({','.join('?' * len(names))})", names)}
-    finally:
-        conn.close()
 
 
-def _decisions(db: Path, names: list[str]) -> int:
-    conn = sqlite3.connect(db)
-    try:
-        return int(conn.execute(
+def _decisions(db: str | Path, names: list[str]) -> int:
+    with Session(db, create=False) as session:
+        return int(session.conn.execute(
             f"SELECT count(*) FROM labels WHERE annotator IN ({','.join('?' * len(names))})",
             names).fetchone()[0])
-    finally:
-        conn.close()
 
 
 def test_fifty_people_on_three_processes_fill_every_golden_exactly_and_a_killed_one_loses_nothing(
-        tmp_path: Path) -> None:
-    db = _big_session(tmp_path / "team.db")
+        tmp_path: Path, place: str | Path) -> None:
+    db = _big_session(place, tmp_path)
     people = [f"p{i:02d}" for i in range(50)]
     groups = [people[0:17], people[17:34], people[34:]]
     logs = [tmp_path / f"said-{i}.jsonl" for i in range(3)]
@@ -194,22 +185,15 @@ def test_fifty_people_on_three_processes_fill_every_golden_exactly_and_a_killed_
     assert max(completed.values()) == 2 and len(completed) == 300
     # What the killed process held went back to the pool, and others finished it.
     assert orphans
-    conn = sqlite3.connect(db)
-    try:
+    with Session(db, create=False) as session:
         for golden_id, holder in orphans:
-            finishers = {a for (a,) in conn.execute(
+            finishers = {a for (a,) in session.conn.execute(
                 "SELECT annotator FROM claims WHERE golden_id = ? AND done_at IS NOT NULL",
                 [golden_id])}
             assert len(finishers) == 2 and holder not in finishers, golden_id
-    finally:
-        conn.close()
-    # Every decision a person was told was done is on disk, the killed process's too.
-    conn = sqlite3.connect(db)
-    try:
-        stored = {(a, c): v for a, c, v in conn.execute(
+        # Every decision a person was told was done is stored, the killed process's too.
+        stored = {(a, c): v for a, c, v in session.conn.execute(
             "SELECT annotator, chunk_id, verdict FROM labels")}
-    finally:
-        conn.close()
     said = [json.loads(line) for log in logs if log.exists()
             for line in log.read_text().splitlines()]
     assert any(s["annotator"] in groups[0] for s in said)
@@ -217,10 +201,10 @@ def test_fifty_people_on_three_processes_fill_every_golden_exactly_and_a_killed_
     assert lost == []
 
 
-def test_the_obvious_recipe_over_assigns(tmp_path: Path) -> None:
+def test_the_obvious_recipe_over_assigns(tmp_path: Path, place: str | Path) -> None:
     """The control: count in one transaction, take in another. It must over-assign here, or the
     test above could not fail."""
-    db = _big_session(tmp_path / "naive.db", goldens=60)
+    db = _big_session(place, tmp_path, goldens=60)
     people = [f"p{i:02d}" for i in range(30)]
     procs = [_workers(db, "naive", tmp_path / f"said-{i}.jsonl", people[i::3], lease_s=60)
              for i in range(3)]

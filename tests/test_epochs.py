@@ -46,15 +46,15 @@ def invoke(args: list[str], server: FakeOpenAI | None = None) -> Any:
     return CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
 
 
-def imported(tmp_path: Path) -> Path:
-    db = tmp_path / "s.db"
-    assert invoke(["import", str(goldens_file(tmp_path)), "--session", str(db)]).exit_code == 0
-    return db
+def imported(tmp_path: Path, place: str | Path) -> str | Path:
+    """The goldens imported into a new session at ``place`` (each store's)."""
+    assert invoke(["import", str(goldens_file(tmp_path)), "--session", str(place)]).exit_code == 0
+    return place
 
 
 def test_a_fingerprint_changed_mid_run_is_said_at_once_and_its_verdicts_kept_apart(
-        tmp_path: Path) -> None:
-    db = imported(tmp_path)
+        tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         server.serving = lambda seen: ("gpt-x-0613", "fp_one" if seen <= SWITCH_AFTER
                                        else "fp_two")
@@ -117,8 +117,8 @@ def test_a_fingerprint_changed_mid_run_is_said_at_once_and_its_verdicts_kept_apa
         assert len(session.verdicts("j")) == 80
 
 
-def test_a_wrong_epoch_is_refused_with_the_epochs_there_are(tmp_path: Path) -> None:
-    db = imported(tmp_path)
+def test_a_wrong_epoch_is_refused_with_the_epochs_there_are(tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         assert invoke(["judge", str(db), "--model", "m", "--name", "j"], server).exit_code == 0
     with Session(db) as session:
@@ -151,8 +151,8 @@ def drifting(server: FakeOpenAI, wrong: set[str]) -> None:
 
 
 def test_recheck_finds_an_unchanged_judge_unchanged_and_a_drifted_one_worse(
-        tmp_path: Path) -> None:
-    db = imported(tmp_path)
+        tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         assert invoke(["judge", str(db), "--model", "m", "--name", "j"], server).exit_code == 0
         # The dry run says the calls and writes nothing: no canary, no re-check.
@@ -212,8 +212,9 @@ def _alice(session: Session, text: str) -> int:
     raise AssertionError(text)
 
 
-def test_the_canary_is_chosen_once_and_recheck_refuses_what_it_cannot_do(tmp_path: Path) -> None:
-    db = imported(tmp_path)
+def test_the_canary_is_chosen_once_and_recheck_refuses_what_it_cannot_do(
+        tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         assert invoke(["judge", str(db), "--model", "m", "--name", "j"], server).exit_code == 0
         first = invoke(["recheck", str(db), "--judge", "j", "--canary", "12"], server)
@@ -235,8 +236,8 @@ def test_the_canary_is_chosen_once_and_recheck_refuses_what_it_cannot_do(tmp_pat
     assert never.exit_code == 2 and "no judge named 'nobody'" in never.output
 
 
-def test_the_plan_sizes_a_canary_from_the_sessions_figures(tmp_path: Path) -> None:
-    db = imported(tmp_path)
+def test_the_plan_sizes_a_canary_from_the_sessions_figures(tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         assert invoke(["judge", str(db), "--model", "m", "--name", "j"], server).exit_code == 0
     plan = json.loads(invoke(["recheck", str(db), "--plan", "--drop", "0.1",
@@ -250,8 +251,8 @@ def test_the_plan_sizes_a_canary_from_the_sessions_figures(tmp_path: Path) -> No
     assert f"A canary of {plan['chunks']:,} chunks finds a drop of 0.1" in said
 
 
-def test_a_merge_keeps_each_judges_epochs_and_reads_the_same_epoch(tmp_path: Path) -> None:
-    db = imported(tmp_path)
+def test_a_merge_keeps_each_judges_epochs_and_reads_the_same_epoch(tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         server.serving = lambda seen: ("gpt-x-0613", "fp_one" if seen <= SWITCH_AFTER
                                        else "fp_two")
@@ -272,13 +273,13 @@ def test_a_merge_keeps_each_judges_epochs_and_reads_the_same_epoch(tmp_path: Pat
 
 
 def test_in_a_terminal_the_change_is_said_above_the_bar_while_the_run_waits(
-        tmp_path: Path) -> None:
+        tmp_path: Path, place: str | Path) -> None:
     """Said at once: the note is on the screen while the run is held half-way, before any
     summary; then the run goes on and finishes."""
     from tests.terminal import Terminal
     from tests.waiting import PATIENCE
 
-    db = imported(tmp_path)
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         server.serving = lambda seen: ("gpt-x-0613", "fp_one" if seen <= 5 else "fp_two")
         server.hold_after = 10  # requests past the tenth wait until let go
@@ -294,8 +295,8 @@ def test_in_a_terminal_the_change_is_said_above_the_bar_while_the_run_waits(
 
 
 def test_a_listwise_judge_is_rechecked_a_request_a_golden_on_the_test_split(
-        tmp_path: Path) -> None:
-    db = imported(tmp_path)
+        tmp_path: Path, place: str | Path) -> None:
+    db = imported(tmp_path, place)
     with FakeOpenAI() as server:
         assert invoke(["judge", str(db), "--model", "m", "--prompt", "listwise", "--name", "lw"],
                       server).exit_code == 0

@@ -27,10 +27,10 @@ GATE = 4
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def db(place: str | Path) -> str | Path:
     """The banking sample labelled by two reviewers, with gold labels on every rank of three
-    goldens (the checks: 15 scored chunks), and a gate of 4 chunks at 0.75."""
-    path = banking_file(tmp_path / "banking.db", people=("sample-reviewer", "second-reviewer"))
+    goldens (the checks: 15 scored chunks), and a gate of 4 chunks at 0.75; on each store."""
+    path = banking_file(place, people=("sample-reviewer", "second-reviewer"))
     with Session(path) as session:
         said = session.verdicts("sample-judge")
         for golden_id in session.golden_ids()[-3:]:
@@ -41,7 +41,7 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def _serve(db: Path, *options: str) -> str:
+def _serve(db: str | Path, *options: str) -> str:
     """Run serve on a port already taken: it keeps what it keeps in the session, then stops
     with the sentence for the port, so the command ends by itself."""
     with socket.socket() as taken:
@@ -69,7 +69,7 @@ def _qualify(session: Session, who: str, right: bool) -> Review:
     return review
 
 
-def test_a_newcomer_answers_checks_first_and_counts_once_passed(db: Path) -> None:
+def test_a_newcomer_answers_checks_first_and_counts_once_passed(db: str | Path) -> None:
     with Session(db) as session:
         keep_gate(session, GATE, 0.75)
         assert standing(session)["sample-reviewer"].status == "exempt"  # type: ignore[index]
@@ -90,7 +90,7 @@ def test_a_newcomer_answers_checks_first_and_counts_once_passed(db: Path) -> Non
         assert truth(session, frame=frame).verdict[rows[i]] == MISSING
 
 
-def test_a_newcomer_below_the_minimum_is_kept_but_left_out_of_the_truth(db: Path) -> None:
+def test_a_newcomer_below_the_minimum_is_kept_but_left_out_of_the_truth(db: str | Path) -> None:
     with Session(db) as session:
         keep_gate(session, GATE, 0.75)
         frame = session.chunk_frame()
@@ -115,7 +115,7 @@ def test_a_newcomer_below_the_minimum_is_kept_but_left_out_of_the_truth(db: Path
         assert "qualification gate" in page and "failed: 0 of" in page
 
 
-def test_a_gate_the_checks_cannot_fill_is_a_sentence_and_stores_nothing(db: Path) -> None:
+def test_a_gate_the_checks_cannot_fill_is_a_sentence_and_stores_nothing(db: str | Path) -> None:
     before = dump(db)
     output = _serve(db, "--gate", "99")
     assert "--gate 99 asks each newcomer for 99 check chunks" in output
@@ -126,7 +126,7 @@ def test_a_gate_the_checks_cannot_fill_is_a_sentence_and_stores_nothing(db: Path
         line for line in before if "gate" in line]
 
 
-def test_the_gate_is_kept_by_serve_and_annotate_reads_it(db: Path) -> None:
+def test_the_gate_is_kept_by_serve_and_annotate_reads_it(db: str | Path) -> None:
     assert "is in use" in _serve(db, "--gate", str(GATE))
     with Session(db) as session:
         gate = session.gate()
@@ -139,7 +139,7 @@ def test_the_gate_is_kept_by_serve_and_annotate_reads_it(db: Path) -> None:
         in " ".join(said.split())
 
 
-def test_a_gated_newcomer_cannot_skip_the_checks_with_the_golden_keys(db: Path) -> None:
+def test_a_gated_newcomer_cannot_skip_the_checks_with_the_golden_keys(db: str | Path) -> None:
     with Session(db) as session:
         keep_gate(session, GATE, 0.75)
         review = Review(session, "kim", "sample-judge")

@@ -20,6 +20,7 @@ from annotator.formats import read_goldens, write_jsonl
 from annotator.people.guidelines import due
 from annotator.people.merge import merge_sessions
 from annotator.people.review import Review
+from annotator.place import place_name
 from annotator.report.build import build_report
 from annotator.report.serialize import report_dict
 from annotator.store.session import Session
@@ -37,21 +38,20 @@ def on_guidelines(app: AnnotatorApp) -> bool:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return banking_file(tmp_path / "banking.db", people=())
+def db(place: str | Path) -> str | Path:
+    """The banking sample, nobody's labels, on each store."""
+    return banking_file(place, people=())
 
 
-def stamped(db: Path, annotator: str = "alice") -> list[tuple[int, str | None, int | None]]:
-    """(chunk id, answer, guideline) of a person's labels, read by plain sqlite3."""
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT chunk_id, answer, guideline FROM labels WHERE annotator = ? "
-                            "ORDER BY chunk_id", [annotator]).fetchall()
-    finally:
-        conn.close()
+def stamped(db: str | Path, annotator: str = "alice") -> list[tuple[int, str | None, int | None]]:
+    """(chunk id, answer, guideline) of a person's labels, read by a connection of its own."""
+    with Session(db, create=False) as session:
+        return [tuple(row) for row in session.conn.execute(
+            "SELECT chunk_id, answer, guideline FROM labels WHERE annotator = ? ORDER BY chunk_id",
+            [annotator])]
 
 
-def test_set_show_and_list_and_the_same_text_twice_stores_nothing(db: Path, tmp_path: Path
+def test_set_show_and_list_and_the_same_text_twice_stores_nothing(db: str | Path, tmp_path: Path
                                                                   ) -> None:
     runner = CliRunner()
     first = tmp_path / "g1.md"
@@ -135,11 +135,11 @@ def test_a_label_records_the_version_its_person_had_been_shown_and_undo_restores
         assert "guideline" not in first["payload"]["after"]
 
 
-async def test_the_screen_shows_new_guidelines_before_the_next_golden_and_on_i(db: Path) -> None:
+async def test_the_screen_shows_new_guidelines_before_the_next_golden_and_on_i(db: str | Path) -> None:
     with Session(db) as lead:
         lead.set_guidelines(HOSTILE, source="g1.md", by="lead")
     with Session(db) as session:
-        app = AnnotatorApp(Review(session, "alice", "sample-judge"), db.name)
+        app = AnnotatorApp(Review(session, "alice", "sample-judge"), place_name(db))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert on_guidelines(app) and app.screen.new  # type: ignore[attr-defined]
@@ -169,11 +169,11 @@ async def test_the_screen_shows_new_guidelines_before_the_next_golden_and_on_i(d
             assert not on_guidelines(app)
 
 
-async def test_i_without_guidelines_says_so_on_the_status_line(db: Path) -> None:
+async def test_i_without_guidelines_says_so_on_the_status_line(db: str | Path) -> None:
     from textual.widgets import Static
 
     with Session(db) as session:
-        app = AnnotatorApp(Review(session, "alice", "sample-judge"), db.name)
+        app = AnnotatorApp(Review(session, "alice", "sample-judge"), place_name(db))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("i")
             assert not on_guidelines(app)
@@ -181,7 +181,7 @@ async def test_i_without_guidelines_says_so_on_the_status_line(db: Path) -> None
             assert "No guidelines yet" in status and len(status) < 80  # one line at 80 columns
 
 
-def _label_under_two_versions(db: Path, seed: int = 3) -> dict[int | None, tuple[list[int],
+def _label_under_two_versions(db: str | Path, seed: int = 3) -> dict[int | None, tuple[list[int],
                                                                                  list[int]]]:
     """alice and bob label every chunk, a random share under version 1 and the rest under
     version 2 (bob's first ten before any guidelines); returns per version the (person, judge)
@@ -213,7 +213,7 @@ def _label_under_two_versions(db: Path, seed: int = 3) -> dict[int | None, tuple
     return pairs
 
 
-def test_the_report_gives_agreement_per_version_with_intervals(db: Path) -> None:
+def test_the_report_gives_agreement_per_version_with_intervals(db: str | Path) -> None:
     pairs = _label_under_two_versions(db)
     assert set(pairs) == {None, 1, 2}
     with Session(db) as session:
@@ -236,7 +236,7 @@ def test_the_report_gives_agreement_per_version_with_intervals(db: Path) -> None
     assert "before any" in markdown and "version 2" in markdown
 
 
-def test_the_report_has_no_guidelines_part_while_labels_span_one_version(db: Path) -> None:
+def test_the_report_has_no_guidelines_part_while_labels_span_one_version(db: str | Path) -> None:
     with Session(db) as session:
         session.set_guidelines("v1", source=None, by="lead")
         session.read_guidelines("alice", 1)
@@ -246,7 +246,7 @@ def test_the_report_has_no_guidelines_part_while_labels_span_one_version(db: Pat
         assert "guidelines" not in report_dict(build_report(session, resamples=50))
 
 
-def test_exports_carry_the_version_and_an_import_and_a_merge_keep_it(db: Path, tmp_path: Path
+def test_exports_carry_the_version_and_an_import_and_a_merge_keep_it(db: str | Path, tmp_path: Path
                                                                      ) -> None:
     _label_under_two_versions(db)
     out = tmp_path / "out.jsonl"
@@ -291,11 +291,12 @@ def test_a_merge_of_two_texts_under_one_version_is_refused_and_leaves_no_file(
     assert not (tmp_path / "ab.db").exists()
 
 
-def test_a_later_rebuild_of_the_answer_tables_keeps_the_version(db: Path) -> None:
+def test_a_later_rebuild_of_the_answer_tables_keeps_the_version(tmp_path: Path) -> None:
     from sqlite_utils import Database
 
     from annotator.store.migrations import _M012_ANSWER, rebuild_answer_tables
 
+    db = banking_file(tmp_path / "banking.db", people=())  # a file's migration
     with Session(db) as session:
         session.set_guidelines("v1", source=None, by="lead")
         session.read_guidelines("alice", 1)

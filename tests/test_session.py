@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlite_utils import Database
 
 from annotator.errors import SessionError
 from annotator.models import Judge
@@ -13,13 +12,15 @@ from annotator.store.migrations import migrations
 from annotator.store.session import Session
 
 
-def test_a_new_file_is_migrated_in_wal_mode_with_foreign_keys(session: Session) -> None:
+def test_a_new_file_is_migrated_in_wal_mode_with_foreign_keys(session_path: Path) -> None:
+    session = Session(session_path)
     assert session.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert session.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert migrations.pending(session.db) == []
     assert {"goldens", "chunks", "judges", "verdicts", "labels", "events"} <= set(
         session.db.table_names())
     assert len(session.session_id) == 32
+    session.close()
 
 
 def test_reopening_keeps_the_session_id(session_path: Path) -> None:
@@ -45,9 +46,10 @@ def test_decide_commits_the_label_and_its_event(banking: Session) -> None:
     assert (label.verdict, label.action, label.shown_verdict, label.decision_ms) == (
         1, "flip", 0, 812.5)
     # Visible from another connection: committed, not pending in a transaction.
-    other = Database(str(banking.path))
-    row = next(other.query("SELECT verdict, action FROM labels WHERE annotator = 'alice'"))
-    assert row == {"verdict": 1, "action": "flip"}
+    with banking.another() as other:
+        row = other.conn.execute(
+            "SELECT verdict, action FROM labels WHERE annotator = 'alice'").fetchone()
+    assert tuple(row) == (1, "flip")
     [event] = banking.events("alice")
     assert event["kind"] == "decide" and event["chunk_id"] == chunk.id
     assert event["payload"]["before"] is None and event["payload"]["after"]["answer"] == "useful"
@@ -107,7 +109,7 @@ def test_the_schema_refuses_a_verdict_of_2_whatever_writes_it(banking: Session) 
     import sqlite3
 
     with pytest.raises(sqlite3.IntegrityError):
-        banking.db.conn.execute("UPDATE verdicts SET verdict = 2 WHERE id = 1")
+        banking.conn.execute("UPDATE verdicts SET verdict = 2 WHERE id = 1")
 
 
 def test_a_judge_name_keeps_its_definition(session: Session) -> None:

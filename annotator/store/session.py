@@ -1063,7 +1063,8 @@ class Session:
             self.conn.execute(
                 """INSERT INTO guideline_reads(annotator, version, read_at) VALUES (?, ?, ?)
                    ON CONFLICT(annotator) DO UPDATE SET version = excluded.version,
-                     read_at = excluded.read_at WHERE excluded.version > version""",
+                     read_at = excluded.read_at
+                   WHERE excluded.version > guideline_reads.version""",
                 (annotator, version, now()))
             self._event("guidelines_read", annotator=annotator, payload={"version": version})
 
@@ -1685,7 +1686,8 @@ class Session:
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(annotator, check_id, rank) DO UPDATE SET
                      answer = excluded.answer,
-                     shown_verdict = excluded.shown_verdict, note = coalesce(excluded.note, note),
+                     shown_verdict = excluded.shown_verdict,
+                     note = coalesce(excluded.note, check_answers.note),
                      answered_at = excluded.answered_at""",
                 (annotator, check_id, rank, truth, word, shown_verdict, note, now()))
             self._event("check", annotator=annotator,

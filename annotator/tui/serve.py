@@ -90,6 +90,12 @@ class TeamServer(Server):
         self._dashboard_shown: tuple[float, str] = (-float("inf"), "")
         """When the dashboard was last read, and what it showed."""
 
+
+    def serve(self, debug: bool = False) -> None:
+        """Serve until stopped, on an event loop of its own: textual-serve takes the current
+        one, which an earlier server of the same process (a test's) leaves closed."""
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        super().serve(debug)
     def initialize_logging(self) -> None:
         """Quiet: only warnings reach the terminal that started the server."""
         logging.basicConfig(level="WARNING", format="%(message)s")
