@@ -24,8 +24,8 @@ def shown_decided(term: Terminal) -> int:
     return max(int(n) for n in re.findall(rb"chunks (\d+)/80", term.seen))
 
 
-def test_kill_9_loses_nothing_the_screen_showed(tmp_path: Path) -> None:
-    db = _imported(tmp_path)
+def test_kill_9_loses_nothing_the_screen_showed(place: str | Path) -> None:
+    db = banking_file(place)  # each store: what the screen showed is stored
     term = Terminal(["annotate", str(db), "--annotator", "alice"])
     try:
         term.wait_for(rb"chunks 0/80")

@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -191,3 +192,104 @@ def test_every_command_takes_a_url_and_says_the_same(server: pg_server.Server, t
     for (args, _), said_file, said_server in zip(
             [c for c in COMMANDS if c[1]], on_file, on_server, strict=True):
         assert said_server == said_file, args
+
+
+def _refused(*args: str) -> str:
+    """A command that must refuse: exit 2, one sentence, no traceback, no password."""
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert pg_server.PASSWORD not in result.output
+    return " ".join(result.output.split())
+
+
+def test_bad_urls_are_one_sentence_each_and_never_show_the_password(
+        server: pg_server.Server, tmp_path: Path) -> None:
+    import socket
+
+    goldens = str(TEAM_BANKING)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    unreachable = f"postgresql://team:{pg_server.PASSWORD}@127.0.0.1:{closed}/x"
+    said = _refused("import", goldens, "--session", unreachable)
+    assert said.startswith("Error: Could not reach the PostgreSQL server of postgresql://***@")
+    assert "Check that the server runs" in said
+
+    server.create_database("guarded")
+    wrong = server.tcp_url("guarded", password="not-the-password")
+    said = _refused("info", wrong)
+    assert "refused the login: the user or its password is wrong" in said
+    assert "not-the-password" not in said
+
+    said = _refused("info", server.tcp_url("no_such_database"))
+    assert "names a database the server does not have" in said
+
+    # Another application's tables: refused, and left exactly as they were.
+    foreign = server.create_database("crm")
+    with psycopg.connect(foreign, autocommit=True) as conn:
+        conn.execute("CREATE TABLE customers (id int PRIMARY KEY, name text)")
+        conn.execute("INSERT INTO customers VALUES (1, 'Ada')")
+    said = _refused("import", goldens, "--session", server.tcp_url("crm"))
+    assert "a PostgreSQL database of another application (its tables: customers)" in said
+    with psycopg.connect(foreign) as conn:
+        assert conn.execute("SELECT table_name FROM information_schema.tables WHERE "
+                            "table_schema = 'public'").fetchall() == [("customers",)]
+        assert conn.execute("SELECT * FROM customers").fetchall() == [(1, "Ada")]
+
+    # A session a newer release wrote: refused by name, nothing written.
+    newer = server.create_database("newer")
+    run("import", goldens, "--session", newer)
+    with psycopg.connect(newer, autocommit=True) as conn:
+        conn.execute("INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
+                     "VALUES ('cp-annotator', 'm999_future', 'then')")
+        before = conn.execute("SELECT count(*) FROM events").fetchone()
+    said = _refused("guidelines", newer, "set", str(TEAM_BANKING))
+    assert "written by a newer cp-annotator (its schema has m999_future" in said
+    with psycopg.connect(newer) as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == before
+        assert conn.execute("SELECT count(*) FROM guidelines").fetchone() == (0,)
+
+
+def test_a_failed_import_into_a_new_database_leaves_it_empty(url: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "user_input": "q", "reference": "r", "retrieved_contexts": '
+                   '["c"]}\n{"id": \n')
+    said = _refused("import", str(bad), "--session", url)
+    assert "bad.jsonl" in said and "line 2" in said
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM information_schema.tables WHERE "
+                            "table_schema = 'public'").fetchone() == (0,)
+
+
+def test_the_password_in_a_url_is_never_stored(server: pg_server.Server) -> None:
+    server.create_database("stored")
+    url = server.tcp_url("stored")
+    run("import", str(TEAM_BANKING), "--session", url)
+    run("guidelines", url, "set", str(TEAM_BANKING))
+    with psycopg.connect(url) as conn:
+        for (table,) in conn.execute("SELECT table_name FROM information_schema.tables WHERE "
+                                     "table_schema = 'public'").fetchall():
+            text = str(conn.execute(f'SELECT * FROM "{table}"').fetchall())
+            assert pg_server.PASSWORD not in text, table
+
+
+def test_an_ir_collection_imports_into_a_database_as_into_a_file(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_import_trec import JUDGES, collection
+
+    c = collection(tmp_path, queries=12, docs=6)
+    args = ["--queries", str(c["topics"]), "--pool", str(c["files"]["nist"]), "--corpus",
+            str(c["corpus"]), "--labels", f"nist={c['files']['nist']}",
+            *(a for name in JUDGES for a in ("--judge", f"{name}={c['files'][name]}"))]
+    said: dict[str, tuple[bytes, str]] = {}
+    for place in (str(tmp_path / "trec.db"), url):
+        _clock(monkeypatch)
+        run("import-trec", place, *args)
+        out = tmp_path / f"qrels-{len(said)}.txt"
+        run("export", place, "--format", "qrels", "--output", str(out))
+        board = CliRunner().invoke(cli, ["judges", place, "--format", "json"]).output
+        said[place] = (out.read_bytes(), board.replace(shown(place), "SESSION"))
+    file_said, server_said = said.values()
+    assert server_said == file_said
+    assert file_said[0].count(b"\n") == 12 * 6

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from annotator.place import is_url
+from annotator.store.session import Session
 from tests.conftest import banking_file
 from tests.test_report_html import ARGS, CHROMIUM
 from tests.waiting import PATIENCE, wait_until
@@ -41,7 +43,7 @@ def free_port() -> int:
 class Served:
     """`annotator serve` running on a free port, its output kept."""
 
-    def __init__(self, db: Path, *options: str) -> None:
+    def __init__(self, db: str | Path, *options: str) -> None:
         self.port = free_port()
         self.db = db
         self.process = subprocess.Popen(
@@ -83,8 +85,15 @@ class Served:
             self.process.wait(PATIENCE)
 
 
-def labels(db: Path, who: str) -> list[tuple[str, int, int, str]]:
-    """(golden, rank, verdict, action) of someone's decisions, through a fresh connection."""
+def labels(db: str | Path, who: str) -> list[tuple[str, int, int, str]]:
+    """(golden, rank, verdict, action) of someone's decisions, through a fresh connection (a
+    file's, or a PostgreSQL database's)."""
+    if is_url(db):
+        with Session(db, create=False) as session:
+            return [tuple(row) for row in session.conn.execute(
+                "SELECT c.golden_id, c.rank, l.verdict, l.action FROM labels l JOIN chunks c "
+                "ON c.id = l.chunk_id WHERE l.annotator = ? AND l.verdict IS NOT NULL "
+                "ORDER BY l.updated_at, l.id", [who])]
     with sqlite3.connect(db) as conn:
         return conn.execute(
             "SELECT c.golden_id, c.rank, l.verdict, l.action FROM labels l JOIN chunks c "
@@ -118,7 +127,7 @@ def open_screen(browser: Browser, url: str, requests: list[str],
     return page
 
 
-def press(page: Page, db: Path, who: str, key: str, expect: int) -> list[tuple[str, int, int, str]]:
+def press(page: Page, db: str | Path, who: str, key: str, expect: int) -> list[tuple[str, int, int, str]]:
     """Type a key into the page and wait until the person's decisions number ``expect``."""
     page.keyboard.press(key)
     return wait_until(lambda: now if len(now := labels(db, who)) == expect else [],
@@ -157,8 +166,8 @@ def test_keys_typed_in_the_browser_are_on_disk_for_each_person_and_a_page_resume
                             for url in requests), requests
 
 
-def test_killing_the_server_loses_no_decision_shown(tmp_path: Path, browser: Browser) -> None:
-    db = banking_file(tmp_path / "team.db", people=())
+def test_killing_the_server_loses_no_decision_shown(place: str | Path, browser: Browser) -> None:
+    db = banking_file(place, people=())
     server = Served(db)
     try:
         page = open_screen(browser, server.url + "/?annotator=carol", [])
@@ -344,8 +353,8 @@ def test_tabs_are_capped_look_alike_names_asked_and_only_the_proxy_may_name(
 
 
 def test_two_serve_processes_share_one_team_with_a_quota_and_a_closed_tab_frees_its_golden(
-        tmp_path: Path, browser: Browser) -> None:
-    db = banking_file(tmp_path / "team.db", people=())
+        place: str | Path, browser: Browser) -> None:
+    db = banking_file(place, people=())
     quota = ("--per-golden", "1", "--dashboard")
     first, second = Served(db, *quota), Served(db, *quota)
     try:

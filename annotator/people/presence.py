@@ -55,10 +55,11 @@ def one_screen(session: Path | str, name: str, role: str = "annotate") -> Iterat
     if is_url(session):
         from annotator.store.postgres import held
 
-        with held(str(session), f"screen:{role}:{name}") as got:
-            if not got:
+        with held(str(session), f"screen:{role}:{name}") as holder:
+            if holder is not None:
                 raise ScreenInUse(in_use_sentence(
-                    name, f"on {shown(session)} in another terminal or tab (on some host)"))
+                    name, f"on {shown(session)} in another terminal or browser tab"
+                    + (f" ({holder})" if holder else "")))
             yield
         return
     path = _lock_path(Path(session), name, role)

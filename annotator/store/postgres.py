@@ -19,7 +19,9 @@ psycopg is imported only here, and only when a URL is opened (the ``[postgres]``
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +34,12 @@ from annotator.place import shown
 
 if TYPE_CHECKING:
     import psycopg
+
+def _application() -> str:
+    """How this process names itself to the server (who holds a screen's lock, in
+    pg_stat_activity): asked at each connection, since a served tab is a fork."""
+    return f"cp-annotator process {os.getpid()} on {socket.gethostname()}"[:63]
+
 
 WRITE_LOCK = 0x6370_616E_6E6F_7461  # "cpannota": the advisory lock every write takes first
 """The key of the lock that makes writers take turns (one per database: a session)."""
@@ -254,7 +262,8 @@ class Connection:
         self.url = url
         try:
             self._pg = psycopg.connect(url, autocommit=True,
-                                       connect_timeout=max(1, round(connect_timeout)))
+                                       connect_timeout=max(1, round(connect_timeout)),
+                                       application_name=_application())
         except psycopg.OperationalError as error:
             raise SessionError(_refused(url, error)) from None
         except psycopg.ProgrammingError as error:  # a URL psycopg cannot read
@@ -323,10 +332,11 @@ class Connection:
         return Cursor(cursor)
 
     def tables(self) -> list[str]:
-        """The tables of the database's public schema."""
+        """The tables of the session's schema, whoever owns them (information_schema would
+        hide another application's tables this user may not read)."""
         return sorted(row[0] for row in self._run(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "current_schema() AND table_type = 'BASE TABLE'", []))
+            "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
+            []))
 
     def reset_sequences(self) -> None:
         """After rows came with their own ids (a copy): each id sequence moves past them, so
@@ -361,17 +371,28 @@ def empty_again(url: str) -> None:
 
 
 @contextmanager
-def held(url: str, key: str) -> Iterator[bool]:
+def held(url: str, key: str) -> Iterator[str | None]:
     """Hold a lock named ``key`` in the session's database while the block runs, for every
-    process on every host; yields False, holding nothing, when another connection has it.
-    The server lets it go when the connection ends, however the process ends."""
+    process on every host; yields None once held, or else who holds it ("process N on HOST",
+    or "" when the server does not say), holding nothing. The server lets it go when the
+    connection ends, however the process ends."""
     import hashlib
 
     number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
     conn = Connection(url)
     try:
-        got = bool(conn.execute("SELECT pg_try_advisory_lock(?)", [number]).fetchone()[0])
-        yield got
+        if conn.execute("SELECT pg_try_advisory_lock(?)", [number]).fetchone()[0]:
+            yield None
+            return
+        # A bigint key is kept as two halves: classid the high 32 bits, objid the low ones.
+        unsigned = number & 0xFFFF_FFFF_FFFF_FFFF
+        row = conn.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = ? "
+            "AND l.objid::bigint = ? AND l.objsubid = 1",
+            [unsigned >> 32, unsigned & 0xFFFF_FFFF]).fetchone()
+        name = row[0] if row else ""
+        yield name.removeprefix("cp-annotator ") if name.startswith("cp-annotator ") else ""
     finally:
         conn.close()  # ends the lock with the connection
 
