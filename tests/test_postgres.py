@@ -293,3 +293,18 @@ def test_an_ir_collection_imports_into_a_database_as_into_a_file(
     file_said, server_said = said.values()
     assert server_said == file_said
     assert file_said[0].count(b"\n") == 12 * 6
+
+
+def test_the_python_api_reads_a_database_as_a_file(url: str, tmp_path: Path) -> None:
+    from annotator import api
+
+    frames = []
+    for place in (str(tmp_path / "s.db"), url):
+        [summary] = api.import_goldens(place, TEAM_BANKING)
+        assert summary.goldens_added == 16
+        board = api.leaderboard(place, annotator="sample-reviewer", bootstrap=200)
+        report = api.report(place, judge="sample-judge", annotators="sample-reviewer",
+                            bootstrap=200)
+        frames.append((api.chunks_frame(place).to_dict("records"), board["judges"],
+                       {k: v for k, v in report.items() if k != "session"}))
+    assert frames[0] == frames[1]

@@ -1,1 +1,2 @@
-"""Storage: the session file. Only this package speaks SQL."""
+"""Storage: the session, in a SQLite file or a PostgreSQL database. Only this package speaks
+SQL."""

@@ -1,9 +1,11 @@
-"""Session: the one facade over a session file, and the only module that writes SQL.
+"""Session: the one facade over a session, and the only module that writes SQL.
 
-A session is one SQLite file (WAL mode, foreign keys on) holding the goldens, every judge's
-verdicts, every annotator's labels and an append-only event log. Every write happens in a
-``BEGIN IMMEDIATE`` transaction that is committed before the method returns, so two people
-(two processes) can label the same file at once and a decision is on disk when a caller sees it.
+A session is one SQLite file (WAL mode, foreign keys on), or one PostgreSQL database (a URL;
+store/postgres.py speaks the same SQL there), holding the goldens, every judge's verdicts,
+every annotator's labels and an append-only event log. Every write happens in a ``BEGIN
+IMMEDIATE`` transaction (on PostgreSQL, one holding the session's write lock) that is committed
+before the method returns, so two people (two processes, or hosts) can label the same session
+at once and a decision is stored when a caller sees it.
 """
 
 from __future__ import annotations
