@@ -76,8 +76,10 @@ def _as_server_user() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def running() -> Iterator[Server]:
-    """Start a server, yield it, and stop it and remove its files however the block ends."""
+def running(*, fsync: bool = False) -> Iterator[Server]:
+    """Start a server, yield it, and stop it and remove its files however the block ends.
+    Without ``fsync`` (the tests) a commit is not flushed to disk; a benchmark flushes, as a
+    team's server does."""
     bin_dir = binaries()
     folder = Path(tempfile.mkdtemp(prefix="cp-annotator-pg-"))
     data = folder / "data"
@@ -93,7 +95,8 @@ def running() -> Iterator[Server]:
                        check=True, capture_output=True, **runas)  # type: ignore[call-overload]
         with (data / "postgresql.conf").open("a") as conf:
             conf.write(f"listen_addresses = '127.0.0.1'\nport = {port}\n"
-                       f"unix_socket_directories = '{folder}'\nfsync = off\n"
+                       f"unix_socket_directories = '{folder}'\n"
+                       f"fsync = {'on' if fsync else 'off'}\n"
                        "max_connections = 200\nlog_min_messages = warning\n")
         process = subprocess.Popen([str(bin_dir / "postgres"), "-D", str(data)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -292,9 +292,8 @@ class Connection:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Cursor:
         """Run one statement of the store's SQL."""
         if sql.startswith("BEGIN"):
-            # Writers take turns (see the module's docstring); a merge's plain BEGIN too.
-            self._run("BEGIN", [])
-            return self._run(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", [])
+            # Writers take turns (see the module's docstring): one round trip for both.
+            return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
         statement = translate(sql)
         insert = _INSERT_INTO.match(statement)
         if insert and insert.group(1) in self._ids and "RETURNING" not in statement:
@@ -303,12 +302,14 @@ class Connection:
             return Cursor(cursor._cursor, None if row is None else int(row[0]))
         return self._run(statement, params)
 
-    def _run(self, statement: str, params: Sequence[Any] | dict[str, Any]) -> Cursor:
+    def _run(self, statement: str, params: Sequence[Any] | dict[str, Any] | None) -> Cursor:
+        """Run a statement in psycopg's words (``params`` None: no placeholders parsed)."""
         import psycopg
 
         cursor = self._pg.cursor()
         try:
-            cursor.execute(statement, params if isinstance(params, dict) else list(params))
+            cursor.execute(statement, None if params is None else
+                           params if isinstance(params, dict) else list(params))
         except psycopg.IntegrityError as error:
             raise sqlite3.IntegrityError(_first_line(error)) from error
         except psycopg.OperationalError as error:

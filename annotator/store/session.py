@@ -943,8 +943,9 @@ class Session:
                 note = before["note"]
             # The guidelines the person had been shown, read inside the write (a version set
             # since, which their screen shows before their next golden, is not yet theirs).
-            self.conn.execute(
-                """INSERT INTO labels(annotator, chunk_id, answer, blind_verdict, shown_verdict,
+            # The row as stored comes back at once (one round trip less on PostgreSQL).
+            [after] = self._rows(
+                f"""INSERT INTO labels(annotator, chunk_id, answer, blind_verdict, shown_verdict,
                                       judge, action, decision_ms, reason_wrong, note, grade,
                                       created_at, updated_at, guideline)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
@@ -955,13 +956,12 @@ class Session:
                      action = excluded.action, decision_ms = excluded.decision_ms,
                      reason_wrong = excluded.reason_wrong, note = excluded.note,
                      grade = excluded.grade, updated_at = excluded.updated_at,
-                     guideline = excluded.guideline""",
+                     guideline = excluded.guideline
+                   RETURNING {_LABEL_COLUMNS}""",
                 (annotator, chunk_id, kind.word, blind_verdict, shown_verdict,
                  judge, action, decision_ms, int(reason_wrong), note or None, grade, stamp,
                  stamp, annotator),
             )
-            after = self._label_row(annotator, chunk_id)
-            assert after is not None
             if per_golden is not None and self._completed(golden_id, annotator):
                 self.conn.execute("UPDATE claims SET done_at = ?, expires_at = NULL "
                                   "WHERE golden_id = ? AND annotator = ? AND done_at IS NULL",

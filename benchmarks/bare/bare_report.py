@@ -8,8 +8,10 @@ errs): it reads every chunk's text and question in the same query, takes each ch
 and its overlap with the question's content words (each found as a whole word), cuts
 rank, length and overlap into slices and sums each slice's error counts per golden into the
 bootstrap. The leaderboard has no slices: it is measured against the program without them.
-It prints nothing (benchmarks/scale.py measures its CPU).
-Run: python benchmarks/bare/bare_report.py SESSION.db JUDGE ANNOTATOR [RESAMPLES] [--slices]
+It prints nothing (benchmarks/scale.py measures its CPU). SESSION may be a PostgreSQL URL: the
+same query in PostgreSQL's words (DISTINCT ON for the latest verdict), read through psycopg
+(benchmarks/postgres.py).
+Run: python benchmarks/bare/bare_report.py SESSION.db|URL JUDGE ANNOTATOR [RESAMPLES] [--slices]
 """
 
 from __future__ import annotations
@@ -33,22 +35,31 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--slices"]
     path, judge, annotator = args[:3]
     resamples = int(args[3]) if len(args) > 3 else 2000
-    conn = sqlite3.connect(path)
     texts: list[tuple[str, str]] = []
 
     def kept(row: tuple[object, ...]) -> tuple[object, ...]:
         texts.append((row[5], row[6]))  # type: ignore[arg-type]
         return row[:5]
 
-    rows = np.fromiter((kept(row) if slices else row for row in conn.execute(
-        f"""SELECT g.position, c.rank, coalesce(l.verdict, -1), coalesce(v.verdict, -1),
+    postgres = path.startswith("postgresql://")
+    latest = ("SELECT DISTINCT ON (chunk_id) chunk_id, verdict, p_relevant AS p FROM verdicts "
+              "WHERE judge = %s AND error IS NULL AND repetition = 1 ORDER BY chunk_id, id DESC"
+              if postgres else
+              "SELECT chunk_id, verdict, p_relevant AS p, max(id) FROM verdicts "
+              "WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id")
+    query = f"""SELECT g.position, c.rank, coalesce(l.verdict, -1), coalesce(v.verdict, -1),
                   coalesce(v.p, 'nan'){", c.text, g.user_input" if slices else ""}
            FROM goldens g JOIN chunks c ON c.golden_id = g.id
-           LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ?
-           LEFT JOIN (SELECT chunk_id, verdict, p_relevant AS p, max(id) FROM verdicts
-                      WHERE judge = ? AND error IS NULL AND repetition = 1 GROUP BY chunk_id) v
-             ON v.chunk_id = c.id
-           ORDER BY g.position, c.rank""", [annotator, judge])),
+           LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = {"%s" if postgres else "?"}
+           LEFT JOIN ({latest}) v ON v.chunk_id = c.id
+           ORDER BY g.position, c.rank"""
+    if postgres:
+        import psycopg
+
+        read: Any = psycopg.connect(path).execute(query, [annotator, judge])
+    else:
+        read = sqlite3.connect(path).execute(query, [annotator, judge])
+    rows = np.fromiter((kept(row) if slices else row for row in read),
         dtype=[("g", np.int64), ("rank", np.int64), ("h", np.int8), ("j", np.int8),
                ("p", float)])
     golden = np.unique(rows["g"], return_inverse=True)[1].ravel()
