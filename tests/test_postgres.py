@@ -308,3 +308,29 @@ def test_the_python_api_reads_a_database_as_a_file(url: str, tmp_path: Path) -> 
         frames.append((api.chunks_frame(place).to_dict("records"), board["judges"],
                        {k: v for k, v in report.items() if k != "session"}))
     assert frames[0] == frames[1]
+
+
+@pytest.mark.parametrize(("sqlite", "postgresql"), [
+    ("SELECT a FROM t WHERE b = ? AND c = 'it''s ? 5%'",
+     "SELECT a FROM t WHERE b = %s AND c = 'it''s ? 5%%'"),
+    ("SELECT a FROM t WHERE b = :start", "SELECT a FROM t WHERE b = %(start)s"),
+    ("SELECT 1 FROM v WHERE epoch IS ? AND x IS NOT ?",
+     "SELECT 1 FROM v WHERE epoch IS NOT DISTINCT FROM %s AND x IS DISTINCT FROM %s"),
+    ("SELECT answer IS 'unsure' FROM labels",
+     "SELECT answer IS NOT DISTINCT FROM 'unsure' FROM labels"),
+    ("INSERT OR IGNORE INTO checks(a) VALUES (?)",
+     "INSERT INTO checks(a) VALUES (%s) ON CONFLICT DO NOTHING"),
+    ("SELECT count(*), sum(verdict = truth) FROM c",
+     "SELECT count(*), sum((verdict = truth)::int) FROM c"),
+    ("SELECT min(a, b), max(x.c, 1) FROM t", "SELECT LEAST(a, b), GREATEST(x.c, 1) FROM t"),
+    ("SELECT l.v FROM l JOIN (SELECT chunk_id, verdict, max(id) FROM verdicts WHERE j = ? "
+     "GROUP BY chunk_id) v ON v.chunk_id = l.chunk_id GROUP BY 1",
+     "SELECT l.v FROM l JOIN (SELECT DISTINCT ON (chunk_id) chunk_id, verdict, id FROM verdicts "
+     "WHERE j = %s ORDER BY chunk_id, id DESC) v ON v.chunk_id = l.chunk_id GROUP BY 1"),
+    ("SELECT max(id) FROM p GROUP BY judge", "SELECT max(id) FROM p GROUP BY judge"),
+])
+def test_the_stores_sql_in_postgresqls_words(sqlite: str, postgresql: str) -> None:
+    from annotator.store.postgres import translate
+
+    assert translate(sqlite) == postgresql
+

@@ -35,6 +35,7 @@ from annotator.place import shown
 if TYPE_CHECKING:
     import psycopg
 
+
 def _application() -> str:
     """How this process names itself to the server (who holds a screen's lock, in
     pg_stat_activity): asked at each connection, since a served tab is a fork."""
