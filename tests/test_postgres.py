@@ -334,3 +334,37 @@ def test_the_stores_sql_in_postgresqls_words(sqlite: str, postgresql: str) -> No
 
     assert translate(sqlite) == postgresql
 
+
+
+def test_a_database_an_older_release_laid_out_is_upgraded_with_every_row(url: str) -> None:
+    said = run("import", str(TEAM_BANKING), "--session", url)
+    assert "16 goldens added" in said
+    with Session(url, create=False) as session:
+        first = session.chunk_ids()[session.golden_ids()[0]][0]
+        session.decide("carol", first, 0, "set", note="an old note")
+        before = sorted(dump(url))
+    # What this database looked like before m016_team: no claims, no guidelines, no label's
+    # guideline column, and m016 not in its record.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE claims, guidelines, guideline_reads")
+        conn.execute("ALTER TABLE labels DROP COLUMN guideline")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm016_team'")
+    told: list[object] = []
+    Session.upgrading = told.append
+    try:
+        with Session(url, create=False) as session:
+            assert session.labels("carol")[first].note == "an old note"
+            assert session.claim(session.golden_ids()[0], "dan", 2, 60)  # m016's table works
+            session.set_guidelines("Be kind.", source=None, by="lead")
+    finally:
+        Session.upgrading = None
+    assert told
+    after = dump(url)
+    kept = [line for line in before
+            if not line.startswith(("claims", "guidelines", "events", "labels", "_sqlite"))]
+    assert set(kept) <= set(after)  # every row the old layout held is back, ids and all
+    assert sum(line.startswith("labels") for line in after) == sum(
+        line.startswith("labels") for line in before)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE "
+                            "'cp_annotator%'").fetchone() == (0,)

@@ -333,11 +333,12 @@ class Session:
                     f"{', '.join(newer)}, which this version does not know); it was left as it "
                     "is. Upgrade: pip install --upgrade cp-annotator.")
             if applied != set(versions.NAMES):
-                raise SessionError(
-                    f"{self.where} lacks part of this version's schema "
-                    f"({', '.join(sorted(set(versions.NAMES) - applied))}); it was left as it "
-                    "is. Copy it out with the cp-annotator that made it ('annotator copy URL "
-                    "S.db'), then in with this one.")
+                from annotator.store import transfer
+
+                if Session.upgrading is not None:
+                    Session.upgrading(self.path)
+                with self._write():
+                    transfer.relay(self, postgres.schema_statements(schema.statements()))
         except BaseException:
             conn.close()
             raise

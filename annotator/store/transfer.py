@@ -1,18 +1,23 @@
 """A session copied whole between stores (a file and a PostgreSQL database, either way):
-every table's rows in one transaction of the target, then counted on both sides.
+every table's rows in one transaction of the target, then counted on both sides; and a
+PostgreSQL session upgraded by laying this release's schema out and bringing its rows back.
 
-A copy from a file to a file uses SQLite's backup API instead (Session.copy_to).
+A copy from a file to a file uses SQLite's backup API instead (Session.copy_to); a file is
+upgraded by its migrations (store/migrations.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING
 
 from annotator.errors import SessionError
 from annotator.store import schema
+from annotator.store.schema import MIGRATIONS_TABLE
+from annotator.store.versions import MIGRATION_SET, NAMES
 
 if TYPE_CHECKING:
     from annotator.store.session import Session
@@ -35,6 +40,43 @@ def layout() -> tuple[tuple[str, tuple[str, ...]], ...]:
             made.group(2))]
         out.append((made.group(1), tuple(columns)))
     return tuple(out)
+
+
+OLD = "cp_annotator_before_upgrade"
+"""The schema an upgrade moves a PostgreSQL session's tables into while it lays them out anew."""
+
+
+def relay(session: Session, script: Sequence[str]) -> None:
+    """Upgrade a PostgreSQL session written by an older release, inside the caller's
+    transaction: its tables move aside, this release's schema is laid out, and every row comes
+    back with the columns both know (a table or column the release added starts empty or at
+    its default; a new CHECK holds every old row, or the upgrade fails and changes nothing).
+    The migrations' own record comes along, and this release's are added to it. A migration
+    that changes what rows hold, not only their shape, needs a step of its own here."""
+    conn = session.conn
+    old = set(session.conn.tables())  # type: ignore[union-attr]
+    conn.execute(f'CREATE SCHEMA "{OLD}"')
+    for table in sorted(old):
+        conn.execute(f'ALTER TABLE "{table}" SET SCHEMA "{OLD}"')
+    for statement in script:
+        conn.execute(statement)
+    for table, columns in layout():
+        if table not in old:
+            continue
+        there = {row[0] for row in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
+            "AND table_name = ?", [OLD, table])}
+        names = ", ".join(f'"{c}"' for c in columns if c in there)
+        order = "id" if "id" in columns else "1"
+        conn.execute(f'INSERT INTO "{table}"({names}) SELECT {names} FROM "{OLD}"."{table}" '
+                     f"ORDER BY {order}")
+    conn.execute(f'DROP SCHEMA "{OLD}" CASCADE')
+    session.ids_after_copy()
+    applied = {row[0] for row in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE}")}
+    stamp = str(datetime.now(UTC))
+    conn.executemany(f"INSERT INTO {MIGRATIONS_TABLE}(migration_set, name, applied_at) "
+                     "VALUES (?, ?, ?)", [(MIGRATION_SET, name, stamp) for name in NAMES
+                                          if name not in applied])
 
 
 def copy_rows(source: Session, target: Session,
