@@ -292,9 +292,11 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Cursor:
         """Run one statement of the store's SQL."""
-        if sql.startswith("BEGIN"):
+        if sql == "BEGIN IMMEDIATE":
             # Writers take turns (see the module's docstring): one round trip for both.
             return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
+        if sql == "BEGIN":  # a read in one snapshot (SQLite's deferred transaction)
+            return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         statement = translate(sql)
         insert = _INSERT_INTO.match(statement)
         if insert and insert.group(1) in self._ids and "RETURNING" not in statement:

@@ -931,13 +931,12 @@ class Session:
         if reason_wrong and action != "accept":
             raise SessionError("Only an accepted verdict can have its reason marked wrong.")
         with self._write():
-            golden_id = self.golden_id_of(chunk_id)
+            golden_id, before = self._chunk_and_label(annotator, chunk_id)
             stamp = now()
             if per_golden is not None and not self._hold(golden_id, annotator, per_golden,
                                                          lease_s, stamp):
                 raise NotHeld(f"{golden_id} is no longer yours: it has its {per_golden} "
                               "people now.")
-            before = self._label_row(annotator, chunk_id)
             if before is not None and before["blind_verdict"] is not None:
                 blind_verdict = before["blind_verdict"]
             if note is None and before is not None:
@@ -1157,10 +1156,16 @@ class Session:
                 table[key] = (d + 1, h) if done else (d, h + 1)
         return per_golden, per_person
 
-    def _label_row(self, annotator: str, chunk_id: int) -> sqlite3.Row | None:
-        rows = self._rows(f"SELECT {_LABEL_COLUMNS} FROM labels WHERE annotator = ? AND chunk_id = ?",
-                          (annotator, chunk_id))
-        return rows[0] if rows else None
+    def _chunk_and_label(self, annotator: str, chunk_id: int) -> tuple[str, sqlite3.Row | None]:
+        """A chunk's golden and this person's label on it (None: none yet), in one read (one
+        round trip to a PostgreSQL server, for every key a person presses)."""
+        rows = self._rows(
+            f"""SELECT c.golden_id AS of_golden, {columns(Label, "l")} FROM chunks c
+                LEFT JOIN labels l ON l.chunk_id = c.id AND l.annotator = ? WHERE c.id = ?""",
+            (annotator, chunk_id))
+        if not rows:
+            raise SessionError(f"The session has no chunk with the id {chunk_id}.")
+        return str(rows[0]["of_golden"]), rows[0] if rows[0]["annotator"] is not None else None
 
     def golden_id_of(self, chunk_id: int) -> str:
         """The id of the golden a chunk belongs to."""
