@@ -368,3 +368,22 @@ def test_a_database_an_older_release_laid_out_is_upgraded_with_every_row(url: st
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE "
                             "'cp_annotator%'").fetchone() == (0,)
+
+
+def test_a_write_held_up_past_the_timeout_is_the_busy_sentence_and_saves_nothing(
+        url: str) -> None:
+    from annotator.errors import NotSaved
+    from annotator.store.postgres import WRITE_LOCK
+
+    run("import", str(TEAM_BANKING), "--session", url)
+    with psycopg.connect(url) as other, Session(url, create=False, busy_timeout=0.3) as session:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])  # a long write elsewhere
+        first = session.chunk_ids()[session.golden_ids()[0]][0]
+        with pytest.raises(NotSaved) as refused:
+            session.decide("carol", first, 1, "set")
+        assert refused.value.busy and "is busy" in str(refused.value)
+        assert pg_server.PASSWORD not in str(refused.value)
+        other.rollback()
+        assert session.labels("carol") == {}
+        session.decide("carol", first, 1, "set")  # the lock let go: it saves
+        assert session.labels("carol")[first].verdict == 1

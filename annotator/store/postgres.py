@@ -252,8 +252,10 @@ class Connection:
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, *, connect_timeout: float = 10) -> None:
-        """Connect, or raise SessionError with one sentence (the password never in it)."""
+    def __init__(self, url: str, *, connect_timeout: float = 10, busy_timeout: float = 30
+                 ) -> None:
+        """Connect, or raise SessionError with one sentence (the password never in it). A
+        write waits ``busy_timeout`` seconds for another's to end, as SQLite's does."""
         try:
             import psycopg
         except ImportError:
@@ -272,6 +274,7 @@ class Connection:
                                f"({_first_line(error)}). Write it as "
                                "postgresql://USER@HOST:PORT/DATABASE.") from None
         _numbers_as_python(self._pg)
+        self._pg.execute(f"SET lock_timeout = {max(1, round(busy_timeout * 1000))}")
         self._ids: frozenset[str] = frozenset()
 
     def know_ids(self, tables: frozenset[str]) -> None:
@@ -294,7 +297,12 @@ class Connection:
         """Run one statement of the store's SQL."""
         if sql == "BEGIN IMMEDIATE":
             # Writers take turns (see the module's docstring): one round trip for both.
-            return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
+            try:
+                return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
+            except BaseException:
+                if self.in_transaction:  # begun, but the lock never came: as SQLite, no txn
+                    self._pg.execute("ROLLBACK")
+                raise
         if sql == "BEGIN":  # a read in one snapshot (SQLite's deferred transaction)
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         statement = translate(sql)
@@ -315,6 +323,9 @@ class Connection:
                            params if isinstance(params, dict) else list(params))
         except psycopg.IntegrityError as error:
             raise sqlite3.IntegrityError(_first_line(error)) from error
+        except psycopg.errors.LockNotAvailable:
+            # Another write held the session past the timeout: the store's "busy" sentence.
+            raise sqlite3.OperationalError("database is locked") from None
         except psycopg.OperationalError as error:
             if self._pg.closed or self._pg.broken:
                 raise SessionError(f"The connection to {shown(self.url)} was lost "

@@ -306,7 +306,8 @@ class Session:
         self._url = url
         self.read_only = False
         self.dialect = "postgresql"
-        conn = postgres.Connection(url, connect_timeout=min(self.busy_timeout, 10))
+        conn = postgres.Connection(url, connect_timeout=min(self.busy_timeout, 10),
+                                   busy_timeout=self.busy_timeout)
         conn.know_ids(postgres.id_tables(schema.statements()))
         self.conn = conn
         try:
