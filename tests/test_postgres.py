@@ -328,6 +328,8 @@ def test_the_python_api_reads_a_database_as_a_file(url: str, tmp_path: Path) -> 
      "SELECT l.v FROM l JOIN (SELECT DISTINCT ON (chunk_id) chunk_id, verdict, id FROM verdicts "
      "WHERE j = %s ORDER BY chunk_id, id DESC) v ON v.chunk_id = l.chunk_id GROUP BY 1"),
     ("SELECT max(id) FROM p GROUP BY judge", "SELECT max(id) FROM p GROUP BY judge"),
+    ("SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+     "SELECT text FROM chunks WHERE id = ANY(translate(%s, '[]', '{}')::bigint[])"),
 ])
 def test_the_stores_sql_in_postgresqls_words(sqlite: str, postgresql: str) -> None:
     from annotator.store.postgres import translate
