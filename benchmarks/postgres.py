@@ -36,36 +36,24 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))  # tests.pg_server: the server the tests start
 
 from generate import generated_session  # noqa: E402
+from quota import DECIDED_GOLDENS, commits  # noqa: E402
 
 from annotator.store.session import Session  # noqa: E402
 from tests import pg_server  # noqa: E402
 
 BUDGET_KEY = 3.0
 BUDGET_REPORT = 2.0
-DECIDED_GOLDENS = 200
 JUDGE, ANNOTATOR = "bench-judge", "bench-reviewer"
 
 
-def commits(place: str | Path, quota: bool) -> list[float]:
-    """Seconds per committed decision over DECIDED_GOLDENS goldens."""
-    out = []
-    with Session(place) as session:
-        chunk_ids = session.chunk_ids()
-        for golden_id in session.golden_ids()[:DECIDED_GOLDENS]:
-            if quota:
-                session.claim(golden_id, "alice", 2, 1800)
-            for chunk_id in chunk_ids[golden_id]:
-                start = time.perf_counter()
-                if quota:
-                    session.decide("alice", chunk_id, 1, "set", per_golden=2, lease_s=1800)
-                else:
-                    session.decide("alice", chunk_id, 1, "set")
-                out.append(time.perf_counter() - start)
-        with session.transaction():  # the next run starts from nobody's labels
-            session.conn.execute("DELETE FROM labels WHERE annotator = 'alice'")
-            session.conn.execute("DELETE FROM events WHERE annotator = 'alice'")
-            session.conn.execute("DELETE FROM claims WHERE annotator = 'alice'")
-    return out
+def decided(place: str | Path, quota: bool) -> float:
+    """The median commit of one person's decisions (quota.py's), then the session as it was
+    (nobody's labels, claims or events), for the next run."""
+    median = statistics.median(commits(place, quota))
+    with Session(place) as session, session.transaction():
+        for table in ("labels", "events", "claims"):
+            session.conn.execute(f"DELETE FROM {table} WHERE annotator = 'alice'")
+    return median
 
 
 def timed(argv: list[str]) -> tuple[float, float]:
@@ -99,7 +87,7 @@ def keypress(server: pg_server.Server, folder: Path, goldens: int, runs: int) ->
     for _ in range(runs):
         for name, place, quota in (("sqlite", db, False), ("postgresql", url, False),
                                    ("sqlite quota", db, True), ("postgresql quota", url, True)):
-            medians.setdefault(name, []).append(statistics.median(commits(place, quota)))
+            medians.setdefault(name, []).append(decided(place, quota))
     m = {name: statistics.median(values) for name, values in medians.items()}
     print(f"keypress: {goldens:,} goldens x 10 chunks, {DECIDED_GOLDENS * 10:,} commits a run, "
           f"median of {runs} runs")

@@ -32,8 +32,9 @@ BUDGET_FULL_MS = 50.0
 DECIDED_GOLDENS = 200
 
 
-def commits(path: Path, quota: bool) -> list[float]:
-    """Seconds per committed decision over DECIDED_GOLDENS goldens."""
+def commits(path: str | Path, quota: bool) -> list[float]:
+    """Seconds per committed decision over DECIDED_GOLDENS goldens (a file, or a PostgreSQL
+    URL: benchmarks/postgres.py)."""
     out = []
     with Session(path) as session:
         chunk_ids = session.chunk_ids()

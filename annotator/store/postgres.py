@@ -47,8 +47,6 @@ WRITE_LOCK = 0x6370_616E_6E6F_7461  # "cpannota": the advisory lock every write 
 
 ITERATION_BATCH = 10_000
 """Rows fetched at a time when a read is iterated."""
-MIGRATIONS_TABLE = "_sqlite_migrations"
-"""Kept under sqlite-utils' name on both stores, so one check reads both."""
 
 # -- the dialect ------------------------------------------------------------------------------
 

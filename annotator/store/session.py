@@ -320,7 +320,7 @@ class Session:
                 with self._write():
                     schema.create(conn, postgres.schema_statements(schema.statements()))
                 return
-            if postgres.MIGRATIONS_TABLE not in tables:
+            if schema.MIGRATIONS_TABLE not in tables:  # sqlite-utils' name, on both stores
                 shown_tables = ", ".join(tables[:8]) + (
                     f" and {len(tables) - 8} more" if len(tables) > 8 else "")
                 raise SessionError(
