@@ -7,7 +7,8 @@ with fsync on, as a team's server runs), reached over its Unix socket.
 - keypress: on a session of --goldens x 10 chunks, one person decides every chunk of 200
   goldens (Session.decide, as the screen commits a key), on a file and on the database, plain
   and under --per-golden 2; runs alternate; medians of the per-commit wall time. Budget: the
-  PostgreSQL commit within 3 times the SQLite one.
+  PostgreSQL commit within 3 times the SQLite one. Beside it, a key through the screen's own
+  path (Review.accept: the commit and the screen's state moving on), on each store.
 - report and leaderboard: `annotator report URL --format json` (2,000 resamples) and `annotator
   judges URL --format json` against benchmarks/bare/bare_report.py on the same URL (with its
   error slices for the report, without for the leaderboard), each a fresh process; wall time
@@ -56,6 +57,24 @@ def decided(place: str | Path, quota: bool) -> float:
     return median
 
 
+def keys(place: str | Path) -> float:
+    """The median seconds a key takes through the screen's own path (Review.accept: the
+    decision committed, the screen's state moved on), over 2,000 keys; then nobody's labels."""
+    from annotator.people.review import Review
+
+    out = []
+    with Session(place) as session:
+        review = Review(session, "bob", JUDGE)
+        for _ in range(DECIDED_GOLDENS * 10):
+            start = time.perf_counter()
+            review.accept()
+            out.append(time.perf_counter() - start)
+        with session.transaction():
+            for table in ("labels", "events", "claims"):
+                session.conn.execute(f"DELETE FROM {table} WHERE annotator = 'bob'")
+    return statistics.median(out)
+
+
 def timed(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) of one command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -88,12 +107,16 @@ def keypress(server: pg_server.Server, folder: Path, goldens: int, runs: int) ->
         for name, place, quota in (("sqlite", db, False), ("postgresql", url, False),
                                    ("sqlite quota", db, True), ("postgresql quota", url, True)):
             medians.setdefault(name, []).append(decided(place, quota))
+        for name, place in (("sqlite key", db), ("postgresql key", url)):
+            medians.setdefault(name, []).append(keys(place))
     m = {name: statistics.median(values) for name, values in medians.items()}
     print(f"keypress: {goldens:,} goldens x 10 chunks, {DECIDED_GOLDENS * 10:,} commits a run, "
           f"median of {runs} runs")
     print(line("a keypress committed, PostgreSQL", m["postgresql"], m["sqlite"], "SQLite",
                BUDGET_KEY))
     print(line("under --per-golden 2, PostgreSQL", m["postgresql quota"], m["sqlite quota"],
+               "SQLite", BUDGET_KEY))
+    print(line("a key through the screen (accept)", m["postgresql key"], m["sqlite key"],
                "SQLite", BUDGET_KEY))
 
 

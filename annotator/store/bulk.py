@@ -50,10 +50,18 @@ def fresh_load(conn: Connection, when: bool = True, *, own_rows: bool = False
       refers to rows the same load made (the importer's goldens, chunks and judges); a fifth of
       the inserts' time. A merge copies other files' rows, and keeps the checks.
 
-    Both are set back when the load ends, however it ends.
+    Both are set back when the load ends, however it ends. On PostgreSQL neither applies; the
+    tables' statistics are gathered again after the load instead, so the planner meets a
+    million new rows knowing them (its own autovacuum would, minutes later).
     """
+    if not isinstance(conn, sqlite3.Connection):
+        try:
+            yield False
+        finally:
+            conn.execute("ANALYZE")
+        return
     switched = False
-    if when and not conn.in_transaction and isinstance(conn, sqlite3.Connection):
+    if when and not conn.in_transaction:
         with contextlib.suppress(sqlite3.OperationalError):
             switched = conn.execute("PRAGMA main.journal_mode = delete").fetchone()[0] == "delete"
     try:

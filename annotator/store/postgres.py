@@ -200,20 +200,28 @@ class Cursor:
     """What one statement gave: its rows (tuples, or Rows when ``row_factory`` asks), the id
     it inserted, how many rows it changed."""
 
-    def __init__(self, cursor: psycopg.Cursor[Any], lastrowid: int | None = None) -> None:
-        self._cursor = cursor
+    def __init__(self, cursor: psycopg.Cursor[Any] | None, lastrowid: int | None = None
+                 ) -> None:
+        self._cursor: Any = cursor
         self.lastrowid = lastrowid
         self.row_factory: Any = None
+
+    def with_id(self) -> Cursor:
+        """This cursor, its ``lastrowid`` read from the id the insert gave back (none when it
+        inserted nothing: ON CONFLICT DO NOTHING)."""
+        row = self._cursor.fetchone()
+        self.lastrowid = None if row is None else int(row[0])
+        return self
 
     @property
     def rowcount(self) -> int:
         """Rows the statement changed."""
-        return self._cursor.rowcount
+        return 0 if self._cursor is None else int(self._cursor.rowcount)
 
     @property
     def description(self) -> Any:
-        """The columns, as DB-API describes them."""
-        return self._cursor.description
+        """The columns, as DB-API describes them (None: the statement gave no rows)."""
+        return None if self._cursor is None else self._cursor.description
 
     def _shape(self, row: tuple[Any, ...]) -> Any:
         if self.row_factory is None:
@@ -223,16 +231,16 @@ class Cursor:
 
     def fetchone(self) -> Any:
         """The next row, or None."""
-        if self._cursor.description is None:
+        if self.description is None:
             return None
         row = self._cursor.fetchone()
         return None if row is None else self._shape(row)
 
     def fetchall(self) -> list[Any]:
         """The rows left."""
-        if self._cursor.description is None:
+        if self.description is None:
             return []
-        rows = self._cursor.fetchall()
+        rows: list[Any] = self._cursor.fetchall()
         if self.row_factory is None:
             return rows
         names = {column.name: i for i, column in enumerate(self._cursor.description)}
@@ -240,13 +248,13 @@ class Cursor:
 
     def fetchmany(self, size: int) -> list[Any]:
         """Up to ``size`` more rows."""
-        rows = self._cursor.fetchmany(size)
+        rows: list[Any] = self._cursor.fetchmany(size)
         if self.row_factory is None:
             return rows
         return [self._shape(row) for row in rows]
 
     def __iter__(self) -> Iterator[Any]:
-        if self._cursor.description is None:
+        if self.description is None:
             return iter(())
         return self._batches()
 
@@ -286,17 +294,22 @@ class Connection:
         _numbers_as_python(self._pg)
         self._pg.execute(f"SET lock_timeout = {max(1, round(busy_timeout * 1000))}")
         self._ids: frozenset[str] = frozenset()
+        self._statements: dict[str, tuple[str, bool]] = {}
+        self._begin = False
+        """A write transaction begun, its BEGIN not yet sent (see ``_first``)."""
 
     def know_ids(self, tables: frozenset[str]) -> None:
         """Which tables' inserts give a ``lastrowid``."""
         self._ids = tables
+        self._statements.clear()
 
     @property
     def in_transaction(self) -> bool:
-        """Whether a transaction is open."""
+        """Whether a transaction is open (or begun, to be sent with its first statement)."""
         import psycopg
 
-        return self._pg.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        return self._begin or (
+            self._pg.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
 
     @property
     def closed(self) -> bool:
@@ -306,31 +319,49 @@ class Connection:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Cursor:
         """Run one statement of the store's SQL."""
         if sql == "BEGIN IMMEDIATE":
-            # Writers take turns (see the module's docstring): one round trip for both.
-            try:
-                return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
-            except BaseException:
-                if self.in_transaction:  # begun, but the lock never came: as SQLite, no txn
-                    self._pg.execute("ROLLBACK")
-                raise
+            # Writers take turns (see the module's docstring). The BEGIN and the lock go with
+            # the transaction's first statement, in one round trip (_run).
+            self._begin = True
+            return Cursor(None)
+        if self._begin and sql in ("COMMIT", "ROLLBACK"):  # a write that wrote nothing
+            self._begin = False
+            return Cursor(None)
         if sql == "BEGIN":  # a read in one snapshot (SQLite's deferred transaction)
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
-        statement = translate(sql)
-        insert = _INSERT_INTO.match(statement)
-        if insert and insert.group(1) in self._ids and "RETURNING" not in statement:
-            cursor = self._run(statement + " RETURNING id", params)
-            row = cursor.fetchone()
-            return Cursor(cursor._cursor, None if row is None else int(row[0]))
-        return self._run(statement, params)
+        statement, returns_id = self._statement(sql)
+        cursor = self._run(statement, params)
+        return cursor.with_id() if returns_id else cursor
+
+    def _statement(self, sql: str) -> tuple[str, bool]:
+        """A statement in PostgreSQL's words, and whether it gives back the id it inserted
+        (``lastrowid``): worked out once per statement text."""
+        known = self._statements.get(sql)
+        if known is None:
+            statement = translate(sql)
+            insert = _INSERT_INTO.match(statement)
+            returns_id = bool(insert and insert.group(1) in self._ids
+                              and "RETURNING" not in statement)
+            known = self._statements[sql] = (
+                statement + " RETURNING id" if returns_id else statement, returns_id)
+        return known
 
     def _run(self, statement: str, params: Sequence[Any] | dict[str, Any] | None) -> Cursor:
-        """Run a statement in psycopg's words (``params`` None: no placeholders parsed)."""
+        """Run a statement in psycopg's words (``params`` None: no placeholders parsed); a
+        write transaction's first goes in one pipeline with its BEGIN and the write lock (one
+        round trip for the three), and a lock not had in time is the store's busy error."""
         import psycopg
 
         cursor = self._pg.cursor()
+        values = None if params is None else params if isinstance(params, dict) else list(params)
         try:
-            cursor.execute(statement, None if params is None else
-                           params if isinstance(params, dict) else list(params))
+            if self._begin:
+                self._begin = False
+                with self._pg.pipeline():
+                    self._pg.execute("BEGIN")
+                    self._pg.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                    cursor.execute(statement, values)
+            else:
+                cursor.execute(statement, values)
         except psycopg.IntegrityError as error:
             raise sqlite3.IntegrityError(_first_line(error)) from error
         except psycopg.errors.LockNotAvailable:
@@ -349,6 +380,9 @@ class Connection:
         """Run one statement for each row of parameters."""
         import psycopg
 
+        if self._begin:  # the transaction's first statement: its BEGIN and lock go first
+            self._begin = False
+            self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
         cursor = self._pg.cursor()
         try:
             cursor.executemany(translate(sql), [list(row) for row in rows])

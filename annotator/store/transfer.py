@@ -103,6 +103,8 @@ def copy_rows(source: Session, target: Session,
                     advance(table, len(batch))
             counts[table] = copied
         target.ids_after_copy()
+        if target.dialect == "postgresql":
+            target.conn.execute("ANALYZE")  # a million new rows: the planner must know them
         for table, copied in counts.items():
             there = int(target.conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
             if there != copied:
