@@ -295,6 +295,8 @@ class Connection:
         self._pg.execute(f"SET lock_timeout = {max(1, round(busy_timeout * 1000))}")
         self._ids: frozenset[str] = frozenset()
         self._statements: dict[str, tuple[str, bool]] = {}
+        self._deferred: list[tuple[str, list[Any], Cursor, bool]] = []
+        """Inserts to send with the next statement (``defer``)."""
         self._begin = False
         """A write transaction begun, its BEGIN not yet sent (see ``_first``)."""
 
@@ -326,11 +328,24 @@ class Connection:
         if self._begin and sql in ("COMMIT", "ROLLBACK"):  # a write that wrote nothing
             self._begin = False
             return Cursor(None)
+        if sql == "ROLLBACK":
+            self._deferred.clear()
+        elif sql == "COMMIT" and self._deferred:
+            return self._run("COMMIT", None)  # with the statements deferred till now
         if sql == "BEGIN":  # a read in one snapshot (SQLite's deferred transaction)
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         statement, returns_id = self._statement(sql)
         cursor = self._run(statement, params)
         return cursor.with_id() if returns_id else cursor
+
+    def defer(self, sql: str, params: Sequence[Any]) -> Cursor:
+        """An insert whose result nothing reads before the transaction's next statement: it is
+        sent with that statement, or with the COMMIT, in one pipeline. Its cursor's
+        ``lastrowid`` is set once it has run."""
+        statement, returns_id = self._statement(sql)
+        cursor = Cursor(self._pg.cursor())
+        self._deferred.append((statement, list(params), cursor, returns_id))
+        return cursor
 
     def _statement(self, sql: str) -> tuple[str, bool]:
         """A statement in PostgreSQL's words, and whether it gives back the id it inserted
@@ -346,20 +361,28 @@ class Connection:
         return known
 
     def _run(self, statement: str, params: Sequence[Any] | dict[str, Any] | None) -> Cursor:
-        """Run a statement in psycopg's words (``params`` None: no placeholders parsed); a
-        write transaction's first goes in one pipeline with its BEGIN and the write lock (one
-        round trip for the three), and a lock not had in time is the store's busy error."""
+        """Run a statement in psycopg's words (``params`` None: no placeholders parsed). A
+        write transaction's first goes in one pipeline with its BEGIN and the write lock, and any
+        statement with the inserts deferred before it (``defer``): one round trip for them all.
+        A lock not had in time is the store's busy error."""
         import psycopg
 
         cursor = self._pg.cursor()
         values = None if params is None else params if isinstance(params, dict) else list(params)
         try:
-            if self._begin:
-                self._begin = False
+            if self._begin or self._deferred:
+                begin, self._begin = self._begin, False
+                deferred, self._deferred = self._deferred, []
                 with self._pg.pipeline():
-                    self._pg.execute("BEGIN")
-                    self._pg.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                    if begin:
+                        self._pg.execute("BEGIN")
+                        self._pg.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+                    for waiting, waiting_values, waiting_cursor, _ in deferred:
+                        waiting_cursor._cursor.execute(waiting, waiting_values)
                     cursor.execute(statement, values)
+                for _, _, waiting_cursor, returns_id in deferred:
+                    if returns_id:
+                        waiting_cursor.with_id()
             else:
                 cursor.execute(statement, values)
         except psycopg.IntegrityError as error:
@@ -380,9 +403,8 @@ class Connection:
         """Run one statement for each row of parameters."""
         import psycopg
 
-        if self._begin:  # the transaction's first statement: its BEGIN and lock go first
-            self._begin = False
-            self._run(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})", None)
+        if self._begin or self._deferred:  # its BEGIN, lock and deferred inserts go first
+            self._run("SELECT 1", None)
         cursor = self._pg.cursor()
         try:
             cursor.executemany(translate(sql), [list(row) for row in rows])
@@ -405,7 +427,9 @@ class Connection:
                       f"coalesce((SELECT max(id) FROM \"{table}\"), 0) + 1, false)", [])
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (an insert still deferred, outside a transaction, sent first)."""
+        if self._deferred and not self._pg.closed:
+            self._run("SELECT 1", None)
         self._pg.close()
 
 

@@ -222,8 +222,7 @@ class Session:
         self.busy_timeout = busy_timeout
         self._wrote = False
         self._depth = 0
-        self.last_event_id = 0
-        """The id of the event this connection wrote last (see ``review_totals``)."""
+        self._last_event: Any = None
         self._definitions: dict[str, tuple[str | None, dict[str, Any]]] = {}
         """Judge name -> (configured model, its definition as store/epochs.py hashes it)."""
         self._epochs_known: dict[tuple[str, str | None, str | None], str] = {}
@@ -530,6 +529,19 @@ class Session:
                 raise self._not_saved(error) from None
             raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see the session as it was when the block began, whatever others write
+        meanwhile (a read transaction: SQLite's in WAL mode, PostgreSQL's REPEATABLE READ)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """Everything written inside is one transaction: all of it is stored, or none (an
         import of a results file)."""
@@ -584,15 +596,21 @@ class Session:
         golden_id: str | None = None,
         payload: dict[str, Any] | None = None,
         undoes: int | None = None,
-    ) -> int:
-        cursor = self.conn.execute(
-            "INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (now(), annotator, kind, chunk_id, golden_id,
-             json.dumps(payload or {}, ensure_ascii=False), undoes),
-        )
-        self.last_event_id = int(cursor.lastrowid or 0)
-        return self.last_event_id
+    ) -> None:
+        sql = ("INSERT INTO events(at, annotator, kind, chunk_id, golden_id, payload, undoes) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?)")
+        values = (now(), annotator, kind, chunk_id, golden_id,
+                  json.dumps(payload or {}, ensure_ascii=False), undoes)
+        # On PostgreSQL the event goes with the transaction's next statement, or its COMMIT
+        # (one round trip less a key); its id is known once that has run.
+        self._last_event = (self.conn.execute(sql, values) if isinstance(
+            self.conn, sqlite3.Connection) else self.conn.defer(sql, values))
+
+    @property
+    def last_event_id(self) -> int:
+        """The id of the event this connection wrote last (see ``review_totals``), once its
+        transaction is committed."""
+        return 0 if self._last_event is None else int(self._last_event.lastrowid or 0)
 
     # -- reading --------------------------------------------------------------------------------
 

@@ -81,10 +81,12 @@ def relay(session: Session, script: Sequence[str]) -> None:
 
 def copy_rows(source: Session, target: Session,
               advance: Callable[[str, int], None] | None = None) -> dict[str, int]:
-    """Every row of ``source`` into ``target`` (a session just laid out, holding nothing of
-    its own yet), in one transaction; each table's count, checked equal on both sides."""
+    """Every row of ``source`` (read in one snapshot) into ``target`` (a session just laid
+    out, holding nothing of its own yet), in one transaction; each table's count, checked equal
+    on both sides."""
     counts: dict[str, int] = {}
-    with target.transaction():
+    # Every table read in one snapshot, whoever writes to the source meanwhile.
+    with source.snapshot(), target.transaction():
         for table, _ in layout():  # what laying out the target wrote (its id, its migrations)
             target.conn.execute(f'DELETE FROM "{table}"')
         for table, columns in layout():
