@@ -20,9 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from generate import generate
+from generate import generated_session
 
-from annotator.formats import read_goldens
 from annotator.store.session import Session
 
 BUDGET_RATIO = 2.0
@@ -60,11 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        generate(root / "goldens.jsonl", args.goldens, args.chunks)
-        base = root / "base.db"
-        with Session(base) as session:
-            session.import_goldens(read_goldens(root / "goldens.jsonl"),
-                                   path=str(root / "goldens.jsonl"))
+        base = generated_session(root, args.goldens, args.chunks, name="base")
         plain: list[float] = []
         quota: list[float] = []
         for run in range(args.runs):
