@@ -26,11 +26,12 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from annotator.errors import SessionError
 from annotator.place import shown
+from annotator.store import schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -155,20 +156,22 @@ _TYPES = [
 ]
 
 
-def schema_statements(statements: Sequence[str]) -> list[str]:
+@cache
+def schema_statements() -> tuple[str, ...]:
     """schema.sql's statements in PostgreSQL's types: 64-bit integers (SQLite's), doubles,
     ids from a sequence, generated columns stored (PostgreSQL 15 has no other kind)."""
     out = []
-    for statement in statements:
+    for statement in schema.statements():
         for pattern, replacement in _TYPES:
             statement = pattern.sub(replacement, statement)
         out.append(statement)
-    return out
+    return tuple(out)
 
 
-def id_tables(statements: Sequence[str]) -> frozenset[str]:
+@cache
+def id_tables() -> frozenset[str]:
     """The tables whose rows get an id on insert (``lastrowid`` reads it back)."""
-    return frozenset(m.group(1) for s in statements
+    return frozenset(m.group(1) for s in schema.statements()
                      if (m := re.match(r'CREATE TABLE "?(\w+)"?\s*\(\s*"?id"? INTEGER PRIMARY KEY',
                                        s)))
 
@@ -293,17 +296,12 @@ class Connection:
                                "postgresql://USER@HOST:PORT/DATABASE.") from None
         _numbers_as_python(self._pg)
         self._pg.execute(f"SET lock_timeout = {max(1, round(busy_timeout * 1000))}")
-        self._ids: frozenset[str] = frozenset()
+        self._ids = id_tables()
         self._statements: dict[str, tuple[str, bool]] = {}
         self._deferred: list[tuple[str, list[Any], Cursor, bool]] = []
         """Inserts to send with the next statement (``defer``)."""
         self._begin = False
         """A write transaction begun, its BEGIN not yet sent (see ``_first``)."""
-
-    def know_ids(self, tables: frozenset[str]) -> None:
-        """Which tables' inserts give a ``lastrowid``."""
-        self._ids = tables
-        self._statements.clear()
 
     @property
     def in_transaction(self) -> bool:

@@ -307,7 +307,6 @@ class Session:
         self.dialect = "postgresql"
         conn = postgres.Connection(url, connect_timeout=min(self.busy_timeout, 10),
                                    busy_timeout=self.busy_timeout)
-        conn.know_ids(postgres.id_tables(schema.statements()))
         self.conn = conn
         try:
             tables = conn.tables()
@@ -317,7 +316,7 @@ class Session:
                                    f"'annotator copy S.db URL'.")
             if not tables:
                 with self._write():
-                    schema.create(conn, postgres.schema_statements(schema.statements()))
+                    schema.create(conn, postgres.schema_statements())
                 return
             if schema.MIGRATIONS_TABLE not in tables:  # sqlite-utils' name, on both stores
                 shown_tables = ", ".join(tables[:8]) + (
@@ -338,7 +337,7 @@ class Session:
                 if Session.upgrading is not None:
                     Session.upgrading(self.path)
                 with self._write():
-                    transfer.relay(self, postgres.schema_statements(schema.statements()))
+                    transfer.relay(self, postgres.schema_statements())
         except BaseException:
             conn.close()
             raise
