@@ -177,7 +177,7 @@ def main() -> None:
     cli(prog_name="annotator")
 
 
-def _upgrading(path: Path) -> None:
+def _upgrading(path: str) -> None:
     _say(f"Upgrading {path} to this release's session schema (once; a large file takes a few "
          "seconds)...", err=True)
 

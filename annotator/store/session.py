@@ -210,7 +210,7 @@ class Session:
 
     opened: set[Path] = set()  # noqa: RUF012  (one set for the process, on purpose)
     """Every session file this process opened, for a sentence when one is found damaged."""
-    upgrading: Callable[[Path], None] | None = None
+    upgrading: Callable[[str], None] | None = None
     """Told before a file written by an older release is upgraded (the CLI says so: on a
     million labels it takes seconds, once)."""
 
@@ -277,7 +277,7 @@ class Session:
                 from annotator.store.migrations import migrations
 
                 if Session.upgrading is not None:
-                    Session.upgrading(self.path)
+                    Session.upgrading(self.where)
                 with self._write():
                     migrations.apply(self.db)
         except sqlite3.DatabaseError as error:
@@ -335,7 +335,7 @@ class Session:
                 from annotator.store import transfer
 
                 if Session.upgrading is not None:
-                    Session.upgrading(self.path)
+                    Session.upgrading(self.where)
                 with self._write():
                     transfer.relay(self, postgres.schema_statements())
         except BaseException:
