@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotator.redact import scrub
-
 URL_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -23,6 +21,8 @@ def shown(place: str | Path) -> str:
     every line this tool prints hides any URL's (annotator.redact)."""
     if not is_url(place):
         return str(place)
+    from annotator.redact import scrub  # only for a URL: start-up does without it
+
     return scrub(str(place))
 
 
